@@ -1,0 +1,48 @@
+"""Small shared helpers for instants as the table and the command line write them.
+
+Every instant stored or exchanged between components is a UTC ISO 8601 string with second
+precision and a ``Z`` (``2026-03-02T05:00:00Z``), so that such strings sort as text.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from missed_checks.errors import InvalidInput
+
+__all__ = ["parse_instant", "to_utc_iso"]
+
+
+def to_utc_iso(dt: datetime) -> str:
+    """``dt`` as ``YYYY-MM-DDTHH:MM:SSZ`` in UTC, microseconds dropped.
+
+    Raises ``ValueError`` for a naive datetime: an instant without an offset is ambiguous.
+    """
+    if dt.tzinfo is None or dt.utcoffset() is None:
+        raise ValueError(f"naive datetime {dt.isoformat()} has no UTC offset")
+    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_instant(text: str, field: str) -> datetime:
+    """Parse an ISO 8601 instant with a UTC offset or ``Z`` into an aware datetime.
+
+    The offset is kept as given (``2026-03-02T06:00:00+01:00`` stays at +01:00). A missing
+    offset, an empty string or malformed text raises :class:`InvalidInput` naming ``field``.
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidInput(field, "expected an ISO 8601 instant such as 2026-03-02T05:00:00Z")
+    raw = text.strip()
+    candidate = raw[:-1] + "+00:00" if raw[-1:] in ("Z", "z") else raw
+    try:
+        parsed = datetime.fromisoformat(candidate)
+    except ValueError:
+        raise InvalidInput(
+            field, f"{raw!r} is not an ISO 8601 instant (expected e.g. 2026-03-02T05:00:00Z)"
+        ) from None
+    if parsed.tzinfo is None or parsed.utcoffset() is None:
+        raise InvalidInput(
+            field,
+            f"{raw!r} has no UTC offset; give one, e.g. 2026-03-02T05:00:00Z or "
+            "2026-03-02T06:00:00+01:00",
+        )
+    return parsed

@@ -1,0 +1,48 @@
+"""Shared instant helpers: UTC ISO strings with second precision, offsets required."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from missed_checks.errors import InvalidInput
+from missed_checks.timefmt import parse_instant, to_utc_iso
+
+
+def test_to_utc_iso_converts_to_utc_and_drops_microseconds() -> None:
+    berlin = datetime(2026, 3, 2, 6, 0, 0, 999_999, tzinfo=ZoneInfo("Europe/Berlin"))
+    assert to_utc_iso(berlin) == "2026-03-02T05:00:00Z"
+
+
+def test_to_utc_iso_rejects_naive() -> None:
+    with pytest.raises(ValueError, match="naive"):
+        to_utc_iso(datetime(2026, 3, 2, 6))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected_utc", "expected_offset"),
+    [
+        ("2026-03-02T05:00:00Z", datetime(2026, 3, 2, 5, tzinfo=UTC), timedelta(0)),
+        ("2026-03-02T06:00:00+01:00", datetime(2026, 3, 2, 5, tzinfo=UTC), timedelta(hours=1)),
+        ("2026-03-02T10:30:00+05:30", datetime(2026, 3, 2, 5, tzinfo=UTC), timedelta(hours=5, minutes=30)),
+    ],
+)
+def test_parse_instant_keeps_offset(text: str, expected_utc: datetime, expected_offset: timedelta) -> None:
+    parsed = parse_instant(text, "from")
+    assert parsed == expected_utc
+    assert parsed.utcoffset() == expected_offset
+
+
+def test_round_trip() -> None:
+    instant = datetime(2026, 10, 25, 0, 30, tzinfo=timezone(timedelta(hours=2)))
+    assert parse_instant(to_utc_iso(instant), "x") == instant
+
+
+@pytest.mark.parametrize("text", ["2026-03-02T05:00:00", "2026-03-02", "yesterday", "", "  "])
+def test_parse_instant_rejects_naive_or_garbage_naming_the_field(text: str) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        parse_instant(text, "watermark")
+    assert caught.value.field == "watermark"
+    assert "2026-03-02T05:00:00Z" in caught.value.message
