@@ -1,0 +1,1 @@
+"""The ``missed-checks`` command line."""
