@@ -21,5 +21,5 @@ def now() -> datetime:
 
 def set_source(source: Callable[[], datetime] | None) -> None:
     """Point :func:`now` at another clock (the local runtime's simulated one); ``None`` resets."""
-    global _source
+    global _source  # noqa: PLW0603 - one process-wide clock, by design
     _source = source

@@ -26,3 +26,7 @@ class InvalidRecurrence(InvalidInput):
 
 class TransientError(MissedChecksError):
     """A dependency was throttled or unavailable after botocore's own retries: retry later."""
+
+
+class ScheduleRejected(MissedChecksError):
+    """EventBridge Scheduler refused a schedule (ValidationException): retrying will not help."""

@@ -1,0 +1,88 @@
+"""schedule-sync: DynamoDB stream of checklist items -> one EventBridge Scheduler schedule each.
+
+Thin handler: Powertools' batch processor feeds each record to ``sync_record``, which asks the
+domain (``missed_checks.schedule_sync``) what to do. A record that raises is reported as a partial
+batch failure (retried, then sent to the OnFailure queue); an invalid recurrence does not raise:
+it is noted on the checklist, logged, counted and sent to the dead-letter queue at once.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from missed_checks import clock
+from missed_checks.aws import settings
+from missed_checks.aws.queues import send_json
+from missed_checks.aws.scheduler import ScheduleStore
+from missed_checks.aws.table import ChecklistTable
+from missed_checks.schedule_sync import Action, needs_sync, sync_checklist
+
+logger = Logger()
+tracer = Tracer()
+metrics = Metrics()
+processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
+
+METRIC_BY_ACTION = {
+    Action.CREATED: "SchedulesCreated",
+    Action.UPDATED: "SchedulesUpdated",
+    Action.DELETED: "SchedulesDeleted",
+    Action.INVALID: "InvalidRecurrences",
+}
+
+
+def checklist_id_of(record: DynamoDBRecord) -> str:
+    pk = str(record.dynamodb.keys.get("pk", "")) if record.dynamodb else ""
+    if not pk.startswith("CHECKLIST#"):
+        raise ValueError(f"stream record {record.event_id} is not a checklist item (pk={pk!r}); check the filter")
+    return pk.removeprefix("CHECKLIST#")
+
+
+def sync_record(record: DynamoDBRecord) -> None:
+    checklist_id = checklist_id_of(record)
+    event_name = record.event_name.name if record.event_name else ""
+    stream = record.dynamodb
+    if not needs_sync(event_name, stream.old_image if stream and stream.old_image else None,
+                      stream.new_image if stream and stream.new_image else None):
+        logger.debug("no schedule field changed", checklist_id=checklist_id, event_id=record.event_id)
+        return
+
+    def report_rejected(checklist: str, error: dict[str, str], revision: int) -> None:
+        send_json(settings.required("SYNC_DLQ_URL"), {
+            "source": "schedule-sync",
+            "checklist_id": checklist,
+            "revision": revision,
+            "error": error,
+            "event_id": record.event_id,
+            "sequence_number": stream.sequence_number if stream else None,
+        })
+
+    result = sync_checklist(
+        checklist_id,
+        table=ChecklistTable(settings.required("TABLE_NAME")),
+        schedules=ScheduleStore(settings.required("SCHEDULE_GROUP_NAME")),
+        target=settings.scheduler_target(),
+        group_name=settings.required("SCHEDULE_GROUP_NAME"),
+        now=clock.now(),
+        report_rejected=report_rejected,
+    )
+    if result.action is Action.INVALID:
+        logger.error("checklist cannot be scheduled", checklist_id=checklist_id, error=result.error)
+    else:
+        logger.info("schedule synced", checklist_id=checklist_id, action=result.action.value, detail=result.detail)
+    metric = METRIC_BY_ACTION.get(result.action)
+    if metric:
+        metrics.add_metric(name=metric, unit=MetricUnit.Count, value=1)
+
+
+@logger.inject_lambda_context(log_event=os.environ.get("POWERTOOLS_LOGGER_LOG_EVENT") == "true")
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return process_partial_response(event=event, record_handler=sync_record, processor=processor, context=context)

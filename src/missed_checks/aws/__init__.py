@@ -1,0 +1,1 @@
+"""Thin boto3 adapters: the only modules that talk to AWS."""

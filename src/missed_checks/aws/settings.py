@@ -1,0 +1,39 @@
+"""Configuration from the environment, read when needed (never at import time)."""
+
+from __future__ import annotations
+
+import os
+
+from missed_checks.errors import MissedChecksError
+from missed_checks.schedule import Target
+
+
+class MissingSetting(MissedChecksError):
+    """A required environment variable is not set on the function."""
+
+
+def required(name: str) -> str:
+    value = os.environ.get(name, "").strip()
+    if not value:
+        raise MissingSetting(f"environment variable {name} is not set (see template.yaml)")
+    return value
+
+
+def optional_int(name: str, default: int) -> int:
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return default
+    try:
+        return int(value)
+    except ValueError as error:
+        raise MissingSetting(f"environment variable {name} must be a whole number, got {value!r}") from error
+
+
+def scheduler_target() -> Target:
+    """Where schedule-sync points every checklist schedule (set on the function by template.yaml)."""
+    return Target(
+        state_machine_arn=required("STATE_MACHINE_ARN"),
+        role_arn=required("SCHEDULER_ROLE_ARN"),
+        dead_letter_arn=required("SCHEDULER_DLQ_ARN"),
+        max_retry_attempts=optional_int("SCHEDULER_MAX_RETRY_ATTEMPTS", 10),
+    )

@@ -1,0 +1,453 @@
+"""The single DynamoDB table: every read is a Query or GetItem, every idempotent write conditional.
+
+Shared by the Lambda handlers, the command line and the local runtime, so all of them write the
+same items (see README "Data model").
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from botocore.exceptions import ClientError
+
+from missed_checks import keys
+from missed_checks.aws.clients import client
+from missed_checks.checklist import Checklist, Status, validate_checklist_id
+from missed_checks.equipment import SHARD_COUNT, Assignment, shard_of, validate_equipment_id
+from missed_checks.errors import InvalidInput, MissedChecksError, TransientError
+from missed_checks.performed_check import PerformedCheck
+from missed_checks.timefmt import parse_instant, to_utc_iso
+
+_serializer = TypeSerializer()
+_deserializer = TypeDeserializer()
+
+THROTTLING_CODES = {
+    "ProvisionedThroughputExceededException",
+    "ThrottlingException",
+    "RequestLimitExceeded",
+    "InternalServerError",
+    "ServiceUnavailable",
+}
+
+
+class NotFound(MissedChecksError):
+    """The item the caller named does not exist."""
+
+
+class Conflict(MissedChecksError):
+    """The item changed or is in a state that forbids the change (e.g. dismissed twice)."""
+
+
+def serialize(item: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: _serializer.serialize(v) for k, v in item.items() if v is not None}
+
+
+def deserialize(item: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: _deserializer.deserialize(v) for k, v in item.items()}
+
+
+def error_code(error: ClientError) -> str:
+    return str(error.response.get("Error", {}).get("Code", ""))
+
+
+def raise_transient(error: ClientError) -> None:
+    """Re-raise throttling that outlived botocore's retries as TransientError (Step Functions retries it)."""
+    if error_code(error) in THROTTLING_CODES:
+        raise TransientError(f"DynamoDB: {error}") from error
+
+
+class ChecklistTable:
+    """Typed access to the table. ``table_name`` comes from the stack (TABLE_NAME on the functions)."""
+
+    def __init__(self, table_name: str, dynamodb: Any | None = None) -> None:
+        self.name = table_name
+        self._client = dynamodb
+
+    @property
+    def client(self) -> Any:
+        return self._client or client("dynamodb")
+
+    # -- low level -----------------------------------------------------------------------
+    def _get(self, key: Mapping[str, str], consistent: bool = True) -> dict[str, Any] | None:
+        try:
+            response = self.client.get_item(TableName=self.name, Key=serialize(key), ConsistentRead=consistent)
+        except ClientError as error:
+            raise_transient(error)
+            raise
+        item = response.get("Item")
+        return deserialize(item) if item else None
+
+    def query(self, index: str | None = None, **kwargs: Any) -> Iterator[dict[str, Any]]:
+        """Every item of a Query, following LastEvaluatedKey."""
+        request: dict[str, Any] = {"TableName": self.name, **kwargs}
+        if index:
+            request["IndexName"] = index
+        while True:
+            try:
+                page = self.client.query(**request)
+            except ClientError as error:
+                raise_transient(error)
+                raise
+            for item in page.get("Items", []):
+                yield deserialize(item)
+            last = page.get("LastEvaluatedKey")
+            if not last:
+                return
+            request["ExclusiveStartKey"] = last
+
+    def _query_range(self, pk: str, low: str, high: str, index: str | None = None) -> Iterator[dict[str, Any]]:
+        pk_name, sk_name = ("pk", "sk") if index is None else (
+            ("gsi1pk", "gsi1sk") if index == keys.BY_EQUIPMENT_INDEX else ("gsi2pk", "gsi2sk"))
+        return self.query(
+            index,
+            KeyConditionExpression="#pk = :pk AND #sk BETWEEN :low AND :high",
+            ExpressionAttributeNames={"#pk": pk_name, "#sk": sk_name},
+            ExpressionAttributeValues=serialize({":pk": pk, ":low": low, ":high": high}),
+        )
+
+    def _query_prefix(self, pk: str, prefix: str) -> Iterator[dict[str, Any]]:
+        return self.query(
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+            ExpressionAttributeValues=serialize({":pk": pk, ":prefix": prefix}),
+        )
+
+    def batch_write(self, requests: Sequence[dict[str, Any]]) -> None:
+        """BatchWriteItem in chunks of 25, retrying UnprocessedItems with backoff until none remain."""
+        for offset in range(0, len(requests), 25):
+            pending = {self.name: list(requests[offset : offset + 25])}
+            delay = 0.05
+            for _attempt in range(12):
+                try:
+                    response = self.client.batch_write_item(RequestItems=pending)
+                except ClientError as error:
+                    raise_transient(error)
+                    raise
+                pending = response.get("UnprocessedItems") or {}
+                if not pending:
+                    break
+                time.sleep(delay)
+                delay = min(delay * 2, 2.0)
+            else:
+                raise TransientError(f"DynamoDB left {len(pending[self.name])} writes unprocessed after retries")
+
+    # -- checklists ------------------------------------------------------------------------
+    def get_checklist_item(self, checklist_id: str) -> dict[str, Any] | None:
+        return self._get(keys.checklist_key(checklist_id))
+
+    def get_checklist(self, checklist_id: str) -> Checklist | None:
+        item = self.get_checklist_item(checklist_id)
+        return Checklist.from_item(item) if item else None
+
+    def list_checklists(self) -> list[Checklist]:
+        items = self._query_range(keys.CHECKLISTS_INDEX_PK, "", keys.HIGH, keys.BY_PERIOD_INDEX)
+        return [Checklist.from_item(item) for item in items]
+
+    def put_checklist(
+        self,
+        checklist_id: str,
+        *,
+        recurrence: str,
+        now: datetime,
+        name: str = "",
+        timezone: str | None = None,
+        window: str | None = None,
+        grace: str | None = None,
+        validate: bool = True,
+    ) -> Checklist:
+        """Create a checklist or edit an existing one.
+
+        A new checklist's watermark starts now; an edit that changes the rule (recurrence, time
+        zone, window or grace) moves the watermark forward to now, so the new rule never judges
+        windows that closed before it existed. ``validate=False`` writes the rule unchecked, as a
+        hand edit in the console would (schedule-sync then reports it).
+        """
+        validate_checklist_id(checklist_id)
+        current = self.get_checklist(checklist_id)
+        base = current or Checklist(checklist_id=checklist_id, recurrence=recurrence, created_at=now,
+                                    evaluated_until=now)
+        updated = base.with_changes(
+            recurrence=recurrence, name=name or base.name, timezone=timezone or None, window=window or None,
+            grace=grace or None, updated_at=now, revision=base.revision + 1,
+        )
+        if validate:
+            updated.parsed()
+        if current is not None and updated.rule() != current.rule():
+            updated = updated.with_changes(evaluated_until=max(filter(None, (current.watermark, now))))
+        self._write_checklist(updated, expected_revision=current.revision if current else None)
+        return updated
+
+    def _write_checklist(self, checklist: Checklist, expected_revision: int | None) -> None:
+        item = checklist.to_item()
+        if expected_revision is None:
+            condition: dict[str, Any] = {"ConditionExpression": "attribute_not_exists(pk)"}
+        else:
+            condition = {
+                "ConditionExpression": "revision = :rev",
+                "ExpressionAttributeValues": serialize({":rev": expected_revision}),
+            }
+        # Keep what schedule-sync recorded (schedule, sync_error) across edits: it is re-synced anyway.
+        item.update({k: v for k, v in checklist.extra.items() if k in ("schedule", "sync_error")})
+        try:
+            self.client.put_item(TableName=self.name, Item=serialize(item), **condition)
+        except ClientError as error:
+            if error_code(error) == "ConditionalCheckFailedException":
+                raise Conflict(f"checklist {checklist.checklist_id} changed while being written; try again") from error
+            raise_transient(error)
+            raise
+
+    def _require(self, checklist_id: str) -> Checklist:
+        checklist = self.get_checklist(checklist_id)
+        if checklist is None:
+            raise NotFound(f"checklist {checklist_id!r} does not exist")
+        return checklist
+
+    def pause_checklist(self, checklist_id: str, now: datetime) -> Checklist:
+        current = self._require(checklist_id)
+        if current.status is Status.PAUSED:
+            return current
+        updated = current.with_changes(status=Status.PAUSED, updated_at=now, revision=current.revision + 1)
+        self._write_checklist(updated, current.revision)
+        return updated
+
+    def resume_checklist(self, checklist_id: str, now: datetime) -> Checklist:
+        """Resume; the watermark jumps to now, so the pause is never back-filled."""
+        current = self._require(checklist_id)
+        if current.status is Status.ACTIVE:
+            return current
+        watermark = max(filter(None, (current.watermark, now)))
+        updated = current.with_changes(status=Status.ACTIVE, updated_at=now, evaluated_until=watermark,
+                                       revision=current.revision + 1)
+        self._write_checklist(updated, current.revision)
+        return updated
+
+    def delete_checklist(self, checklist_id: str) -> bool:
+        """Delete the checklist and its assignments. Performed and missed checks stay: history is kept."""
+        assignments = [item for item in self._query_prefix(keys.checklist_pk(checklist_id), keys.assignment_prefix())]
+        self.batch_write([{"DeleteRequest": {"Key": serialize({"pk": a["pk"], "sk": a["sk"]})}} for a in assignments])
+        try:
+            response = self.client.delete_item(
+                TableName=self.name, Key=serialize(keys.checklist_key(checklist_id)), ReturnValues="ALL_OLD")
+        except ClientError as error:
+            raise_transient(error)
+            raise
+        return bool(response.get("Attributes"))
+
+    def record_schedule_sync(self, checklist_id: str, revision: int, *, schedule: Mapping[str, Any] | None,
+                             error: Mapping[str, Any] | None) -> bool:
+        """Note on the checklist what schedule-sync did (or why it could not). Does not touch the rule
+        fields, so the stream record this write causes is recognised as a no-op. Returns False when
+        the checklist changed or vanished meanwhile (its own stream record will be synced)."""
+        sets, removes, values = [], [], {":rev": revision}
+        for name, value in (("schedule", schedule), ("sync_error", error)):
+            if value is None:
+                removes.append(name)
+            else:
+                sets.append(f"{name} = :{name}")
+                values[f":{name}"] = dict(value)
+        expression = ("SET " + ", ".join(sets) if sets else "") + (" REMOVE " + ", ".join(removes) if removes else "")
+        try:
+            self.client.update_item(
+                TableName=self.name, Key=serialize(keys.checklist_key(checklist_id)),
+                UpdateExpression=expression.strip(),
+                ConditionExpression="attribute_exists(pk) AND revision = :rev",
+                ExpressionAttributeValues=serialize(values),
+            )
+        except ClientError as error_:
+            if error_code(error_) == "ConditionalCheckFailedException":
+                return False
+            raise_transient(error_)
+            raise
+        return True
+
+    def advance_watermark(self, checklist_id: str, to: datetime) -> bool:
+        """Move ``evaluated_until`` forward to ``to``; never backwards. False when it already was there
+        (a retry or a re-run) or the checklist is gone."""
+        value = to_utc_iso(to)
+        try:
+            self.client.update_item(
+                TableName=self.name, Key=serialize(keys.checklist_key(checklist_id)),
+                UpdateExpression="SET evaluated_until = :to",
+                ConditionExpression="attribute_exists(pk) AND (attribute_not_exists(evaluated_until) "
+                                    "OR evaluated_until < :to)",
+                ExpressionAttributeValues=serialize({":to": value}),
+            )
+        except ClientError as error:
+            if error_code(error) == "ConditionalCheckFailedException":
+                return False
+            raise_transient(error)
+            raise
+        return True
+
+    # -- equipment assignments -------------------------------------------------------------------
+    def assign_equipment(self, checklist_id: str, equipment_ids: Iterable[str], at: datetime) -> int:
+        """Attach equipment from ``at`` on. Re-assigning unassigned equipment starts a new assignment."""
+        self._require(checklist_id)
+        ids = sorted({validate_equipment_id(e) for e in equipment_ids})
+        puts = []
+        for equipment_id in ids:
+            shard = shard_of(equipment_id)
+            item = {
+                **keys.assignment_key(checklist_id, shard, equipment_id),
+                "type": "assignment",
+                "gsi1pk": keys.equipment_pk(equipment_id),
+                "gsi1sk": f"ASSIGNMENT#{checklist_id}",
+                "checklist_id": checklist_id,
+                "equipment_id": equipment_id,
+                "shard": shard,
+                "assigned_at": to_utc_iso(at),
+            }
+            puts.append({"PutRequest": {"Item": serialize(item)}})
+        self.batch_write(puts)
+        return len(ids)
+
+    def unassign_equipment(self, checklist_id: str, equipment_ids: Iterable[str], at: datetime) -> int:
+        """Detach equipment from ``at`` on; the assignment item stays, so past windows keep counting it."""
+        count = 0
+        for equipment_id in sorted({validate_equipment_id(e) for e in equipment_ids}):
+            key = keys.assignment_key(checklist_id, shard_of(equipment_id), equipment_id)
+            try:
+                self.client.update_item(
+                    TableName=self.name, Key=serialize(key), UpdateExpression="SET unassigned_at = :at",
+                    ConditionExpression="attribute_exists(pk) AND attribute_not_exists(unassigned_at)",
+                    ExpressionAttributeValues=serialize({":at": to_utc_iso(at)}),
+                )
+                count += 1
+            except ClientError as error:
+                if error_code(error) != "ConditionalCheckFailedException":
+                    raise_transient(error)
+                    raise
+        return count
+
+    def assignments(self, checklist_id: str, shard: int | None = None) -> list[Assignment]:
+        items = self._query_prefix(keys.checklist_pk(checklist_id), keys.assignment_prefix(shard))
+        return [
+            Assignment(
+                checklist_id=checklist_id,
+                equipment_id=item["equipment_id"],
+                assigned_at=parse_instant(item["assigned_at"], "assigned_at"),
+                unassigned_at=(
+                    parse_instant(item["unassigned_at"], "unassigned_at") if item.get("unassigned_at") else None
+                ),
+            )
+            for item in items
+        ]
+
+    # -- performed checks -------------------------------------------------------------------------
+    @staticmethod
+    def performed_check_item(check: PerformedCheck, recorded_at: datetime) -> dict[str, Any]:
+        validate_checklist_id(check.checklist_id, "checklist")
+        validate_equipment_id(check.equipment_id)
+        at = to_utc_iso(check.performed_at)
+        return {
+            **keys.performed_key(check.checklist_id, shard_of(check.equipment_id), check.equipment_id, at),
+            "type": "performed_check",
+            "gsi1pk": keys.equipment_pk(check.equipment_id),
+            "gsi1sk": f"{at}#PERFORMED#{check.checklist_id}",
+            "checklist_id": check.checklist_id,
+            "equipment_id": check.equipment_id,
+            "performed_at": at,
+            "recorded_at": to_utc_iso(recorded_at),
+        }
+
+    def record_performed_check(self, check: PerformedCheck, recorded_at: datetime) -> None:
+        """Record a performed check; recording the same (checklist, equipment, instant) twice keeps one."""
+        self.record_performed_checks([check], recorded_at)
+
+    def record_performed_checks(self, checks: Iterable[PerformedCheck], recorded_at: datetime) -> int:
+        items = {}
+        for check in checks:
+            item = self.performed_check_item(check, recorded_at)
+            items[(item["pk"], item["sk"])] = item  # BatchWriteItem rejects duplicate keys in one call
+        self.batch_write([{"PutRequest": {"Item": serialize(item)}} for item in items.values()])
+        return len(items)
+
+    def performed_checks(self, checklist_id: str, shard: int, start: datetime, end: datetime) -> list[PerformedCheck]:
+        """Performed checks of one shard with ``start <= performed_at < end``: one Query."""
+        items = self._query_range(keys.performed_pk(checklist_id, shard), to_utc_iso(start), to_utc_iso(end))
+        checks = []
+        for item in items:
+            performed_at = parse_instant(item["performed_at"], "performed_at")
+            if performed_at < end:
+                checks.append(PerformedCheck(checklist_id, item["equipment_id"], performed_at))
+        return checks
+
+    def performed_checks_of_checklist(self, checklist_id: str, start: datetime, end: datetime) -> list[PerformedCheck]:
+        checks: list[PerformedCheck] = []
+        for shard in range(SHARD_COUNT):
+            checks.extend(self.performed_checks(checklist_id, shard, start, end))
+        return sorted(checks, key=lambda c: (c.performed_at, c.equipment_id))
+
+    # -- missed checks ----------------------------------------------------------------------------
+    def put_missed_check(self, item: Mapping[str, Any]) -> bool:
+        """Conditional put: True when written now, False when it was already recorded (a re-run)."""
+        try:
+            self.client.put_item(TableName=self.name, Item=serialize(item),
+                                 ConditionExpression="attribute_not_exists(pk)")
+        except ClientError as error:
+            if error_code(error) == "ConditionalCheckFailedException":
+                return False
+            raise_transient(error)
+            raise
+        return True
+
+    def missed_checks_of_checklist(self, checklist_id: str, start: datetime, end: datetime) -> list[dict[str, Any]]:
+        """Missed checks whose window started in ``[start, end)``."""
+        items = self._query_range(keys.missed_pk(checklist_id), to_utc_iso(start), to_utc_iso(end))
+        return [item for item in items if item["window_start"] < to_utc_iso(end)]
+
+    def missed_checks_of_fleet(self, start: datetime, end: datetime) -> list[dict[str, Any]]:
+        """Missed checks of every checklist whose window started in ``[start, end)``: one Query per month."""
+        low, high = to_utc_iso(start), to_utc_iso(end)
+        results: list[dict[str, Any]] = []
+        for month in _months(low[:7], high[:7]):
+            items = self._query_range(keys.fleet_missed_pk(month), low, high, keys.BY_PERIOD_INDEX)
+            results.extend(item for item in items if item["window_start"] < high)
+        return results
+
+    def checks_of_equipment(self, equipment_id: str, start: datetime, end: datetime) -> list[dict[str, Any]]:
+        """Performed and missed checks of one piece of equipment in ``[start, end)``, oldest first."""
+        low, high = to_utc_iso(start), to_utc_iso(end)
+        items = self._query_range(keys.equipment_pk(equipment_id), low, high, keys.BY_EQUIPMENT_INDEX)
+        return [item for item in items if item["gsi1sk"][:20] < high]
+
+    def dismiss_missed_check(self, checklist_id: str, window_start: datetime, equipment_id: str, *,
+                             reason: str, by: str, at: datetime) -> dict[str, Any]:
+        """Mark a missed check dismissed (it is never deleted). Dismissing twice, or a record that
+        does not exist, is an error."""
+        if not reason.strip():
+            raise InvalidInput("reason", "a dismissal needs a reason")
+        if not by.strip():
+            raise InvalidInput("by", "a dismissal needs the name of who dismissed it")
+        key = keys.missed_key(checklist_id, to_utc_iso(window_start), equipment_id)
+        dismissal = {"reason": reason.strip(), "by": by.strip(), "at": to_utc_iso(at)}
+        try:
+            response = self.client.update_item(
+                TableName=self.name, Key=serialize(key), UpdateExpression="SET dismissal = :d",
+                ConditionExpression="attribute_exists(pk) AND attribute_not_exists(dismissal)",
+                ExpressionAttributeValues=serialize({":d": dismissal}), ReturnValues="ALL_NEW",
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as error:
+            if error_code(error) == "ConditionalCheckFailedException":
+                old = error.response.get("Item")
+                if not old:
+                    raise NotFound(
+                        f"no missed check for {equipment_id} on checklist {checklist_id} in the window "
+                        f"starting {to_utc_iso(window_start)}") from error
+                previous = deserialize(old).get("dismissal", {})
+                raise Conflict(f"already dismissed by {previous.get('by')} at {previous.get('at')}: "
+                               f"{previous.get('reason')}") from error
+            raise_transient(error)
+            raise
+        return deserialize(response["Attributes"])
+
+
+def _months(first: str, last: str) -> Iterator[str]:
+    year, month = int(first[:4]), int(first[5:7])
+    while f"{year:04d}-{month:02d}" <= last:
+        yield f"{year:04d}-{month:02d}"
+        year, month = (year + 1, 1) if month == 12 else (year, month + 1)

@@ -1,0 +1,49 @@
+"""Equipment assignments and the shards that split a fleet into evaluation batches."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+from missed_checks.errors import InvalidInput
+
+SHARD_COUNT = 16
+"""Every checklist's equipment is spread over this many shards; one evaluation task judges one
+shard of one window. 100,000 pieces of equipment make about 6,250 per task."""
+
+_EQUIPMENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$")
+
+
+def validate_equipment_id(equipment_id: object, field: str = "equipment") -> str:
+    if not isinstance(equipment_id, str) or not _EQUIPMENT_ID.match(equipment_id):
+        raise InvalidInput(
+            field,
+            f"{equipment_id!r} is not a valid equipment id: use 1-128 letters, digits and . _ : / @ + -,"
+            " starting with a letter or digit",
+        )
+    return equipment_id
+
+
+def shard_of(equipment_id: str) -> int:
+    """The equipment's shard: a stable hash, the same on every machine and Python version."""
+    digest = hashlib.sha256(equipment_id.encode("utf-8")).digest()
+    return int.from_bytes(digest[:4], "big") % SHARD_COUNT
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """A piece of equipment attached to a checklist from ``assigned_at`` (until ``unassigned_at``)."""
+
+    checklist_id: str
+    equipment_id: str
+    assigned_at: datetime
+    unassigned_at: datetime | None = None
+
+    def counts_for(self, window_start: datetime, window_end: datetime) -> bool:
+        """Equipment counts for a window if it was assigned no later than the window started and
+        not unassigned before the window ended."""
+        if self.assigned_at > window_start:
+            return False
+        return self.unassigned_at is None or self.unassigned_at >= window_end

@@ -1,0 +1,73 @@
+"""Planning an evaluation: which occurrence windows a firing (or a manual re-run) must judge."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from missed_checks.checklist import Checklist, Status
+from missed_checks.equipment import SHARD_COUNT
+from missed_checks.recurrence import OccurrenceWindow
+from missed_checks.timefmt import to_utc_iso
+
+
+class Outcome(StrEnum):
+    EVALUATE = "EVALUATE"
+    NOTHING_DUE = "NOTHING_DUE"
+    PAUSED = "PAUSED"
+    CHECKLIST_GONE = "CHECKLIST_GONE"
+
+
+@dataclass(frozen=True)
+class Plan:
+    checklist_id: str
+    instant: datetime
+    outcome: Outcome
+    reason: str
+    windows: tuple[OccurrenceWindow, ...] = ()
+    more_due: bool = False
+    judged_by: dict[str, str | None] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The state machine's view: small, JSON-serialisable, readable in the console."""
+        return {
+            "checklist_id": self.checklist_id,
+            "instant": to_utc_iso(self.instant),
+            "outcome": self.outcome.value,
+            "reason": self.reason,
+            "windows": [window.to_dict() for window in self.windows],
+            "more_due": self.more_due,
+            "judged_by": self.judged_by,
+            "shards": list(range(SHARD_COUNT)) if self.windows else [],
+        }
+
+
+def plan_evaluation(checklist_id: str, checklist: Checklist | None, instant: datetime, max_windows: int) -> Plan:
+    """Every window with ``end + grace <= instant`` and ``end`` after the watermark, oldest first,
+    at most ``max_windows`` (``more_due`` says whether more remain for the next run).
+
+    Raises InvalidRecurrence when the checklist's rule cannot be used: the state machine routes
+    that to the evaluation dead-letter queue.
+    """
+    if checklist is None:
+        return Plan(checklist_id, instant, Outcome.CHECKLIST_GONE, "the checklist no longer exists")
+    if checklist.status is Status.PAUSED:
+        return Plan(checklist_id, instant, Outcome.PAUSED, "the checklist is paused")
+    recurrence = checklist.parsed()
+    watermark = checklist.watermark
+    if watermark is None:
+        raise ValueError(f"checklist {checklist_id} has neither evaluated_until nor created_at")
+    due = recurrence.due_windows(watermark, instant, max_windows)
+    if not due.windows:
+        return Plan(
+            checklist_id, instant, Outcome.NOTHING_DUE,
+            f"no occurrence window closed (end + grace) between {to_utc_iso(watermark)} and {to_utc_iso(instant)}",
+            judged_by=checklist.rule(),
+        )
+    return Plan(
+        checklist_id, instant, Outcome.EVALUATE,
+        f"{len(due.windows)} window(s) due" + (", more remain for the next run" if due.more else ""),
+        windows=tuple(due.windows), more_due=due.more, judged_by=checklist.rule(),
+    )

@@ -1,0 +1,55 @@
+"""Single-table keys: the one place that knows how items are laid out.
+
+See README "Data model". Instants in keys are UTC ISO strings (``timefmt.to_utc_iso``), so a
+``BETWEEN`` on a sort key is a time range.
+"""
+
+from __future__ import annotations
+
+CHECKLIST_SK = "CHECKLIST"
+CHECKLISTS_INDEX_PK = "CHECKLISTS"
+BY_EQUIPMENT_INDEX = "ByEquipment"
+BY_PERIOD_INDEX = "ByPeriod"
+# Sorts after every character our ids and instants use: the top of a BETWEEN range.
+HIGH = "~"
+
+
+def checklist_pk(checklist_id: str) -> str:
+    return f"CHECKLIST#{checklist_id}"
+
+
+def checklist_key(checklist_id: str) -> dict[str, str]:
+    return {"pk": checklist_pk(checklist_id), "sk": CHECKLIST_SK}
+
+
+def assignment_prefix(shard: int | None = None) -> str:
+    return "EQUIPMENT#" if shard is None else f"EQUIPMENT#{shard:02d}#"
+
+
+def assignment_key(checklist_id: str, shard: int, equipment_id: str) -> dict[str, str]:
+    return {"pk": checklist_pk(checklist_id), "sk": f"{assignment_prefix(shard)}{equipment_id}"}
+
+
+def equipment_pk(equipment_id: str) -> str:
+    return f"EQUIPMENT#{equipment_id}"
+
+
+def performed_pk(checklist_id: str, shard: int) -> str:
+    return f"PERFORMED#{checklist_id}#{shard:02d}"
+
+
+def performed_key(checklist_id: str, shard: int, equipment_id: str, performed_at: str) -> dict[str, str]:
+    return {"pk": performed_pk(checklist_id, shard), "sk": f"{performed_at}#{equipment_id}"}
+
+
+def missed_pk(checklist_id: str) -> str:
+    return f"MISSED#{checklist_id}"
+
+
+def missed_key(checklist_id: str, window_start: str, equipment_id: str) -> dict[str, str]:
+    return {"pk": missed_pk(checklist_id), "sk": f"{window_start}#{equipment_id}"}
+
+
+def fleet_missed_pk(month: str) -> str:
+    """``month`` is ``YYYY-MM`` of the window start (UTC)."""
+    return f"MISSED#{month}"

@@ -1,0 +1,76 @@
+"""Missed checks: judging one occurrence window for a set of equipment, and the durable record."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from missed_checks import keys
+from missed_checks.equipment import Assignment
+from missed_checks.performed_check import PerformedCheck, timeliness
+from missed_checks.timefmt import to_utc_iso
+
+
+class Window(Protocol):
+    start: datetime
+    end: datetime
+    evaluate_at: datetime
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """The outcome of judging one window for some equipment."""
+
+    counted: tuple[str, ...]
+    """Equipment that counts for the window (assigned before it started, not unassigned before it ended)."""
+    performed: tuple[str, ...]
+    """Counted equipment with a performed check in ``[start, end + grace)``."""
+    missed: tuple[str, ...]
+    """Counted equipment without one, sorted."""
+
+
+def judge(window: Window, assignments: Iterable[Assignment], performed: Iterable[PerformedCheck]) -> Judgement:
+    counted = sorted({a.equipment_id for a in assignments if a.counts_for(window.start, window.end)})
+    done = {
+        check.equipment_id
+        for check in performed
+        if timeliness(check.performed_at, window.start, window.end, window.evaluate_at) is not None
+    }
+    return Judgement(
+        counted=tuple(counted),
+        performed=tuple(e for e in counted if e in done),
+        missed=tuple(e for e in counted if e not in done),
+    )
+
+
+def missed_check_item(
+    *,
+    checklist_id: str,
+    equipment_id: str,
+    window: Window,
+    judged_by: Mapping[str, Any],
+    judged_at: datetime,
+    execution: str,
+) -> dict[str, Any]:
+    """The durable record: keyed by (checklist, window start, equipment), so writing it is idempotent,
+    and carrying the rule it was judged by, so later edits never rewrite it."""
+    start = to_utc_iso(window.start)
+    return {
+        **keys.missed_key(checklist_id, start, equipment_id),
+        "type": "missed_check",
+        "gsi1pk": keys.equipment_pk(equipment_id),
+        "gsi1sk": f"{start}#MISSED#{checklist_id}",
+        "gsi2pk": keys.fleet_missed_pk(start[:7]),
+        "gsi2sk": f"{start}#{checklist_id}#{equipment_id}",
+        "checklist_id": checklist_id,
+        "equipment_id": equipment_id,
+        "window_start": start,
+        "window_end": to_utc_iso(window.end),
+        "evaluate_at": to_utc_iso(window.evaluate_at),
+        "window_local_start": window.start.isoformat(),
+        "judged_by": {k: v for k, v in judged_by.items() if v},
+        "judged_at": to_utc_iso(judged_at),
+        "execution": execution,
+    }

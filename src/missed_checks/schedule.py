@@ -1,0 +1,99 @@
+"""The EventBridge Scheduler schedule a checklist should have (domain only, no AWS calls)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+from missed_checks.checklist import Checklist, Status
+from missed_checks.schedule_expression import schedule_for
+
+TARGET_INPUT_TEMPLATE = '{{"checklist_id": "{checklist_id}", "instant": "<aws.scheduler.scheduled-time>"}}'
+MAXIMUM_EVENT_AGE_SECONDS = 86400
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where every schedule points: the stack's state machine, role and dead-letter queue."""
+
+    state_machine_arn: str
+    role_arn: str
+    dead_letter_arn: str
+    max_retry_attempts: int
+
+
+@dataclass(frozen=True)
+class DesiredSchedule:
+    name: str
+    group_name: str
+    expression: str
+    timezone: str
+    start_date: datetime | None
+    end_date: datetime | None
+    enabled: bool
+    exact: bool
+    target_input: str
+
+    def request(self, target: Target) -> dict[str, Any]:
+        """The complete CreateSchedule/UpdateSchedule request. UpdateSchedule replaces everything,
+        so this is always the whole schedule, never a patch."""
+        request: dict[str, Any] = {
+            "Name": self.name,
+            "GroupName": self.group_name,
+            "ScheduleExpression": self.expression,
+            "ScheduleExpressionTimezone": self.timezone,
+            "FlexibleTimeWindow": {"Mode": "OFF"},
+            "State": "ENABLED" if self.enabled else "DISABLED",
+            "ActionAfterCompletion": "NONE",
+            "Description": f"missed-checks: evaluates checklist {self.name} "
+            f"({'exact' if self.exact else 'superset, the state machine skips firings that close no window'})",
+            "Target": {
+                "Arn": target.state_machine_arn,
+                "RoleArn": target.role_arn,
+                "Input": self.target_input,
+                "RetryPolicy": {
+                    "MaximumEventAgeInSeconds": MAXIMUM_EVENT_AGE_SECONDS,
+                    "MaximumRetryAttempts": target.max_retry_attempts,
+                },
+                "DeadLetterConfig": {"Arn": target.dead_letter_arn},
+            },
+        }
+        if self.start_date is not None:
+            request["StartDate"] = self.start_date
+        if self.end_date is not None:
+            request["EndDate"] = self.end_date
+        return request
+
+    def fingerprint(self, target: Target) -> str:
+        """Changes whenever anything in the request would change: equal fingerprints mean no call is needed."""
+        document = json.dumps(self.request(target), sort_keys=True, default=str)
+        return hashlib.sha256(document.encode("utf-8")).hexdigest()[:32]
+
+    def summary(self) -> dict[str, Any]:
+        data = asdict(self)
+        for name in ("start_date", "end_date"):
+            if data[name] is not None:
+                data[name] = data[name].isoformat()
+        return data
+
+
+def desired_schedule(checklist: Checklist, group_name: str, now: datetime) -> DesiredSchedule | None:
+    """The schedule ``checklist`` needs, or ``None`` when it needs none any more (its last window has
+    been judged: Scheduler refuses an EndDate in the past). Raises InvalidRecurrence."""
+    spec = schedule_for(checklist.parsed())
+    if spec.end_date is not None and spec.end_date <= now:
+        return None
+    return DesiredSchedule(
+        name=checklist.checklist_id,
+        group_name=group_name,
+        expression=spec.expression,
+        timezone=spec.timezone,
+        start_date=spec.start_date,
+        end_date=spec.end_date,
+        enabled=checklist.status is Status.ACTIVE,
+        exact=spec.exact,
+        target_input=TARGET_INPUT_TEMPLATE.format(checklist_id=checklist.checklist_id),
+    )

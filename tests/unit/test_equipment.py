@@ -1,0 +1,42 @@
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from missed_checks.equipment import SHARD_COUNT, Assignment, shard_of, validate_equipment_id
+from missed_checks.errors import InvalidInput
+
+T0 = datetime(2026, 3, 2, 5, 0, tzinfo=UTC)
+T1 = datetime(2026, 3, 2, 13, 0, tzinfo=UTC)
+
+
+def test_shard_is_stable_across_processes_and_versions():
+    # Pinned: a change here would move stored assignments and performed checks to other partitions.
+    assert [shard_of(e) for e in ("fl-01", "fl-02", "ext-0001", "truck-7")] == [0, 9, 4, 11]
+
+
+@given(st.text(min_size=1, max_size=40))
+def test_every_equipment_id_lands_in_a_valid_shard(equipment_id):
+    assert 0 <= shard_of(equipment_id) < SHARD_COUNT
+
+
+def test_shards_spread_a_fleet_evenly():
+    counts = [0] * SHARD_COUNT
+    for n in range(16_000):
+        counts[shard_of(f"eq-{n:05d}")] += 1
+    assert min(counts) > 850 and max(counts) < 1150
+
+
+@pytest.mark.parametrize("bad", ["", "a#b", " x", "-lead", "x" * 129, None, 7])
+def test_invalid_equipment_ids_are_rejected_with_the_field(bad):
+    with pytest.raises(InvalidInput) as error:
+        validate_equipment_id(bad)
+    assert error.value.field == "equipment"
+
+
+def test_assignment_counts_only_when_assigned_before_start_and_not_unassigned_before_end():
+    assert Assignment("c", "e", assigned_at=T0).counts_for(T0, T1)
+    assert not Assignment("c", "e", assigned_at=T0.replace(minute=1)).counts_for(T0, T1)
+    assert Assignment("c", "e", assigned_at=T0, unassigned_at=T1).counts_for(T0, T1)
+    assert not Assignment("c", "e", assigned_at=T0, unassigned_at=T1.replace(minute=59, hour=12)).counts_for(T0, T1)

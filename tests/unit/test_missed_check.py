@@ -1,0 +1,59 @@
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from missed_checks.equipment import Assignment
+from missed_checks.missed_check import judge, missed_check_item
+from missed_checks.performed_check import PerformedCheck, Timeliness, timeliness
+
+START = datetime(2026, 3, 2, 5, 0, tzinfo=UTC)
+END = START + timedelta(hours=8)
+EVALUATE_AT = END + timedelta(minutes=30)
+
+
+@dataclass
+class Window:
+    start: datetime
+    end: datetime
+    evaluate_at: datetime
+
+
+WINDOW = Window(START, END, EVALUATE_AT)
+
+
+def test_timeliness_on_time_late_and_outside():
+    assert timeliness(START, START, END, EVALUATE_AT) is Timeliness.ON_TIME
+    assert timeliness(END - timedelta(seconds=1), START, END, EVALUATE_AT) is Timeliness.ON_TIME
+    assert timeliness(END, START, END, EVALUATE_AT) is Timeliness.LATE
+    assert timeliness(EVALUATE_AT - timedelta(seconds=1), START, END, EVALUATE_AT) is Timeliness.LATE
+    assert timeliness(EVALUATE_AT, START, END, EVALUATE_AT) is None
+    assert timeliness(START - timedelta(seconds=1), START, END, EVALUATE_AT) is None
+
+
+def test_judge_misses_exactly_the_counted_equipment_without_a_check():
+    assignments = [
+        Assignment("c", "a", START - timedelta(days=1)),
+        Assignment("c", "b", START - timedelta(days=1)),
+        Assignment("c", "c", START - timedelta(days=1)),
+        Assignment("c", "late-joiner", START + timedelta(hours=1)),
+        Assignment("c", "left-early", START - timedelta(days=1), unassigned_at=START + timedelta(hours=2)),
+    ]
+    performed = [
+        PerformedCheck("c", "a", START + timedelta(hours=1)),
+        PerformedCheck("c", "b", END + timedelta(minutes=10)),  # late, within grace
+        PerformedCheck("c", "c", EVALUATE_AT + timedelta(minutes=1)),  # after grace: does not count
+    ]
+    judgement = judge(WINDOW, assignments, performed)
+    assert judgement.counted == ("a", "b", "c")
+    assert judgement.performed == ("a", "b")
+    assert judgement.missed == ("c",)
+
+
+def test_missed_check_record_is_keyed_for_idempotency_and_keeps_its_rule():
+    rule = {"recurrence": "DTSTART;TZID=Europe/Berlin:20260302T060000\nRRULE:FREQ=DAILY", "window": "PT8H",
+            "grace": "PT30M", "timezone": None}
+    item = missed_check_item(checklist_id="forklift", equipment_id="fl-01", window=WINDOW, judged_by=rule,
+                             judged_at=EVALUATE_AT, execution="arn:exec")
+    assert (item["pk"], item["sk"]) == ("MISSED#forklift", "2026-03-02T05:00:00Z#fl-01")
+    assert item["gsi1pk"] == "EQUIPMENT#fl-01" and item["gsi2pk"] == "MISSED#2026-03"
+    assert item["judged_by"] == {k: v for k, v in rule.items() if v}
+    assert item["window_end"] == "2026-03-02T13:00:00Z" and item["evaluate_at"] == "2026-03-02T13:30:00Z"
