@@ -1,0 +1,37 @@
+"""Shared fixtures: the whole template provisioned into an in-process moto.
+
+``local_stack`` is the stack from ``template.yaml`` (tables, queues, schedule group, roles, the
+state machine with its substitutions resolved) with our Lambda handlers answering every Lambda
+invoke in-process, so a started execution runs the real handlers. ``local_runtime`` adds the
+simulated clock, the stream poller and the simulated EventBridge Scheduler.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from missed_checks.local.embedded import embedded_aws
+from missed_checks.local.lambda_runtime import LambdaRuntime
+from missed_checks.local.stack import EmbeddedStack
+
+
+@pytest.fixture
+def embedded() -> Iterator[None]:
+    """An empty in-process AWS (moto, state machines executing) with fake credentials."""
+    with embedded_aws():
+        yield
+
+
+@pytest.fixture
+def local_stack(embedded: None) -> Iterator[EmbeddedStack]:
+    """``template.yaml`` provisioned in moto, handlers answering Lambda invokes in-process.
+
+    ``local_stack.lambda_runtime.invocations`` lists every handler call with its event,
+    result or error and captured logs.
+    """
+    stack = EmbeddedStack.provision()
+    with LambdaRuntime(stack) as runtime:
+        stack.lambda_runtime = runtime
+        yield stack

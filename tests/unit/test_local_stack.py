@@ -1,0 +1,122 @@
+"""Provisioning template.yaml into moto: every resource as the template declares it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from missed_checks.local.stack import EmbeddedStack
+from missed_checks.local.template import TemplateError, default_template_path, load_template
+
+TEMPLATE = load_template(default_template_path())
+RESOURCES = TEMPLATE["Resources"]
+
+
+def _sorted(items, key):
+    return sorted(items, key=lambda item: item[key])
+
+
+def test_table_matches_the_template(local_stack: EmbeddedStack) -> None:
+    declared = RESOURCES["ChecklistsTable"]["Properties"]
+    table = local_stack.client("dynamodb").describe_table(TableName=local_stack.table_name)["Table"]
+    assert table["KeySchema"] == declared["KeySchema"]
+    assert _sorted(table["AttributeDefinitions"], "AttributeName") == _sorted(
+        declared["AttributeDefinitions"], "AttributeName"
+    )
+    indexes = {index["IndexName"]: index for index in table["GlobalSecondaryIndexes"]}
+    for index in declared["GlobalSecondaryIndexes"]:
+        assert indexes[index["IndexName"]]["KeySchema"] == index["KeySchema"]
+        assert indexes[index["IndexName"]]["Projection"] == index["Projection"]
+    assert table["StreamSpecification"] == {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
+    assert table["LatestStreamArn"] == local_stack.outputs["TableStreamArn"]
+    assert table["DeletionProtectionEnabled"] is True  # the parameter's default
+
+
+def test_queues_keep_their_attributes(local_stack: EmbeddedStack) -> None:
+    queues = {lid for lid, r in RESOURCES.items() if r["Type"] == "AWS::SQS::Queue"}
+    assert set(local_stack.queue_urls) == queues
+    sqs = local_stack.client("sqs")
+    for logical_id, url in local_stack.queue_urls.items():
+        attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
+        declared = RESOURCES[logical_id]["Properties"]
+        assert attributes["MessageRetentionPeriod"] == str(declared["MessageRetentionPeriod"])
+        assert attributes["SqsManagedSseEnabled"] == "true"
+        assert attributes["QueueArn"] == local_stack.queue_arns[logical_id]
+
+
+def test_schedule_group_and_outputs(local_stack: EmbeddedStack) -> None:
+    assert local_stack.schedule_group == f"{local_stack.stack_name}-checklists"
+    groups = local_stack.client("scheduler").list_schedule_groups()["ScheduleGroups"]
+    assert local_stack.schedule_group in {group["Name"] for group in groups}
+    assert set(local_stack.outputs) == set(TEMPLATE["Outputs"])
+    assert local_stack.outputs["ScheduleGroupName"] == local_stack.schedule_group
+    assert local_stack.outputs["StateMachineArn"] == local_stack.state_machine_arn
+    assert local_stack.outputs["EvaluationDeadLetterQueueUrl"] == local_stack.queue_urls["EvaluationDeadLetterQueue"]
+    role = local_stack.client("iam").get_role(RoleName=local_stack.resources["SchedulerRole"]["Ref"])["Role"]
+    assert role["Arn"] == local_stack.outputs["SchedulerRoleArn"]
+
+
+def test_state_machine_definition_has_its_substitutions_resolved(local_stack: EmbeddedStack) -> None:
+    described = local_stack.client("stepfunctions").describe_state_machine(
+        stateMachineArn=local_stack.state_machine_arn
+    )
+    definition = described["definition"]
+    assert "${" not in definition
+    states = json.loads(definition)["States"]
+    plan = states["PlanEvaluation"]["Parameters"]["FunctionName"]
+    assert plan == local_stack.functions["PlanEvaluationFunction"].arn
+    dlq = states["SendToDeadLetterQueue"]["Parameters"]["QueueUrl"]
+    assert dlq == local_stack.queue_urls["EvaluationDeadLetterQueue"]
+
+
+def test_functions_get_globals_and_their_own_environment(local_stack: EmbeddedStack) -> None:
+    sync = local_stack.functions["ScheduleSyncFunction"]
+    assert sync.module == "functions.schedule_sync.app"
+    assert sync.attribute == "handler"
+    assert sync.environment["TABLE_NAME"] == local_stack.table_name  # from Globals
+    assert sync.environment["POWERTOOLS_LOG_LEVEL"] == "INFO"
+    assert sync.environment["SCHEDULE_GROUP_NAME"] == local_stack.schedule_group
+    assert sync.environment["STATE_MACHINE_ARN"] == local_stack.state_machine_arn
+    assert sync.environment["SCHEDULER_DLQ_ARN"] == local_stack.queue_arns["SchedulerDeadLetterQueue"]
+    assert sync.environment["SYNC_DLQ_URL"] == local_stack.queue_urls["ScheduleSyncDeadLetterQueue"]
+    assert sync.timeout_s == 60 and sync.memory_mb == 512
+    record = local_stack.functions["RecordMissedChecksFunction"]
+    assert record.memory_mb == 1024 and record.timeout_s == 300  # own values beat Globals
+    assert "SCHEDULE_GROUP_NAME" not in record.environment
+
+
+def test_stream_mapping_keeps_filter_batch_and_destination(local_stack: EmbeddedStack) -> None:
+    (mapping,) = local_stack.stream_mappings
+    declared = RESOURCES["ScheduleSyncFunction"]["Properties"]["Events"]["ChecklistChanges"]["Properties"]
+    assert mapping.function == "ScheduleSyncFunction"
+    assert mapping.stream_arn == local_stack.outputs["TableStreamArn"]
+    assert mapping.batch_size == declared["BatchSize"]
+    assert mapping.maximum_retry_attempts == declared["MaximumRetryAttempts"]
+    assert mapping.report_batch_item_failures
+    assert mapping.filter_patterns == tuple(json.loads(f["Pattern"]) for f in declared["FilterCriteria"]["Filters"])
+    assert mapping.on_failure_arn == local_stack.queue_arns["ScheduleSyncDeadLetterQueue"]
+
+
+def test_parameters_override_defaults(embedded: None) -> None:
+    stack = EmbeddedStack.provision(stack_name="other", parameters={"MaxWindowsPerRun": "3", "LogLevel": "DEBUG"})
+    plan = stack.functions["PlanEvaluationFunction"]
+    assert plan.environment["MAX_WINDOWS_PER_RUN"] == "3"
+    assert plan.environment["POWERTOOLS_LOG_LEVEL"] == "DEBUG"
+    assert stack.schedule_group == "other-checklists"
+
+
+@pytest.mark.parametrize(
+    ("parameters", "message"),
+    [({"Nope": "1"}, "unknown template parameter"), ({"LogLevel": "LOUD"}, "is not one of")],
+)
+def test_bad_parameters_are_refused(embedded: None, parameters: dict[str, str], message: str) -> None:
+    with pytest.raises(TemplateError, match=message):
+        EmbeddedStack.provision(parameters=parameters)
+
+
+def test_unsupported_resource_type_is_an_error(embedded: None, tmp_path) -> None:
+    template = tmp_path / "template.yaml"
+    template.write_text("Resources:\n  Topic:\n    Type: AWS::SNS::Topic\n", encoding="utf-8")
+    with pytest.raises(TemplateError, match="AWS::SNS::Topic is not supported"):
+        EmbeddedStack.provision(template)
