@@ -16,6 +16,10 @@ from missed_checks.errors import InvalidInput
 # Command-group modules, in the order ``--help`` lists them.
 COMMAND_MODULES = (
     "missed_checks.cli.recurrence",
+    "missed_checks.cli.local",
+    "missed_checks.cli.checklist",
+    "missed_checks.cli.report",
+    "missed_checks.cli.operate",
 )
 
 

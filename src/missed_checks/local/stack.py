@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import boto3
+from botocore.config import Config
 
 from missed_checks.local.template import (
     Resolver,
@@ -231,11 +232,16 @@ class EmbeddedStack:
         return stack
 
 
+# botocore sends calls that carry a DynamoDB Streams ARN to an account-id endpoint
+# (<account>.streams-ddb.<region>...), which moto does not route: use the regional one.
+_CLIENT_CONFIG = Config(account_id_endpoint_mode="disabled")
+
+
 def _client_factory(region: str, endpoint_url: str | None) -> ClientFactory:
     session = boto3.session.Session(region_name=region, **LOCAL_CREDENTIALS)
 
     def client(service: str) -> Any:
-        return session.client(service, endpoint_url=endpoint_url)
+        return session.client(service, endpoint_url=endpoint_url, config=_CLIENT_CONFIG)
 
     return client
 

@@ -1,0 +1,224 @@
+"""``missed-checks local``: the whole system on an embedded AWS (moto), on a simulated clock.
+
+* ``local run SCENARIO.json [--report table|json|csv]`` plays a scenario and prints the report;
+* ``local demo`` plays the bundled five-week scenario with a progress bar;
+* ``local serve [--port N] [--speed X]`` keeps the stack running behind a local AWS endpoint.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import tempfile
+from datetime import datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from missed_checks.errors import InvalidInput
+
+DEMO_SCENARIO = "demo.json"
+
+
+def register(subparsers: Any) -> None:
+    local = subparsers.add_parser(
+        "local",
+        help="run the whole system on an embedded AWS (no account needed)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = local.add_subparsers(dest="local_command", metavar="COMMAND", required=True)
+
+    run = commands.add_parser("run", help="play a scenario file and print the report")
+    run.add_argument("scenario", metavar="SCENARIO.json", help="the timeline to play (see README 'Local runtime')")
+    _report_options(run)
+    run.set_defaults(handler=_run)
+
+    demo = commands.add_parser("demo", help="play the bundled five-week demo scenario")
+    _report_options(demo)
+    demo.add_argument("--show-scenario", action="store_true", help="print the demo scenario's JSON and exit")
+    demo.set_defaults(handler=_demo)
+
+    serve = commands.add_parser("serve", help="keep the stack running behind a local AWS endpoint")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=5000, help="port of the local AWS endpoint (default 5000)")
+    serve.add_argument("--speed", type=float, default=1.0, help="simulated seconds per real second (default 1)")
+    serve.add_argument("--start", help="simulated start instant (ISO 8601, default now)")
+    serve.add_argument("--log-file", type=Path, help="where handler and moto logs go")
+    serve.add_argument(
+        "--parameter",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override a template parameter (repeatable)",
+    )
+    serve.set_defaults(handler=_serve)
+
+
+def _report_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--report",
+        choices=("table", "json", "csv"),
+        default="table",
+        help="table for people (default), json or csv for tools",
+    )
+    parser.add_argument(
+        "--log-file",
+        type=Path,
+        help="where handler and moto logs go (default: missed-checks-local.log in the temp directory)",
+    )
+
+
+def _default_log(path: Path | None) -> Path:
+    log = path or Path(tempfile.gettempdir()) / "missed-checks-local.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text("", encoding="utf-8")
+    return log
+
+
+def _run(args: argparse.Namespace) -> int:
+    from missed_checks.local.scenario import load_scenario
+
+    scenario = load_scenario(args.scenario)
+    return _play(scenario, args, source=args.scenario)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from missed_checks.local.scenario import Scenario
+
+    text = resources.files("missed_checks.local").joinpath("scenarios", DEMO_SCENARIO).read_text("utf-8")
+    if args.show_scenario:
+        sys.stdout.write(text)
+        return 0
+    scenario = Scenario.from_dict(json.loads(text), name="demo")
+    return _play(scenario, args, source="missed-checks local demo --show-scenario", demo=True)
+
+
+def _play(scenario: Any, args: argparse.Namespace, *, source: str, demo: bool = False) -> int:
+    from rich.console import Console
+
+    from missed_checks.local.report import render_csv, render_table
+    from missed_checks.local.scenario import run_scenario
+
+    log_path = _default_log(args.log_file)
+    console = Console()
+    err = Console(stderr=True)
+    if args.report == "table" and demo and scenario.description:
+        console.print(f"[bold]{scenario.name}[/bold]: {scenario.description}\n")
+    try:
+        if err.is_terminal:
+            report = _with_progress(scenario, err, log_path)
+        else:
+            report = run_scenario(scenario, log_path=log_path)
+    except InvalidInput:
+        raise
+    except Exception as error:  # the runtime itself failed: say what and where the logs are
+        print(f"missed-checks: the local run failed: {type(error).__name__}: {error}", file=sys.stderr)
+        print(f"missed-checks: handler and moto logs: {log_path}", file=sys.stderr)
+        return 1
+    if args.report == "json":
+        sys.stdout.write(json.dumps(report, indent=2, default=str) + "\n")
+    elif args.report == "csv":
+        sys.stdout.write(render_csv(report))
+    else:
+        render_table(report, console, where_next=_where_next(report, source, log_path))
+        console.print(f"\nPlayed {len(scenario.events)} events in {report['elapsed_s']:.1f} s.", style="dim")
+    return 0
+
+
+def _with_progress(scenario: Any, console: Any, log_path: Path) -> dict[str, Any]:
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from missed_checks.local.scenario import run_scenario
+
+    total = (scenario.end - scenario.start).total_seconds()
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        TextColumn("{task.fields[now]}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as progress:
+        task = progress.add_task("simulating", total=total, now="")
+
+        def update(now: datetime) -> None:
+            progress.update(
+                task,
+                completed=(now - scenario.start).total_seconds(),
+                now=now.strftime("%a %Y-%m-%d %H:%M UTC"),
+            )
+
+        return run_scenario(scenario, progress=update, log_path=log_path)
+
+
+def _where_next(report: dict[str, Any], source: str, log_path: Path) -> list[str]:
+    lines = []
+    letters = report["dead_letters"]
+    for queue, messages in letters.items():
+        if messages:
+            lines.append(f"{queue} holds {len(messages)} message(s): see 'dead_letters' in --report json")
+    if report["failed_executions"]:
+        lines.append(f"{len(report['failed_executions'])} evaluation(s) failed: 'failed_executions' in --report json")
+    lines.append("every missed and performed check: --report json ('missed', 'performed'); summary as --report csv")
+    lines.append(f"handler and moto logs of this run: {log_path}")
+    lines.append(f"the timeline that was played: {source}")
+    lines.append(
+        "drive the stack yourself: missed-checks local serve (then AWS_ENDPOINT_URL=http://127.0.0.1:5000 aws ...)"
+    )
+    return lines
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from missed_checks.local.serve import LocalServer
+    from missed_checks.timefmt import parse_instant
+
+    if args.speed <= 0:
+        raise InvalidInput("--speed", "must be positive")
+    start = parse_instant(args.start, "--start") if args.start else None
+    parameters = {}
+    for item in args.parameter:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise InvalidInput("--parameter", f"{item!r} is not NAME=VALUE")
+        parameters[name] = value
+    console = Console()
+    log_path = _default_log(args.log_file)
+
+    def on_firing(firing: Any) -> None:
+        status = "started" if firing.execution_arn else f"FAILED to start ({firing.error_code})"
+        console.print(f"{firing.scheduled_time:%Y-%m-%dT%H:%M:%SZ}  {firing.schedule}: evaluation {status}")
+
+    server = LocalServer(
+        host=args.host,
+        port=args.port,
+        speed=args.speed,
+        start=start,
+        parameters=parameters,
+        log_path=log_path,
+        on_firing=on_firing,
+    )
+    signal.signal(signal.SIGTERM, lambda *_: server.request_stop())
+    try:
+        stack = server.start()
+        console.print(f"[bold]Local AWS endpoint[/bold]: {server.endpoint}  (region {stack.region})")
+        console.print(f"Clock: {server.clock.now():%Y-%m-%dT%H:%M:%SZ}, speed x{args.speed:g}; logs: {log_path}")
+        console.print("[bold]Stack outputs[/bold]")
+        for key, value in stack.outputs.items():
+            console.print(f"  {key}: {value}", highlight=False)
+        console.print(
+            f"\nTry: AWS_ENDPOINT_URL={server.endpoint} AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing "
+            f"AWS_DEFAULT_REGION={stack.region} aws dynamodb scan --table-name {stack.table_name}",
+            highlight=False,
+        )
+        console.print("Ctrl-C stops the server.\n")
+        server.run_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    return 0

@@ -1,0 +1,72 @@
+"""Simulated clocks for the local runtime.
+
+:class:`SimulatedClock` stands still until told to move (the scenario runner moves it event by
+event and firing by firing); :class:`RealTimeClock` follows the wall clock from a start
+instant, optionally faster (``local serve --speed``). Either can be made the source of
+:func:`missed_checks.clock.now`, so handlers and adapters see the simulated time.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+
+from missed_checks import clock as product_clock
+
+__all__ = ["RealTimeClock", "SimulatedClock", "installed"]
+
+
+def _aware(instant: datetime) -> datetime:
+    if instant.tzinfo is None or instant.utcoffset() is None:
+        raise ValueError(f"naive datetime {instant.isoformat()} has no UTC offset")
+    return instant.astimezone(UTC)
+
+
+class SimulatedClock:
+    """A clock that only moves forward, and only when told to."""
+
+    def __init__(self, start: datetime) -> None:
+        self._now = _aware(start)
+        self._lock = threading.Lock()
+
+    def now(self) -> datetime:
+        with self._lock:
+            return self._now
+
+    def advance_to(self, instant: datetime) -> None:
+        """Move to ``instant``; never backwards (an earlier instant is an error)."""
+        instant = _aware(instant)
+        with self._lock:
+            if instant < self._now:
+                raise ValueError(f"the clock cannot go back from {self._now.isoformat()} to {instant.isoformat()}")
+            self._now = instant
+
+    def advance(self, delta: timedelta) -> None:
+        self.advance_to(self.now() + delta)
+
+
+class RealTimeClock:
+    """``start`` plus the real time elapsed since creation, times ``speed``."""
+
+    def __init__(self, start: datetime | None = None, speed: float = 1.0) -> None:
+        if speed <= 0:
+            raise ValueError("speed must be positive")
+        self._start = _aware(start) if start else datetime.now(UTC)
+        self._origin = time.monotonic()
+        self.speed = speed
+
+    def now(self) -> datetime:
+        return self._start + timedelta(seconds=(time.monotonic() - self._origin) * self.speed)
+
+
+@contextmanager
+def installed(clock: SimulatedClock | RealTimeClock) -> Iterator[None]:
+    """Make ``clock`` the source of :func:`missed_checks.clock.now` inside the block."""
+    product_clock.set_source(clock.now)
+    try:
+        yield
+    finally:
+        product_clock.set_source(None)

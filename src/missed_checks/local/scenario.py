@@ -1,0 +1,374 @@
+"""Scenarios: a timeline of checklist changes and performed checks, played on the local runtime.
+
+A scenario file is JSON::
+
+    {"name": "...", "start": "2026-03-02T00:00:00Z", "end": "2026-04-06T00:00:00Z",
+     "events": [
+       {"at": "...", "put_checklist": {"id": "forklift-daily", "name": "...", "recurrence": "...",
+                                       "timezone": "...", "window": "PT8H", "grace": "PT30M",
+                                       "validate": true}},
+       {"at": "...", "assign": {"checklist": "forklift-daily", "equipment": ["fl-01", "fl-02"]}},
+       {"at": "...", "unassign": {"checklist": "forklift-daily", "equipment": ["fl-02"]}},
+       {"at": "...", "performed": {"checklist": "forklift-daily", "equipment": "fl-01",
+                                   "performed_at": "..."}},
+       {"at": "...", "pause_checklist": "forklift-daily"},
+       {"at": "...", "resume_checklist": "forklift-daily"},
+       {"at": "...", "delete_checklist": "forklift-daily"},
+       {"at": "...", "fail_next_firing": {"checklist": "forklift-daily", "count": 1}}]}
+
+``put_checklist`` on an existing id is an edit; ``"validate": false`` writes the rule unchecked,
+as a hand edit in the console would. ``performed_at`` defaults to ``at``. ``fail_next_firing``
+makes the next firing(s) of the checklist's schedule fail to start the evaluation (an
+``AccessDeniedException``, as when the scheduler role lost its permission): the firing lands in
+the scheduler dead-letter queue and the next firing must catch up. Events at the same instant
+keep their file order and come before schedule firings at that instant.
+
+Every problem in a file is reported as :class:`~missed_checks.errors.InvalidInput` naming the
+event and field (``events[3].put_checklist.recurrence: ...``).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from missed_checks.errors import InvalidInput
+from missed_checks.timefmt import parse_instant
+
+__all__ = ["ACTIONS", "Scenario", "ScenarioEvent", "load_scenario", "run_scenario"]
+
+ACTIONS = (
+    "put_checklist",
+    "assign",
+    "unassign",
+    "performed",
+    "pause_checklist",
+    "resume_checklist",
+    "delete_checklist",
+    "fail_next_firing",
+)
+_PUT_KEYS = {"id", "name", "recurrence", "timezone", "window", "grace", "validate"}
+_TOP_KEYS = {"name", "description", "start", "end", "events", "parameters"}
+
+
+@dataclass(frozen=True)
+class ScenarioEvent:
+    index: int
+    """Position in the file's ``events`` list (error messages and logs use it)."""
+    at: datetime
+    action: str
+    args: Any
+
+    @property
+    def where(self) -> str:
+        return f"events[{self.index}].{self.action}"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    description: str
+    start: datetime
+    end: datetime
+    events: tuple[ScenarioEvent, ...]
+    parameters: dict[str, str]
+    """Template parameter overrides (``{"MaxWindowsPerRun": "5"}``)."""
+
+    @property
+    def checklist_ids(self) -> list[str]:
+        ids: dict[str, None] = {}
+        for event in self.events:
+            if event.action == "put_checklist":
+                ids[event.args["id"]] = None
+        return list(ids)
+
+    @classmethod
+    def from_dict(cls, data: Any, *, name: str = "scenario") -> Scenario:
+        if not isinstance(data, Mapping):
+            raise InvalidInput("scenario", "must be a JSON object with start, end and events")
+        unknown = sorted(set(data) - _TOP_KEYS)
+        if unknown:
+            raise InvalidInput(unknown[0], f"unknown scenario key; expected some of {sorted(_TOP_KEYS)}")
+        for key in ("start", "end", "events"):
+            if key not in data:
+                raise InvalidInput(key, "is required")
+        start = parse_instant(data["start"], "start")
+        end = parse_instant(data["end"], "end")
+        if end <= start:
+            raise InvalidInput("end", "must be after start")
+        if not isinstance(data["events"], list):
+            raise InvalidInput("events", "must be a list of events")
+        parameters = data.get("parameters") or {}
+        if not isinstance(parameters, Mapping) or not all(isinstance(v, str | int) for v in parameters.values()):
+            raise InvalidInput("parameters", "must map template parameter names to values")
+        events = [_event(index, raw, start, end) for index, raw in enumerate(data["events"])]
+        events.sort(key=lambda event: (event.at, event.index))
+        _check_references(events)
+        return cls(
+            name=str(data.get("name") or name),
+            description=str(data.get("description") or ""),
+            start=start,
+            end=end,
+            events=tuple(events),
+            parameters={str(k): str(v) for k, v in parameters.items()},
+        )
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and validate a scenario file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise InvalidInput("SCENARIO", f"cannot read {path}: {error.strerror or error}") from None
+    try:
+        data = json.loads(text)
+    except ValueError as error:
+        raise InvalidInput("SCENARIO", f"{path} is not valid JSON: {error}") from None
+    return Scenario.from_dict(data, name=path.stem)
+
+
+# -- validation ---------------------------------------------------------------------------------
+def _event(index: int, raw: Any, start: datetime, end: datetime) -> ScenarioEvent:
+    where = f"events[{index}]"
+    if not isinstance(raw, Mapping):
+        raise InvalidInput(where, "must be an object with 'at' and one action")
+    if "at" not in raw:
+        raise InvalidInput(f"{where}.at", "is required")
+    at = parse_instant(raw["at"], f"{where}.at")
+    if not start <= at <= end:
+        raise InvalidInput(f"{where}.at", f"{raw['at']} is outside the scenario's start..end")
+    actions = [key for key in raw if key != "at"]
+    unknown = [key for key in actions if key not in ACTIONS]
+    if unknown:
+        raise InvalidInput(f"{where}.{unknown[0]}", f"unknown action; expected one of {', '.join(ACTIONS)}")
+    if len(actions) != 1:
+        raise InvalidInput(where, f"needs exactly one action ({', '.join(ACTIONS)}), found {len(actions)}")
+    action = actions[0]
+    args = _ARGUMENT_CHECKS[action](f"{where}.{action}", raw[action], at)
+    return ScenarioEvent(index=index, at=at, action=action, args=args)
+
+
+def _text(where: str, value: Any, *, optional: bool = False) -> str | None:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInput(where, "must be a non-empty string")
+    return value
+
+
+def _checklist_id(where: str, value: Any) -> str:
+    from missed_checks.checklist import validate_checklist_id
+
+    return validate_checklist_id(_text(where, value), where)
+
+
+def _equipment_id(where: str, value: Any) -> str:
+    from missed_checks.equipment import validate_equipment_id
+
+    text = _text(where, value)
+    try:
+        return validate_equipment_id(text)
+    except InvalidInput as error:
+        raise InvalidInput(where, error.message) from None
+
+
+def _fields(where: str, value: Any, allowed: set[str], required: set[str]) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise InvalidInput(where, f"must be an object with {', '.join(sorted(required))}")
+    unknown = sorted(set(value) - allowed)
+    if unknown:
+        raise InvalidInput(f"{where}.{unknown[0]}", f"unknown field; expected some of {sorted(allowed)}")
+    for key in sorted(required):
+        if key not in value:
+            raise InvalidInput(f"{where}.{key}", "is required")
+    return value
+
+
+def _put(where: str, value: Any, at: datetime) -> dict[str, Any]:
+    fields = _fields(where, value, _PUT_KEYS, {"id", "recurrence"})
+    args: dict[str, Any] = {"id": _checklist_id(f"{where}.id", fields["id"])}
+    args["recurrence"] = _text(f"{where}.recurrence", fields["recurrence"])
+    for key in ("name", "timezone", "window", "grace"):
+        args[key] = _text(f"{where}.{key}", fields.get(key), optional=True)
+    validate = fields.get("validate", True)
+    if not isinstance(validate, bool):
+        raise InvalidInput(f"{where}.validate", "must be true or false")
+    args["validate"] = validate
+    if validate:
+        from missed_checks.checklist import Checklist
+
+        checklist = Checklist(
+            checklist_id=args["id"],
+            recurrence=args["recurrence"],
+            timezone=args["timezone"],
+            window=args["window"],
+            grace=args["grace"],
+        )
+        try:
+            checklist.parsed()
+        except InvalidInput as error:
+            raise InvalidInput(f"{where}.{error.field}", error.message) from None
+    return args
+
+
+def _assignment(where: str, value: Any, at: datetime) -> dict[str, Any]:
+    fields = _fields(where, value, {"checklist", "equipment"}, {"checklist", "equipment"})
+    equipment = fields["equipment"]
+    items = [equipment] if isinstance(equipment, str) else equipment
+    if not isinstance(items, list) or not items:
+        raise InvalidInput(f"{where}.equipment", "must be an equipment id or a non-empty list of them")
+    return {
+        "checklist": _checklist_id(f"{where}.checklist", fields["checklist"]),
+        "equipment": [_equipment_id(f"{where}.equipment[{i}]", item) for i, item in enumerate(items)],
+    }
+
+
+def _performed(where: str, value: Any, at: datetime) -> dict[str, Any]:
+    fields = _fields(where, value, {"checklist", "equipment", "performed_at"}, {"checklist", "equipment"})
+    performed_at = at
+    if fields.get("performed_at") is not None:
+        performed_at = parse_instant(fields["performed_at"], f"{where}.performed_at")
+        if performed_at > at:
+            raise InvalidInput(
+                f"{where}.performed_at", "cannot be after the event's 'at' (a check is recorded after it is done)"
+            )
+    return {
+        "checklist": _checklist_id(f"{where}.checklist", fields["checklist"]),
+        "equipment": _equipment_id(f"{where}.equipment", fields["equipment"]),
+        "performed_at": performed_at,
+    }
+
+
+def _plain_id(where: str, value: Any, at: datetime) -> str:
+    return _checklist_id(where, value)
+
+
+def _fail(where: str, value: Any, at: datetime) -> dict[str, Any]:
+    if isinstance(value, str):
+        value = {"checklist": value}
+    fields = _fields(where, value, {"checklist", "count", "error"}, {"checklist"})
+    count = fields.get("count", 1)
+    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+        raise InvalidInput(f"{where}.count", "must be a whole number of at least 1")
+    error = _text(f"{where}.error", fields.get("error"), optional=True) or "AccessDeniedException"
+    return {"checklist": _checklist_id(f"{where}.checklist", fields["checklist"]), "count": count, "error": error}
+
+
+_ARGUMENT_CHECKS: dict[str, Callable[[str, Any, datetime], Any]] = {
+    "put_checklist": _put,
+    "assign": _assignment,
+    "unassign": _assignment,
+    "performed": _performed,
+    "pause_checklist": _plain_id,
+    "resume_checklist": _plain_id,
+    "delete_checklist": _plain_id,
+    "fail_next_firing": _fail,
+}
+
+
+def _check_references(events: list[ScenarioEvent]) -> None:
+    """Every event names a checklist that exists at that point of the timeline."""
+    existing: set[str] = set()
+    ever: set[str] = set()
+    for event in events:
+        if event.action == "put_checklist":
+            existing.add(event.args["id"])
+            ever.add(event.args["id"])
+            continue
+        if isinstance(event.args, str):
+            checklist, field = event.args, event.where
+        else:
+            checklist, field = event.args["checklist"], f"{event.where}.checklist"
+        known = ever if event.action == "performed" else existing
+        if checklist not in known:
+            raise InvalidInput(
+                field,
+                f"no checklist {checklist!r} exists at {event.at.isoformat()} (put_checklist it earlier"
+                + (", and not after deleting it)" if checklist in ever else ")"),
+            )
+        if event.action == "delete_checklist":
+            existing.discard(checklist)
+
+
+# -- running ------------------------------------------------------------------------------------
+ProgressCallback = Callable[[datetime], None]
+
+
+def run_scenario(
+    scenario: Scenario,
+    *,
+    progress: ProgressCallback | None = None,
+    log_path: str | Path | None = None,
+    template_path: str | Path | None = None,
+) -> dict[str, Any]:
+    """Provision a fresh embedded stack, play ``scenario`` and return its report (see
+    :func:`missed_checks.local.report.build_report`)."""
+    from missed_checks.local.clock import SimulatedClock
+    from missed_checks.local.embedded import embedded_aws
+    from missed_checks.local.report import build_report
+    from missed_checks.local.runtime import LocalRuntime
+    from missed_checks.local.stack import EmbeddedStack
+
+    started = time.monotonic()
+    with embedded_aws():
+        stack = EmbeddedStack.provision(template_path, parameters=scenario.parameters)
+        clock = SimulatedClock(scenario.start)
+        with LocalRuntime(stack, clock, log_path=log_path) as runtime:
+            if progress is not None:
+                runtime.on_step = lambda: progress(clock.now())
+            from missed_checks.aws.table import ChecklistTable
+
+            table = ChecklistTable(stack.table_name)
+            for event in scenario.events:
+                runtime.advance_to(event.at, inclusive=False)
+                _apply(event, table, runtime)
+                runtime.settle()
+                if progress is not None:
+                    progress(clock.now())
+            runtime.advance_to(scenario.end, inclusive=True)
+            report = build_report(scenario, runtime, table)
+    report["elapsed_s"] = round(time.monotonic() - started, 2)
+    if log_path:
+        report["log_file"] = str(log_path)
+    return report
+
+
+def _apply(event: ScenarioEvent, table: Any, runtime: Any) -> None:
+    from missed_checks.performed_check import PerformedCheck
+
+    at, args = event.at, event.args
+    try:
+        if event.action == "put_checklist":
+            table.put_checklist(
+                args["id"],
+                recurrence=args["recurrence"],
+                now=at,
+                name=args["name"] or "",
+                timezone=args["timezone"],
+                window=args["window"],
+                grace=args["grace"],
+                validate=args["validate"],
+            )
+        elif event.action == "assign":
+            table.assign_equipment(args["checklist"], args["equipment"], at)
+        elif event.action == "unassign":
+            table.unassign_equipment(args["checklist"], args["equipment"], at)
+        elif event.action == "performed":
+            check = PerformedCheck(args["checklist"], args["equipment"], args["performed_at"])
+            table.record_performed_check(check, recorded_at=at)
+        elif event.action == "pause_checklist":
+            table.pause_checklist(args, at)
+        elif event.action == "resume_checklist":
+            table.resume_checklist(args, at)
+        elif event.action == "delete_checklist":
+            table.delete_checklist(args)
+        elif event.action == "fail_next_firing":
+            runtime.scheduler.inject_failure(args["checklist"], count=args["count"], error_code=args["error"])
+    except InvalidInput as error:
+        raise InvalidInput(f"{event.where}.{error.field}", error.message) from None

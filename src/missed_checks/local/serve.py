@@ -1,0 +1,118 @@
+"""``missed-checks local serve``: the stack behind a local AWS endpoint, on a running clock.
+
+A moto server (:class:`moto.server.ThreadedMotoServer`) runs in this process on 127.0.0.1; the
+template is provisioned into it, and a loop drains the table's stream into schedule-sync and
+fires due schedules while the clock runs (real time from ``start``, times ``speed``). Anything
+that talks to the endpoint (``AWS_ENDPOINT_URL=http://127.0.0.1:PORT aws dynamodb ...``, boto3,
+our ops commands) sees the same stack. The Lambda handlers run in-process: moto's Step Functions
+interpreter runs inside this process, where the in-process Lambda hook is installed.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from missed_checks.local.clock import RealTimeClock
+from missed_checks.local.embedded import MOTO_CONFIG, local_environment, reset_clients
+from missed_checks.local.runtime import LocalRuntime
+from missed_checks.local.scheduler import Firing
+from missed_checks.local.stack import DEFAULT_REGION, EmbeddedStack
+
+__all__ = ["LocalServer"]
+
+
+class LocalServer:
+    """Start with :meth:`start`, loop with :meth:`run_forever` (or :meth:`tick`), :meth:`stop`."""
+
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 5000,
+        speed: float = 1.0,
+        start: datetime | None = None,
+        parameters: dict[str, str] | None = None,
+        template_path: str | Path | None = None,
+        log_path: str | Path | None = None,
+        poll_interval_s: float = 0.5,
+        on_firing: Callable[[Firing], None] | None = None,
+    ) -> None:
+        self.host, self.port = host, port
+        self.endpoint = f"http://{host}:{port}"
+        self.clock = RealTimeClock(start, speed)
+        self.parameters = parameters or {}
+        self.template_path = template_path
+        self.log_path = log_path
+        self.poll_interval_s = poll_interval_s
+        self.on_firing = on_firing
+        self.stack: EmbeddedStack | None = None
+        self.runtime: LocalRuntime | None = None
+        self._server: Any = None
+        self._environment: Any = None
+        self._saved: dict[str, Any] = {}
+        self._stop = threading.Event()
+
+    def start(self) -> EmbeddedStack:
+        from moto.core.config import default_user_config
+        from moto.server import ThreadedMotoServer
+
+        # The ASL interpreter reaches the server on localhost:MOTO_PORT and must execute definitions.
+        self._saved = {"MOTO_PORT": os.environ.get("MOTO_PORT"), "config": dict(default_user_config)}
+        os.environ["MOTO_PORT"] = str(self.port)
+        default_user_config.update(MOTO_CONFIG)
+        self._server = ThreadedMotoServer(ip_address=self.host, port=self.port, verbose=False)
+        self._server.start()
+        self._environment = local_environment(DEFAULT_REGION, endpoint_url=self.endpoint)
+        self._environment.__enter__()
+        reset_clients()
+        self.stack = EmbeddedStack.provision(self.template_path, parameters=self.parameters, endpoint_url=self.endpoint)
+        self.runtime = LocalRuntime(self.stack, self.clock, log_path=self.log_path)
+        self.runtime.start()
+        return self.stack
+
+    def tick(self) -> list[Firing]:
+        """One round: settle streams and executions, fire what is due by now."""
+        assert self.runtime is not None, "start() first"
+        self.runtime.settle()
+        fired = self.runtime.fire_due(self.clock.now())
+        if self.on_firing is not None:
+            for firing in fired:
+                self.on_firing(firing)
+        return fired
+
+    def run_forever(self) -> None:
+        while not self._stop.is_set():
+            self.tick()
+            self._stop.wait(self.poll_interval_s)
+
+    def request_stop(self) -> None:
+        self._stop.set()
+
+    def stop(self) -> None:
+        from moto.core.config import default_user_config
+
+        if self.runtime is not None:
+            self.runtime.close()
+            self.runtime = None
+        if self._environment is not None:
+            self._environment.__exit__(None, None, None)
+            self._environment = None
+        reset_clients()
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
+            time.sleep(0.05)
+        if self._saved:
+            if self._saved["MOTO_PORT"] is None:
+                os.environ.pop("MOTO_PORT", None)
+            else:
+                os.environ["MOTO_PORT"] = self._saved["MOTO_PORT"]
+            default_user_config.clear()
+            default_user_config.update(self._saved["config"])
+            self._saved = {}

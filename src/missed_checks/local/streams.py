@@ -1,0 +1,243 @@
+"""DynamoDB Streams to Lambda, as an event source mapping delivers them.
+
+:class:`StreamPoller` reads the table's stream through moto's ``dynamodbstreams`` API and calls
+the mapped function (through :class:`~missed_checks.local.lambda_runtime.LambdaRuntime`) with
+Lambda's event shape. It honours the mapping from the template:
+
+* ``FilterCriteria``: records matching no pattern are dropped before batching
+  (:mod:`missed_checks.local.filters`);
+* ``BatchSize``: at most that many records per invocation, in stream order;
+* ``FunctionResponseTypes: [ReportBatchItemFailures]``: a ``batchItemFailures`` answer makes the
+  mapping retry from the lowest failed sequence number (records before it are done); an
+  unknown or empty ``itemIdentifier`` fails the whole batch, as in Lambda;
+* a raised exception retries the whole batch, split in halves first when
+  ``BisectBatchOnFunctionError`` is set;
+* ``MaximumRetryAttempts``: after that many retries the failing records are skipped and one
+  record in Lambda's ``OnFailure`` shape (``requestContext``, ``responseContext``,
+  ``DDBStreamBatchInfo``...) goes to ``DestinationConfig.OnFailure`` (an SQS queue).
+
+Differences from AWS it smooths over: moto emits a MODIFY for a put that changes nothing
+(DynamoDB emits no record), so MODIFY records whose new and old images are equal are dropped;
+moto stamps records with the wall clock, so ``ApproximateCreationDateTime`` is taken from the
+simulated clock when the record is read. Not emulated: ``MaximumRecordAgeInSeconds`` (records
+are delivered as soon as the runtime drains the stream), batching windows, parallelization.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from missed_checks.local.filters import matches_any
+from missed_checks.local.lambda_runtime import Invocation, LambdaRuntime
+from missed_checks.local.stack import EmbeddedStack, StreamMappingSpec
+
+__all__ = ["StreamBlocked", "StreamPoller", "StreamStats"]
+
+# MaximumRetryAttempts -1 means "until the record expires" (a day) in AWS; locally that would
+# spin forever, so a mapping without a bound stops with StreamBlocked after this many retries.
+UNBOUNDED_RETRY_CAP = 1000
+
+
+class StreamBlocked(RuntimeError):
+    """A batch keeps failing under a mapping with unbounded retries: the shard is stuck."""
+
+
+@dataclass
+class StreamStats:
+    read: int = 0
+    """Records read from the stream."""
+    unchanged_dropped: int = 0
+    """moto's MODIFY records for puts that changed nothing (DynamoDB writes none)."""
+    filtered_out: int = 0
+    delivered: int = 0
+    """Records handed to the function (counting each retry)."""
+    invocations: int = 0
+    failed_invocations: int = 0
+    sent_to_on_failure: int = 0
+    """Records given up on (listed in OnFailure messages)."""
+    on_failure_messages: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class _Shard:
+    shard_id: str
+    iterator: str | None
+
+
+class StreamPoller:
+    """Delivers one mapping's stream records to its function; call :meth:`drain` to catch up."""
+
+    def __init__(
+        self,
+        stack: EmbeddedStack,
+        runtime: LambdaRuntime,
+        mapping: StreamMappingSpec,
+        now: Callable[[], datetime],
+    ) -> None:
+        self.stack = stack
+        self.runtime = runtime
+        self.mapping = mapping
+        self.function = stack.functions[mapping.function]
+        self.now = now
+        self.stats = StreamStats()
+        self._streams = stack.client("dynamodbstreams")
+        self._sqs = stack.client("sqs")
+        self._shards: dict[str, _Shard] = {}
+        self._pending: list[tuple[str, dict[str, Any]]] = []
+
+    # -- reading ---------------------------------------------------------------------------
+    def poll(self) -> int:
+        """Read every new record of every shard; returns how many are waiting for delivery."""
+        description = self._streams.describe_stream(StreamArn=self.mapping.stream_arn)["StreamDescription"]
+        for shard in description["Shards"]:
+            shard_id = shard["ShardId"]
+            if shard_id not in self._shards:
+                iterator_type = "LATEST" if self.mapping.starting_position == "LATEST" else "TRIM_HORIZON"
+                iterator = self._streams.get_shard_iterator(
+                    StreamArn=self.mapping.stream_arn, ShardId=shard_id, ShardIteratorType=iterator_type
+                )["ShardIterator"]
+                self._shards[shard_id] = _Shard(shard_id, iterator)
+            state = self._shards[shard_id]
+            while state.iterator:
+                page = self._streams.get_records(ShardIterator=state.iterator, Limit=1000)
+                state.iterator = page.get("NextShardIterator")
+                for record in page["Records"]:
+                    self.stats.read += 1
+                    self._accept(shard_id, record)
+                if not page["Records"]:
+                    break
+        return len(self._pending)
+
+    def _accept(self, shard_id: str, record: dict[str, Any]) -> None:
+        data = record["dynamodb"]
+        if record["eventName"] == "MODIFY" and data.get("NewImage") == data.get("OldImage"):
+            self.stats.unchanged_dropped += 1
+            return
+        event = self._lambda_record(record)
+        if not matches_any(self.mapping.filter_patterns, event):
+            self.stats.filtered_out += 1
+            return
+        self._pending.append((shard_id, event))
+
+    def _lambda_record(self, record: dict[str, Any]) -> dict[str, Any]:
+        data = record["dynamodb"]
+        dynamodb: dict[str, Any] = {"ApproximateCreationDateTime": int(self.now().timestamp())}
+        for key in ("Keys", "NewImage", "OldImage", "SequenceNumber", "SizeBytes", "StreamViewType"):
+            if key in data:
+                dynamodb[key] = data[key]
+        return {
+            "eventID": record.get("eventID") or uuid.uuid4().hex,
+            "eventName": record["eventName"],
+            "eventVersion": "1.1",
+            "eventSource": "aws:dynamodb",
+            "awsRegion": self.stack.region,
+            "dynamodb": dynamodb,
+            "eventSourceARN": self.mapping.stream_arn,
+        }
+
+    # -- delivering ------------------------------------------------------------------------
+    def drain(self) -> StreamStats:
+        """Read the stream and deliver until nothing is waiting (new records included)."""
+        while self.poll():
+            shard_id = self._pending[0][0]
+            batch: list[dict[str, Any]] = []
+            while self._pending and len(batch) < self.mapping.batch_size and self._pending[0][0] == shard_id:
+                batch.append(self._pending.pop(0)[1])
+            self._process(shard_id, batch, retries=0)
+        return self.stats
+
+    def _process(self, shard_id: str, batch: list[dict[str, Any]], retries: int) -> None:
+        cap = self.mapping.maximum_retry_attempts
+        while batch:
+            invocation = self._invoke(batch)
+            failed_from = self._failed_from(batch, invocation)
+            if failed_from is None:
+                return
+            self.stats.failed_invocations += 1
+            if cap >= 0 and retries >= cap:
+                self._on_failure(shard_id, batch[failed_from:], invocation, retries + 1)
+                return
+            if cap < 0 and retries >= UNBOUNDED_RETRY_CAP:
+                raise StreamBlocked(
+                    f"{self.mapping.logical_id}: a batch failed {retries + 1} times and the mapping "
+                    "retries forever (MaximumRetryAttempts -1): the shard is blocked"
+                )
+            retries += 1
+            if invocation.error is not None and self.mapping.bisect_on_error and len(batch) > 1:
+                half = len(batch) // 2
+                self._process(shard_id, batch[:half], retries)
+                self._process(shard_id, batch[half:], retries)
+                return
+            batch = batch[failed_from:]
+
+    def _invoke(self, batch: list[dict[str, Any]]) -> Invocation:
+        self.stats.invocations += 1
+        self.stats.delivered += len(batch)
+        return self.runtime.invoke(self.function.logical_id, {"Records": batch})
+
+    def _failed_from(self, batch: list[dict[str, Any]], invocation: Invocation) -> int | None:
+        """Index of the first record to retry, or None when the batch succeeded."""
+        if invocation.error is not None:
+            return 0
+        if not self.mapping.report_batch_item_failures or not isinstance(invocation.result, dict):
+            return None
+        failures = invocation.result.get("batchItemFailures") or []
+        if not failures:
+            return None
+        sequence_numbers = [record["dynamodb"]["SequenceNumber"] for record in batch]
+        indexes = []
+        for failure in failures:
+            identifier = failure.get("itemIdentifier") if isinstance(failure, dict) else None
+            if not identifier or identifier not in sequence_numbers:
+                return 0  # Lambda treats an invalid identifier as a failure of the whole batch
+            indexes.append(sequence_numbers.index(identifier))
+        return min(indexes)
+
+    def _on_failure(
+        self, shard_id: str, records: list[dict[str, Any]], invocation: Invocation, invoke_count: int
+    ) -> None:
+        self.stats.sent_to_on_failure += len(records)
+        if not self.mapping.on_failure_arn:
+            return  # no destination: the records are simply skipped, as in AWS
+        response_context: dict[str, Any] = {"statusCode": 200, "executedVersion": "$LATEST"}
+        if invocation.error is not None:
+            response_context["functionError"] = "Unhandled"
+        first, last = records[0]["dynamodb"], records[-1]["dynamodb"]
+        message = {
+            "requestContext": {
+                "requestId": invocation.request_id,
+                "functionArn": self.function.arn,
+                "condition": "RetryAttemptsExhausted",
+                "approximateInvokeCount": invoke_count,
+            },
+            "responseContext": response_context,
+            "version": "1.0",
+            "timestamp": _iso_millis(self.now()),
+            "DDBStreamBatchInfo": {
+                "shardId": shard_id,
+                "startSequenceNumber": first["SequenceNumber"],
+                "endSequenceNumber": last["SequenceNumber"],
+                "approximateArrivalOfFirstRecord": _iso_seconds(first["ApproximateCreationDateTime"]),
+                "approximateArrivalOfLastRecord": _iso_seconds(last["ApproximateCreationDateTime"]),
+                "batchSize": len(records),
+                "streamArn": self.mapping.stream_arn,
+            },
+        }
+        self.stats.on_failure_messages.append(message)
+        self._sqs.send_message(
+            QueueUrl=self.stack.queue_url_for_arn(self.mapping.on_failure_arn),
+            MessageBody=json.dumps(message),
+        )
+
+
+def _iso_millis(instant: datetime) -> str:
+    return instant.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{instant.microsecond // 1000:03d}Z"
+
+
+def _iso_seconds(epoch: int) -> str:
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
