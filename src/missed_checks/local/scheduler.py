@@ -361,7 +361,9 @@ class SimulatedScheduler:
         arn = target["Arn"]
         try:
             if ":states:" in arn:
-                started = self._sfn.start_execution(stateMachineArn=arn, input=payload)
+                # Without a name Step Functions generates a UUID; moto's interpreter would use
+                # "None" for every execution (then ExecutionAlreadyExists), so name it the same way.
+                started = self._sfn.start_execution(stateMachineArn=arn, input=payload, name=str(uuid.uuid4()))
                 firing.execution_arn = started["executionArn"]
             elif ":sqs:" in arn:
                 self._sqs.send_message(QueueUrl=self._queue_url(arn), MessageBody=payload)
