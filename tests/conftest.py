@@ -9,11 +9,14 @@ simulated clock, the stream poller and the simulated EventBridge Scheduler.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime
 
 import pytest
 
+from missed_checks.local.clock import SimulatedClock
 from missed_checks.local.embedded import embedded_aws
 from missed_checks.local.lambda_runtime import LambdaRuntime
+from missed_checks.local.runtime import LocalRuntime
 from missed_checks.local.stack import EmbeddedStack
 
 
@@ -35,3 +38,20 @@ def local_stack(embedded: None) -> Iterator[EmbeddedStack]:
     with LambdaRuntime(stack) as runtime:
         stack.lambda_runtime = runtime
         yield stack
+
+
+LOCAL_START = datetime(2026, 3, 2, tzinfo=UTC)
+"""Where ``local_runtime``'s simulated clock starts (a Monday)."""
+
+
+@pytest.fixture
+def local_runtime(local_stack: EmbeddedStack) -> Iterator[LocalRuntime]:
+    """``local_stack`` plus the simulated clock (at ``LOCAL_START``), stream delivery and scheduler.
+
+    Write through the adapters, then ``local_runtime.settle()`` (stream to schedule-sync,
+    schedules refreshed) and ``local_runtime.advance_to(instant)`` (fires what is due, waits
+    for the executions). ``local_runtime.clock`` is also what ``missed_checks.clock.now()`` returns.
+    """
+    local_stack.lambda_runtime.uninstall()
+    with LocalRuntime(local_stack, SimulatedClock(LOCAL_START)) as runtime:
+        yield runtime
