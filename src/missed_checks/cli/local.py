@@ -209,11 +209,12 @@ def _serve(args: argparse.Namespace) -> int:
         console.print(f"Clock: {server.clock.now():%Y-%m-%dT%H:%M:%SZ}, speed x{args.speed:g}; logs: {log_path}")
         console.print("[bold]Stack outputs[/bold]")
         for key, value in stack.outputs.items():
-            console.print(f"  {key}: {value}", highlight=False)
+            console.print(f"  {key}: {value}", highlight=False, soft_wrap=True)
         console.print(
             f"\nTry: AWS_ENDPOINT_URL={server.endpoint} AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing "
             f"AWS_DEFAULT_REGION={stack.region} aws dynamodb scan --table-name {stack.table_name}",
             highlight=False,
+            soft_wrap=True,
         )
         console.print("Ctrl-C stops the server.\n")
         server.run_forever()

@@ -10,6 +10,7 @@ interpreter runs inside this process, where the in-process Lambda hook is instal
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -66,6 +67,13 @@ class LocalServer:
         self._saved = {"MOTO_PORT": os.environ.get("MOTO_PORT"), "config": dict(default_user_config)}
         os.environ["MOTO_PORT"] = str(self.port)
         default_user_config.update(MOTO_CONFIG)
+        # werkzeug logs every request: into the log file (or nowhere), not the terminal
+        werkzeug = logging.getLogger("werkzeug")
+        self._saved["werkzeug"] = (werkzeug.handlers[:], werkzeug.propagate)
+        werkzeug.handlers = [
+            logging.FileHandler(self.log_path, encoding="utf-8") if self.log_path else logging.NullHandler()
+        ]
+        werkzeug.propagate = False
         self._server = ThreadedMotoServer(ip_address=self.host, port=self.port, verbose=False)
         self._server.start()
         self._environment = local_environment(DEFAULT_REGION, endpoint_url=self.endpoint)
@@ -115,4 +123,8 @@ class LocalServer:
                 os.environ["MOTO_PORT"] = self._saved["MOTO_PORT"]
             default_user_config.clear()
             default_user_config.update(self._saved["config"])
+            werkzeug = logging.getLogger("werkzeug")
+            for handler in werkzeug.handlers:
+                handler.close()
+            werkzeug.handlers, werkzeug.propagate = self._saved["werkzeug"]
             self._saved = {}
