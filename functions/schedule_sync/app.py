@@ -22,6 +22,7 @@ from missed_checks.aws import settings
 from missed_checks.aws.queues import send_json
 from missed_checks.aws.scheduler import ScheduleStore
 from missed_checks.aws.table import ChecklistTable
+from missed_checks.schedule import Target
 from missed_checks.schedule_sync import Action, needs_sync, sync_checklist
 
 logger = Logger()
@@ -35,6 +36,16 @@ METRIC_BY_ACTION = {
     Action.DELETED: "SchedulesDeleted",
     Action.INVALID: "InvalidRecurrences",
 }
+
+
+def scheduler_target() -> Target:
+    """Where every schedule points (set on the function by template.yaml)."""
+    return Target(
+        state_machine_arn=settings.required("STATE_MACHINE_ARN"),
+        role_arn=settings.required("SCHEDULER_ROLE_ARN"),
+        dead_letter_arn=settings.required("SCHEDULER_DLQ_ARN"),
+        max_retry_attempts=settings.optional_int("SCHEDULER_MAX_RETRY_ATTEMPTS", 10),
+    )
 
 
 def checklist_id_of(record: DynamoDBRecord) -> str:
@@ -67,7 +78,7 @@ def sync_record(record: DynamoDBRecord) -> None:
         checklist_id,
         table=ChecklistTable(settings.required("TABLE_NAME")),
         schedules=ScheduleStore(settings.required("SCHEDULE_GROUP_NAME")),
-        target=settings.scheduler_target(),
+        target=scheduler_target(),
         group_name=settings.required("SCHEDULE_GROUP_NAME"),
         now=clock.now(),
         report_rejected=report_rejected,

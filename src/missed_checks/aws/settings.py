@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 
 from missed_checks.errors import MissedChecksError
-from missed_checks.schedule import Target
 
 
 class MissingSetting(MissedChecksError):
@@ -27,13 +26,3 @@ def optional_int(name: str, default: int) -> int:
         return int(value)
     except ValueError as error:
         raise MissingSetting(f"environment variable {name} must be a whole number, got {value!r}") from error
-
-
-def scheduler_target() -> Target:
-    """Where schedule-sync points every checklist schedule (set on the function by template.yaml)."""
-    return Target(
-        state_machine_arn=required("STATE_MACHINE_ARN"),
-        role_arn=required("SCHEDULER_ROLE_ARN"),
-        dead_letter_arn=required("SCHEDULER_DLQ_ARN"),
-        max_retry_attempts=optional_int("SCHEDULER_MAX_RETRY_ATTEMPTS", 10),
-    )

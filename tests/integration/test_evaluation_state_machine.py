@@ -1,0 +1,206 @@
+"""The real statemachines/ definition, executed by moto, with the real handlers in-process."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from missed_checks import clock
+from missed_checks.aws.table import ChecklistTable
+from missed_checks.equipment import SHARD_COUNT, shard_of
+from missed_checks.performed_check import PerformedCheck
+
+BERLIN_WORKDAYS = "DTSTART;TZID=Europe/Berlin:20260302T060000\nRRULE:FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR"
+CREATED = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+# Monday 2 March 2026, 06:00-14:00 Berlin (UTC+1), grace 30 min: judged from 13:30Z.
+MONDAY_START = datetime(2026, 3, 2, 5, 0, tzinfo=UTC)
+MONDAY_EVALUATE_AT = datetime(2026, 3, 2, 13, 30, tzinfo=UTC)
+EQUIPMENT = [f"fl-{n:03d}" for n in range(300)]
+
+
+def run(stack, checklist_id: str, instant: datetime, name: str | None = None) -> dict:
+    sfn = stack.client("stepfunctions")
+    started = sfn.start_execution(
+        stateMachineArn=stack.state_machine_arn,
+        name=name or f"{checklist_id}-{instant:%Y%m%dT%H%M%SZ}-{time.monotonic_ns()}",
+        input=json.dumps({"checklist_id": checklist_id, "instant": instant.strftime("%Y-%m-%dT%H:%M:%SZ")}),
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        described = sfn.describe_execution(executionArn=started["executionArn"])
+        if described["status"] != "RUNNING":
+            return described
+        time.sleep(0.05)
+    raise AssertionError("execution did not finish in 120 s")
+
+
+def dead_letters(stack, logical_id: str) -> list[dict]:
+    sqs = stack.client("sqs")
+    messages = sqs.receive_message(QueueUrl=stack.queue_urls[logical_id], MaxNumberOfMessages=10,
+                                   WaitTimeSeconds=0).get("Messages", [])
+    return [json.loads(m["Body"]) for m in messages]
+
+
+def missed_equipment(table: ChecklistTable, checklist_id: str) -> list[tuple[str, str]]:
+    items = table.missed_checks_of_checklist(checklist_id, CREATED, CREATED + timedelta(days=30))
+    return sorted((i["window_start"], i["equipment_id"]) for i in items)
+
+
+@pytest.fixture
+def fleet(local_stack):
+    clock.set_source(lambda: MONDAY_EVALUATE_AT)
+    table = ChecklistTable(local_stack.table_name)
+    table.put_checklist("forklift", recurrence=BERLIN_WORKDAYS, window="PT8H", grace="PT30M", now=CREATED,
+                        name="Forklift pre-use check")
+    table.assign_equipment("forklift", EQUIPMENT, at=CREATED)
+    # Every third piece of equipment was checked on time, every fifth late but within grace,
+    # fl-001 after the grace (too late to count).
+    checks = [PerformedCheck("forklift", e, MONDAY_START + timedelta(hours=2)) for e in EQUIPMENT[::3]]
+    checks += [PerformedCheck("forklift", e, MONDAY_START + timedelta(hours=8, minutes=10)) for e in EQUIPMENT[::5]]
+    checks.append(PerformedCheck("forklift", "fl-001", MONDAY_EVALUATE_AT + timedelta(minutes=1)))
+    table.record_performed_checks(checks, recorded_at=CREATED)
+    yield local_stack, table
+    clock.set_source(None)
+
+
+def expected_monday_misses() -> list[tuple[str, str]]:
+    done = set(EQUIPMENT[::3]) | set(EQUIPMENT[::5])
+    return sorted(("2026-03-02T05:00:00Z", e) for e in EQUIPMENT if e not in done)
+
+
+def test_misses_exactly_the_equipment_without_a_check_across_every_shard(fleet):
+    stack, table = fleet
+    assert len({shard_of(e) for e in EQUIPMENT}) == SHARD_COUNT
+
+    execution = run(stack, "forklift", MONDAY_EVALUATE_AT)
+
+    assert execution["status"] == "SUCCEEDED", execution
+    assert missed_equipment(table, "forklift") == expected_monday_misses()
+    output = json.loads(execution["output"])
+    assert [w["missed"] for w in output["judged"]] == [len(expected_monday_misses())]
+    assert table.get_checklist("forklift").evaluated_until == datetime(2026, 3, 2, 13, 0, tzinfo=UTC)
+    record = table.missed_checks_of_checklist("forklift", MONDAY_START, MONDAY_START + timedelta(hours=1))[0]
+    assert record["judged_by"]["recurrence"] == BERLIN_WORKDAYS
+    assert record["execution"].endswith(execution["name"])
+
+
+def test_running_the_same_instant_again_writes_nothing_new(fleet):
+    stack, table = fleet
+    first = run(stack, "forklift", MONDAY_EVALUATE_AT)
+    assert first["status"] == "SUCCEEDED"
+    before = missed_equipment(table, "forklift")
+
+    again = run(stack, "forklift", MONDAY_EVALUATE_AT)
+
+    assert again["status"] == "SUCCEEDED"
+    assert json.loads(again["output"])["outcome"] == "NOTHING_DUE"
+    assert missed_equipment(table, "forklift") == before
+
+
+def test_a_redrive_behind_the_watermark_rewrites_nothing(fleet):
+    """Even if the watermark were reset (a redrive or a hand backfill), the conditional puts keep one record."""
+    stack, table = fleet
+    assert run(stack, "forklift", MONDAY_EVALUATE_AT)["status"] == "SUCCEEDED"
+    stack.client("dynamodb").update_item(
+        TableName=stack.table_name, Key={"pk": {"S": "CHECKLIST#forklift"}, "sk": {"S": "CHECKLIST"}},
+        UpdateExpression="SET evaluated_until = :t", ExpressionAttributeValues={":t": {"S": "2026-03-01T09:00:00Z"}})
+
+    rerun = run(stack, "forklift", MONDAY_EVALUATE_AT)
+
+    assert rerun["status"] == "SUCCEEDED"
+    judged = json.loads(rerun["output"])["judged"]
+    assert [(w["missed"], w["newly_recorded"]) for w in judged] == [(len(expected_monday_misses()), 0)]
+    assert missed_equipment(table, "forklift") == expected_monday_misses()
+
+
+def test_a_firing_that_closes_no_window_succeeds_without_writing(fleet):
+    stack, table = fleet
+    # Monday 13:29Z: the window has ended (13:00Z) but its grace has not.
+    execution = run(stack, "forklift", MONDAY_EVALUATE_AT - timedelta(minutes=1))
+
+    assert execution["status"] == "SUCCEEDED"
+    assert json.loads(execution["output"])["outcome"] == "NOTHING_DUE"
+    assert missed_equipment(table, "forklift") == []
+    assert table.get_checklist("forklift").evaluated_until == CREATED
+
+
+def test_a_late_firing_catches_up_every_window_oldest_first(fleet):
+    stack, table = fleet
+    # Wednesday 14:00Z: Monday, Tuesday and Wednesday are all due.
+    execution = run(stack, "forklift", datetime(2026, 3, 4, 14, 0, tzinfo=UTC))
+
+    assert execution["status"] == "SUCCEEDED"
+    starts = [w["window_start"] for w in json.loads(execution["output"])["judged"]]
+    assert starts == ["2026-03-02T05:00:00Z", "2026-03-03T05:00:00Z", "2026-03-04T05:00:00Z"]
+    assert len(missed_equipment(table, "forklift")) == len(expected_monday_misses()) + 2 * len(EQUIPMENT)
+
+
+def test_a_failing_task_lands_in_the_dead_letter_queue_with_its_context_and_fails_the_execution(fleet):
+    stack, table = fleet
+    # A hand-edited assignment with a broken timestamp: the shard task cannot judge it.
+    stack.client("dynamodb").update_item(
+        TableName=stack.table_name,
+        Key={"pk": {"S": "CHECKLIST#forklift"}, "sk": {"S": f"EQUIPMENT#{shard_of('fl-002'):02d}#fl-002"}},
+        UpdateExpression="SET assigned_at = :t", ExpressionAttributeValues={":t": {"S": "yesterday-ish"}})
+
+    execution = run(stack, "forklift", MONDAY_EVALUATE_AT)
+
+    assert execution["status"] == "FAILED"
+    assert execution.get("error") == "EvaluationFailed"
+    (message,) = dead_letters(stack, "EvaluationDeadLetterQueue")
+    assert message["source"] == "evaluation"
+    assert message["checklist_id"] == "forklift"
+    assert message["window"]["start"] == "2026-03-02T06:00:00+01:00"
+    assert message["execution"] == execution["executionArn"]
+    assert message["error"] == "InvalidInput" and "assigned_at" in message["cause"]
+    assert table.get_checklist("forklift").evaluated_until == CREATED
+
+
+def test_an_unusable_recurrence_fails_the_plan_and_lands_in_the_dead_letter_queue(fleet):
+    stack, table = fleet
+    table.put_checklist("broken", recurrence="RRULE:FREQ=SOMETIMES", now=CREATED, validate=False)
+
+    execution = run(stack, "broken", MONDAY_EVALUATE_AT)
+
+    assert execution["status"] == "FAILED"
+    assert execution.get("error") == "EvaluationFailed"
+    (message,) = dead_letters(stack, "EvaluationDeadLetterQueue")
+    assert (message["checklist_id"], message["instant"]) == ("broken", "2026-03-02T13:30:00Z")
+    assert message["error"] == "InvalidRecurrence"
+
+
+@pytest.mark.parametrize("change", ["pause", "delete"])
+def test_paused_or_deleted_checklists_are_skipped_cleanly(fleet, change):
+    stack, table = fleet
+    if change == "pause":
+        table.pause_checklist("forklift", now=CREATED)
+    else:
+        table.delete_checklist("forklift")
+
+    execution = run(stack, "forklift", MONDAY_EVALUATE_AT)
+
+    assert execution["status"] == "SUCCEEDED"
+    assert json.loads(execution["output"])["outcome"] == {"pause": "PAUSED", "delete": "CHECKLIST_GONE"}[change]
+    assert missed_equipment(table, "forklift") == []
+
+
+def test_each_judged_window_is_announced_on_eventbridge(fleet):
+    stack, table = fleet
+    events, sqs = stack.client("events"), stack.client("sqs")
+    queue_url = sqs.create_queue(QueueName="announcements")["QueueUrl"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    events.put_rule(Name="missed", EventPattern=json.dumps({"source": ["missed-checks"]}))
+    events.put_targets(Rule="missed", Targets=[{"Id": "q", "Arn": queue_arn}])
+
+    assert run(stack, "forklift", MONDAY_EVALUATE_AT)["status"] == "SUCCEEDED"
+
+    (message,) = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10).get("Messages", [])
+    event = json.loads(message["Body"])
+    assert event["detail-type"] == "Occurrence window judged"
+    assert event["detail"]["missed"] == len(expected_monday_misses())
+    assert event["detail"]["equipment_counted"] == len(EQUIPMENT)
+    # More than 100 missed: the event carries their count, not the list.
+    assert "missed_equipment" not in event["detail"]
