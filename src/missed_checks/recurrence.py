@@ -144,30 +144,49 @@ class Recurrence:
         return self.window + self.grace
 
     def window_at(self, start: datetime) -> OccurrenceWindow:
-        """The window of the occurrence starting at ``start``."""
+        """The window of an occurrence starting at the (aware) instant ``start``."""
         local = start.astimezone(self.zone)
-        end = add_duration(local, self.window, self.zone)
-        return OccurrenceWindow(local, end, add_duration(end, self.grace, self.zone))
+        return self._window(local.replace(tzinfo=None, fold=0), local)
+
+    def window_from_wall(self, wall: datetime) -> OccurrenceWindow:
+        """The window of an occurrence whose rule gives the naive local time ``wall``.
+
+        The start is ``wall`` resolved per §3.3.5; the nominal days of window and grace are added
+        to the wall-clock value the rule gives (so a daily 02:30 rule whose 02:30 falls into the
+        spring-forward gap starts at 03:30 and its P1D window still ends at 02:30 the next day).
+        """
+        return self._window(wall, resolve_local(wall, self.zone))
+
+    def _window(self, wall: datetime, start: datetime) -> OccurrenceWindow:
+        end_wall, end = _advance(wall, start, self.window, self.zone)
+        _, evaluate_at = _advance(end_wall, end, self.grace, self.zone)
+        return OccurrenceWindow(start, end, evaluate_at)
 
     def iter_starts(self, after: datetime) -> Iterator[datetime]:
         """Occurrence starts at or after ``after`` (aware), oldest first, in the checklist's zone."""
+        for _, start in self._iter_occurrences(after):
+            yield start
+
+    def _iter_occurrences(self, after: datetime) -> Iterator[tuple[datetime, datetime]]:
+        """(nominal wall time, resolved start) of occurrences starting at or after ``after``."""
         _require_aware(after, "after")
         floor = after.astimezone(UTC)
         # Iterate from a day earlier: dateutil compares wall times, a resolved start can move.
         previous: datetime | None = None
         for nominal in self._set.xafter(after.astimezone(self.zone) - timedelta(days=1), inc=True):
-            start = resolve_local(nominal.replace(tzinfo=None), self.zone)
+            wall = nominal.replace(tzinfo=None)
+            start = resolve_local(wall, self.zone)
             if previous is not None and start <= previous:
                 continue  # two local times resolving to the same instant count once
             previous = start
             if start.astimezone(UTC) < floor or self._excluded(start):
                 continue
-            yield start
+            yield wall, start
 
     def iter_windows(self, after: datetime) -> Iterator[OccurrenceWindow]:
         """Windows whose start is at or after ``after``, oldest first (possibly endless)."""
-        for start in self.iter_starts(after):
-            yield self.window_at(start)
+        for wall, start in self._iter_occurrences(after):
+            yield self._window(wall, start)
 
     def windows_after(self, instant: datetime, limit: int) -> list[OccurrenceWindow]:
         """The first ``limit`` windows starting at or after ``instant``."""
@@ -605,6 +624,17 @@ def _check_pair(recurrence: Recurrence, earlier: OccurrenceWindow, later: Occurr
             f"occurrences: {where}; a late check must not fall into the next window, so that a performed "
             "check can never count for two windows",
         )
+
+
+def _advance(wall: datetime, instant: datetime, duration: Duration, zone: ZoneInfo) -> tuple[datetime, datetime]:
+    """(wall, instant) plus ``duration``: days on the wall clock, then exact time (§3.3.6)."""
+    if duration.days:
+        wall = wall + timedelta(days=duration.days)
+        instant = resolve_local(wall, zone)
+    if duration.seconds:
+        instant = add_duration(instant, Duration(seconds=duration.seconds), zone)
+        wall = instant.replace(tzinfo=None, fold=0)
+    return wall, instant
 
 
 def _human(gap: timedelta) -> str:
