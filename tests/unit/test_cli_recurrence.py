@@ -1,0 +1,94 @@
+"""`missed-checks recurrence ...` in-process through the console script's main()."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from missed_checks.cli.main import main
+
+WEEKDAYS = r"DTSTART;TZID=Europe/Berlin:20260105T060000\nRRULE:FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR"
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    try:
+        code = main(["recurrence", *argv])
+    except SystemExit as exit_:  # argparse usage errors
+        code = int(exit_.code or 0)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_windows_prints_json_with_offsets_across_dst(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(
+        capsys, "windows", "--recurrence", WEEKDAYS, "--window", "PT8H", "--grace", "PT30M",
+        "--from", "2026-03-27T00:00:00Z", "--to", "2026-03-31T00:00:00+02:00",
+    )  # fmt: skip
+    assert (code, err) == (0, "")
+    assert json.loads(out) == [
+        {"start": "2026-03-27T06:00:00+01:00", "end": "2026-03-27T14:00:00+01:00",
+         "evaluate_at": "2026-03-27T14:30:00+01:00"},
+        {"start": "2026-03-30T06:00:00+02:00", "end": "2026-03-30T14:00:00+02:00",
+         "evaluate_at": "2026-03-30T14:30:00+02:00"},
+    ]  # fmt: skip
+
+
+def test_schedule_prints_expression(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(
+        capsys, "schedule", "--recurrence", "DTSTART:20260105T060000\nRRULE:FREQ=WEEKLY;BYDAY=MO;COUNT=3",
+        "--timezone", "Europe/Berlin", "--window", "PT8H",
+    )  # fmt: skip
+    assert (code, err) == (0, "")
+    assert json.loads(out) == {
+        "expression": "cron(0 14 ? * MON *)",
+        "timezone": "Europe/Berlin",
+        "start_date": "2026-01-05T13:00:00Z",
+        "end_date": "2026-01-19T13:02:00Z",
+        "exact": True,
+    }
+
+
+def test_recurrence_from_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    rule = tmp_path / "rule.ics"
+    rule.write_text("DTSTART;TZID=America/New_York:20260105T060000\nRRULE:FREQ=WEEKLY;INTERVAL=2;BYDAY=MO,FR\n")
+    code, out, _ = run(capsys, "schedule", "--recurrence", f"@{rule}", "--window", "PT8H")
+    assert code == 0
+    assert json.loads(out)["exact"] is False
+    assert json.loads(out)["expression"] == "cron(0 14 ? * MON,FRI *)"
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["schedule", "--recurrence", "garbage"], "recurrence: cannot read line"),
+        (["schedule", "--recurrence", r"DTSTART:20260105T060000\nRRULE:FREQ=MINUTELY", "--timezone", "UTC"],
+         "sub-hourly"),
+        (["schedule", "--recurrence", WEEKDAYS, "--window", "P1M"], "window:"),
+        (["schedule", "--recurrence", WEEKDAYS, "--timezone", "Nowhere/City"], "timezone:"),
+        (["schedule", "--recurrence", "@/does/not/exist.ics"], "cannot read"),
+        (["windows", "--recurrence", WEEKDAYS, "--from", "2026-03-27", "--to", "2026-03-28T00:00:00Z"],
+         "from: "),
+        (["windows", "--recurrence", WEEKDAYS, "--from", "2026-03-28T00:00:00Z", "--to", "2026-03-27T00:00:00Z"],
+         "to: "),
+        (["windows", "--recurrence", WEEKDAYS, "--window", "PT1H", "--limit", "3",
+          "--from", "2026-01-01T00:00:00Z", "--to", "2027-01-01T00:00:00Z"], "more than 3 windows"),
+        (["windows", "--recurrence", WEEKDAYS], "required: --from, --to"),
+        (["schedule"], "required: --recurrence"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line_and_no_stdout(
+    capsys: pytest.CaptureFixture[str], argv: list[str], fragment: str
+) -> None:
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert out == ""
+    assert err.count("\n") == 1 and err.endswith("\n")
+    assert fragment in err
+
+
+def test_help_has_examples(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "windows", "--help")
+    assert code == 0
+    assert "examples:" in out and "--from 2026-03-27T00:00:00Z" in out and "PT8H" in out
