@@ -219,7 +219,7 @@ def rules(draw: st.DrawFn) -> dict[str, str]:
 
 
 @settings(
-    max_examples=90,
+    max_examples=200,
     deadline=None,
     suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow],
 )
