@@ -54,7 +54,7 @@ _FIRST_OCCURRENCE_HORIZON_YEARS = 8
 """A rule whose first occurrence is further than this from DTSTART is rejected as never occurring."""
 
 _GAP_SAMPLE_YEARS = 2
-_GAP_SAMPLE_MAX = 20_000
+_GAP_SAMPLE_MAX = 10_000  # more than a year of an hourly rule: both DST changes
 
 _SUPPORTED_FREQS = ("YEARLY", "MONTHLY", "WEEKLY", "DAILY", "HOURLY")
 _RRULE_KEYS = {
@@ -595,16 +595,25 @@ def _never() -> None:
 
 
 def _check_windows_fit(recurrence: Recurrence) -> None:
-    """Reject windows (or window + grace) longer than the gap to the next occurrence."""
+    """Reject windows (or window + grace) longer than the gap to the next occurrence.
+
+    Checked over the first two years or 10,000 occurrences (more than a year of an hourly rule), so
+    every DST change of the zone is seen. Pairs further apart than window + grace can ever last
+    are skipped without computing their windows.
+    """
     first = recurrence.dtstart - timedelta(days=1)
     horizon = (recurrence.dtstart + timedelta(days=366 * _GAP_SAMPLE_YEARS)).astimezone(UTC)
-    previous: OccurrenceWindow | None = None
-    for window in islice(recurrence.iter_windows(first), _GAP_SAMPLE_MAX):
-        if window.start.astimezone(UTC) > horizon and previous is not None:
-            break
+    safe_gap = recurrence.evaluation_offset.longest_elapsed()
+    previous: tuple[datetime, datetime] | None = None
+    for wall, start in islice(recurrence._iter_occurrences(first), _GAP_SAMPLE_MAX):  # noqa: SLF001
+        utc_start = start.astimezone(UTC)
         if previous is not None:
-            _check_pair(recurrence, previous, window)
-        previous = window
+            if utc_start > horizon:
+                break
+            if utc_start - previous[1].astimezone(UTC) < safe_gap:
+                earlier = recurrence._window(*previous)  # noqa: SLF001
+                _check_pair(recurrence, earlier, recurrence._window(wall, start))  # noqa: SLF001
+        previous = (wall, start)
 
 
 def _check_pair(recurrence: Recurrence, earlier: OccurrenceWindow, later: OccurrenceWindow) -> None:
