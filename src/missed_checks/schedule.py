@@ -86,12 +86,15 @@ def desired_schedule(checklist: Checklist, group_name: str, now: datetime) -> De
     spec = schedule_for(checklist.parsed())
     if spec.end_date is not None and spec.end_date <= now:
         return None
+    # Scheduler refuses a StartDate more than 5 minutes in the past (and a past one means nothing):
+    # only a rule that has not started yet keeps it.
+    start_date = spec.start_date if spec.start_date is not None and spec.start_date > now else None
     return DesiredSchedule(
         name=checklist.checklist_id,
         group_name=group_name,
         expression=spec.expression,
         timezone=spec.timezone,
-        start_date=spec.start_date,
+        start_date=start_date,
         end_date=spec.end_date,
         enabled=checklist.status is Status.ACTIVE,
         exact=spec.exact,

@@ -1,0 +1,208 @@
+"""schedule-sync fed with stream events in Lambda's shape (events/schedule_sync.json and variations)."""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
+
+import moto.scheduler.models
+import pytest
+from boto3.dynamodb.types import TypeSerializer
+
+import functions.schedule_sync.app as schedule_sync_app
+from missed_checks import clock
+from missed_checks.aws import clients
+from missed_checks.aws.table import ChecklistTable
+
+SAMPLE = json.loads((Path(__file__).resolve().parents[2] / "events" / "schedule_sync.json").read_text())
+NOW = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+WORKDAYS = "DTSTART;TZID=Europe/Berlin:20260302T060000\nRRULE:FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR"
+_serializer = TypeSerializer()
+
+
+def stream_record(table: ChecklistTable, event_name: str, checklist_id: str, old: dict | None, seq: int) -> dict:
+    """A record as Lambda delivers it, carrying the item as it is in the table now (NewImage)."""
+    record = copy.deepcopy(SAMPLE["Records"][0])
+    record["eventName"] = event_name
+    record["eventID"] = f"event-{seq}"
+    new = table.get_checklist_item(checklist_id)
+    images = record["dynamodb"]
+    images["Keys"] = {"pk": {"S": f"CHECKLIST#{checklist_id}"}, "sk": {"S": "CHECKLIST"}}
+    images["SequenceNumber"] = f"{1000 + seq:028d}"
+    images.pop("NewImage", None)
+    images.pop("OldImage", None)
+    if new is not None and event_name != "REMOVE":
+        images["NewImage"] = {k: _serializer.serialize(v) for k, v in new.items()}
+    if old is not None:
+        images["OldImage"] = {k: _serializer.serialize(v) for k, v in old.items()}
+    return record
+
+
+@pytest.fixture
+def sync(local_stack, monkeypatch):
+    clock.set_source(lambda: NOW)
+    # Scheduler checks StartDate against its own clock: in this test, AWS's "now" is NOW too.
+    monkeypatch.setattr(moto.scheduler.models, "utcnow", lambda: NOW.replace(tzinfo=None))
+    table = ChecklistTable(local_stack.table_name)
+    calls: Counter[str] = Counter()
+    clients.client("scheduler").meta.events.register(
+        "before-call.scheduler", lambda model, **_: calls.update([model.name]))
+
+    def invoke(*records: dict) -> dict:
+        invocation = local_stack.lambda_runtime.invoke("ScheduleSyncFunction", {"Records": list(records)})
+        assert invocation.ok, invocation.error
+        return invocation.result
+
+    yield local_stack, table, invoke, calls
+    clock.set_source(None)
+
+
+def schedule(stack, name: str) -> dict | None:
+    scheduler = stack.client("scheduler")
+    try:
+        return scheduler.get_schedule(Name=name, GroupName=stack.schedule_group)
+    except scheduler.exceptions.ResourceNotFoundException:
+        return None
+
+
+def test_the_sample_event_creates_replaces_then_deletes(sync):
+    """events/schedule_sync.json: INSERT, MODIFY, REMOVE of one checklist, exactly as sam local invoke sends it."""
+    stack, table, invoke, calls = sync
+    table.put_checklist("forklift-daily", recurrence=WORKDAYS, window="PT8H", grace="PT30M", now=NOW)
+    (insert,) = [r for r in SAMPLE["Records"] if r["eventName"] == "INSERT"]
+    assert invoke(insert) == {"batchItemFailures": []}
+    created = schedule(stack, "forklift-daily")
+    assert created["ScheduleExpression"] == "cron(30 14 ? * MON-FRI *)"
+    assert created["ScheduleExpressionTimezone"] == "Europe/Berlin"
+    assert created["State"] == "ENABLED"
+    assert created["Target"]["Arn"] == stack.state_machine_arn
+    assert json.loads(created["Target"]["Input"].replace("<aws.scheduler.scheduled-time>", "T")) == {
+        "checklist_id": "forklift-daily", "instant": "T"}
+    assert created["Target"]["DeadLetterConfig"]["Arn"] == stack.queue_arns["SchedulerDeadLetterQueue"]
+    assert created["Target"]["RetryPolicy"]["MaximumRetryAttempts"] == 10
+
+    table.put_checklist("forklift-daily", recurrence=WORKDAYS.replace("T060000", "T070000"), window="PT8H",
+                        grace="PT30M", now=NOW)
+    (modify,) = [r for r in SAMPLE["Records"] if r["eventName"] == "MODIFY"]
+    assert invoke(modify) == {"batchItemFailures": []}
+    replaced = schedule(stack, "forklift-daily")
+    assert replaced["ScheduleExpression"] == "cron(30 15 ? * MON-FRI *)"
+    # UpdateSchedule replaces everything: the full target survived the replacement.
+    assert replaced["Target"]["DeadLetterConfig"] == created["Target"]["DeadLetterConfig"]
+
+    table.delete_checklist("forklift-daily")
+    (remove,) = [r for r in SAMPLE["Records"] if r["eventName"] == "REMOVE"]
+    assert invoke(remove) == {"batchItemFailures": []}
+    assert schedule(stack, "forklift-daily") is None
+    assert calls == Counter({"CreateSchedule": 1, "UpdateSchedule": 1, "DeleteSchedule": 1})
+
+
+def test_pause_disables_and_resume_enables(sync):
+    stack, table, invoke, _ = sync
+    table.put_checklist("weekly", recurrence="DTSTART;TZID=America/New_York:20260302T090000\nRRULE:FREQ=WEEKLY",
+                        now=NOW)
+    invoke(stream_record(table, "INSERT", "weekly", None, 1))
+    before = table.get_checklist_item("weekly")
+    table.pause_checklist("weekly", now=NOW)
+    invoke(stream_record(table, "MODIFY", "weekly", before, 2))
+    assert schedule(stack, "weekly")["State"] == "DISABLED"
+    assert table.get_checklist_item("weekly")["schedule"]["state"] == "DISABLED"
+
+    before = table.get_checklist_item("weekly")
+    table.resume_checklist("weekly", now=NOW)
+    invoke(stream_record(table, "MODIFY", "weekly", before, 3))
+    assert schedule(stack, "weekly")["State"] == "ENABLED"
+
+
+def test_replayed_duplicated_and_no_op_records_make_no_scheduler_calls(sync):
+    stack, table, invoke, calls = sync
+    table.put_checklist("daily", recurrence="DTSTART;TZID=Asia/Kolkata:20260302T080000\nRRULE:FREQ=DAILY",
+                        window="PT4H", now=NOW)
+    insert = stream_record(table, "INSERT", "daily", None, 1)
+    invoke(insert)
+    assert calls == Counter({"CreateSchedule": 1})
+
+    # The same record again (a retry or a replay), twice in one batch.
+    invoke(insert, insert)
+    # The MODIFY caused by the sync noting its result, and by the watermark moving: nothing to do.
+    noted = table.get_checklist_item("daily")
+    table.advance_watermark("daily", datetime(2026, 3, 2, 6, 30, tzinfo=UTC))
+    invoke(stream_record(table, "MODIFY", "daily", noted, 2))
+    # A name-only edit is a rule no-op too.
+    before = table.get_checklist_item("daily")
+    table.put_checklist("daily", recurrence=before["recurrence"], window="PT4H", name="Renamed", now=NOW)
+    invoke(stream_record(table, "MODIFY", "daily", before, 3))
+
+    assert calls == Counter({"CreateSchedule": 1})
+    assert schedule(stack, "daily")["ScheduleExpression"] == "cron(0 12 * * ? *)"
+
+
+def test_an_old_record_replayed_after_a_newer_change_does_not_bring_back_the_old_schedule(sync):
+    stack, table, invoke, _ = sync
+    table.put_checklist("edit", recurrence=WORKDAYS, window="PT8H", now=NOW)
+    old_insert = stream_record(table, "INSERT", "edit", None, 1)
+    invoke(old_insert)
+    before = table.get_checklist_item("edit")
+    table.put_checklist("edit", recurrence=WORKDAYS.replace("T060000", "T090000"), window="PT8H", now=NOW)
+    invoke(stream_record(table, "MODIFY", "edit", before, 2))
+
+    invoke(old_insert)
+
+    assert schedule(stack, "edit")["ScheduleExpression"] == "cron(0 17 ? * MON-FRI *)"
+
+
+def test_an_invalid_recurrence_is_reported_on_the_item_the_logs_and_the_dead_letter_queue_once(sync, monkeypatch):
+    stack, table, invoke, calls = sync
+    logs = io.StringIO()
+    monkeypatch.setattr(schedule_sync_app.logger.registered_handler, "stream", logs)
+    table.put_checklist("bad", recurrence=WORKDAYS, now=NOW)
+    invoke(stream_record(table, "INSERT", "bad", None, 1))
+    before = table.get_checklist_item("bad")
+    table.put_checklist("bad", recurrence="DTSTART;TZID=Mars/Olympus:20260302T060000\nRRULE:FREQ=DAILY", now=NOW,
+                        validate=False)
+    record = stream_record(table, "MODIFY", "bad", before, 2)
+
+    assert invoke(record) == {"batchItemFailures": []}
+    (line,) = [json.loads(line) for line in logs.getvalue().splitlines() if '"ERROR"' in line]
+    assert (line["checklist_id"], line["error"]["field"]) == ("bad", "recurrence")
+    assert "Mars/Olympus" in line["error"]["message"]
+
+    item = table.get_checklist_item("bad")
+    assert item["sync_error"]["field"] == "recurrence"  # the zone is named by DTSTART;TZID
+    assert "Mars/Olympus" in item["sync_error"]["message"]
+    assert "schedule" not in item
+    # No schedule may fire for an unusable rule.
+    assert schedule(stack, "bad") is None
+    sqs = stack.client("sqs")
+    messages = sqs.receive_message(QueueUrl=stack.queue_urls["ScheduleSyncDeadLetterQueue"],
+                                   MaxNumberOfMessages=10)["Messages"]
+    (body,) = [json.loads(m["Body"]) for m in messages]
+    assert (body["source"], body["checklist_id"], body["error"]["field"]) == ("schedule-sync", "bad", "recurrence")
+
+    # Replaying the record (or the MODIFY the error note caused) reports nothing twice.
+    invoke(record, stream_record(table, "MODIFY", "bad", item, 3))
+    again = sqs.receive_message(QueueUrl=stack.queue_urls["ScheduleSyncDeadLetterQueue"], MaxNumberOfMessages=10)
+    assert again.get("Messages", []) == []
+    assert calls["DeleteSchedule"] == 1
+
+
+def test_a_poison_record_fails_alone_and_the_rest_of_the_batch_still_syncs(sync):
+    stack, table, invoke, _ = sync
+    table.put_checklist("first", recurrence=WORKDAYS, now=NOW)
+    table.put_checklist("last", recurrence=WORKDAYS, now=NOW)
+    good_first = stream_record(table, "INSERT", "first", None, 1)
+    poison = copy.deepcopy(good_first)
+    poison["eventID"] = "poison"
+    poison["dynamodb"]["SequenceNumber"] = f"{1002:028d}"
+    poison["dynamodb"]["Keys"] = {"pk": {"S": "PERFORMED#first#03"}, "sk": {"S": "x"}}  # not a checklist item
+    good_last = stream_record(table, "INSERT", "last", None, 3)
+
+    result = invoke(good_first, poison, good_last)
+
+    assert result == {"batchItemFailures": [{"itemIdentifier": poison["dynamodb"]["SequenceNumber"]}]}
+    assert schedule(stack, "first") is not None
+    assert schedule(stack, "last") is not None
