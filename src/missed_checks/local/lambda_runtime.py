@@ -129,6 +129,65 @@ class _ThreadRoutedStream(io.TextIOBase):
         return self.original.fileno()
 
 
+class _ThreadEnviron(dict):  # type: ignore[type-arg]
+    """Stands in for ``os.environ._data``: a thread running a handler sees its function's
+    variables on top of the process's; every other thread sees the process's, unchanged.
+
+    Setting and restoring ``os.environ`` around each call instead would race with the other
+    threads of the process (moto's interpreter creates botocore clients, which read and copy
+    the environment, while a handler runs).
+    """
+
+    def __init__(self, base: dict, local: threading.local) -> None:  # type: ignore[type-arg]
+        super().__init__(base)
+        self._local = local
+
+    def _overlay(self) -> dict | None:  # type: ignore[type-arg]
+        return getattr(self._local, "environment", None)
+
+    def __getitem__(self, key: Any) -> Any:
+        overlay = self._overlay()
+        if overlay is not None and key in overlay:
+            return overlay[key]
+        return super().__getitem__(key)
+
+    def __contains__(self, key: object) -> bool:
+        overlay = self._overlay()
+        return (overlay is not None and key in overlay) or super().__contains__(key)
+
+    def __iter__(self) -> Iterator[Any]:
+        overlay = self._overlay()
+        if overlay is None:
+            return iter(list(super().keys()))
+        return iter(list(dict.fromkeys([*super().keys(), *overlay])))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return self[key] if key in self else default
+
+
+_environ_users = [0]
+_environ_lock = threading.Lock()
+_environ_local = threading.local()
+
+
+def _install_environ() -> None:
+    with _environ_lock:
+        if _environ_users[0] == 0 and not isinstance(os.environ._data, _ThreadEnviron):  # type: ignore[attr-defined]
+            os.environ._data = _ThreadEnviron(os.environ._data, _environ_local)  # type: ignore[attr-defined]
+        _environ_users[0] += 1
+
+
+def _uninstall_environ() -> None:
+    with _environ_lock:
+        _environ_users[0] -= 1
+        data = os.environ._data  # type: ignore[attr-defined]
+        if _environ_users[0] == 0 and isinstance(data, _ThreadEnviron):
+            os.environ._data = dict(dict.items(data))  # type: ignore[attr-defined]
+
+
 class LambdaRuntime:
     """Runs the stack's functions in-process when anything in this process invokes them.
 
@@ -156,6 +215,7 @@ class LambdaRuntime:
         self._session: boto3.session.Session | None = None
         self._streams: tuple[TextIO, TextIO] | None = None
         self._handlers: dict[str, Callable[[Any, Any], Any]] = {}
+        self._log: TextIO | None = None
 
     # -- installation --------------------------------------------------------------------
     def __enter__(self) -> LambdaRuntime:
@@ -174,6 +234,7 @@ class LambdaRuntime:
             session.events.register(_EVENT, self._before_invoke, unique_id=self._unique_id)
             self._session = session
         if self._streams is None:
+            _install_environ()
             self._streams = (sys.stdout, sys.stderr)
             sys.stdout = _ThreadRoutedStream(sys.stdout, self._local)  # type: ignore[assignment]
             sys.stderr = _ThreadRoutedStream(sys.stderr, self._local)  # type: ignore[assignment]
@@ -188,6 +249,10 @@ class LambdaRuntime:
             if isinstance(sys.stderr, _ThreadRoutedStream):
                 sys.stderr = self._streams[1]
             self._streams = None
+            _uninstall_environ()
+        if self._log is not None:
+            self._log.close()
+            self._log = None
 
     @property
     def _unique_id(self) -> str:
@@ -289,8 +354,10 @@ class LambdaRuntime:
         if self.keep_invocations:
             self.invocations.append(invocation)
         if self._log_path is not None:
-            with self._log_path.open("a", encoding="utf-8") as log:
-                log.write(f"--- {invocation.function}\n{invocation.logs}")
+            with self._lock:
+                if self._log is None:
+                    self._log = self._log_path.open("a", encoding="utf-8")
+                self._log.write(f"--- {invocation.function}\n{invocation.logs}")
         if self.on_invocation is not None:
             self.on_invocation(invocation)
 
@@ -320,16 +387,15 @@ class LambdaRuntime:
             values["AWS_SECRET_ACCESS_KEY"] = LOCAL_CREDENTIALS["aws_secret_access_key"]
         if self.stack.endpoint_url:
             values["AWS_ENDPOINT_URL"] = self.stack.endpoint_url
-        saved = {key: os.environ.get(key) for key in values}
-        os.environ.update(values)
+        if not isinstance(os.environ._data, _ThreadEnviron):  # type: ignore[attr-defined]
+            raise RuntimeError("the Lambda runtime is not installed (use it as a context manager)")
+        encode_key, encode_value = os.environ.encodekey, os.environ.encodevalue  # type: ignore[attr-defined]
+        previous = getattr(_environ_local, "environment", None)
+        _environ_local.environment = {encode_key(k): encode_value(v) for k, v in values.items()}
         try:
             yield
         finally:
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
+            _environ_local.environment = previous
 
     @contextmanager
     def _capture(self) -> Iterator[io.StringIO]:
@@ -357,7 +423,8 @@ class LambdaRuntime:
             if isinstance(stream, _ThreadRoutedStream)
         }
         changed = []
-        loggers = [logging.getLogger(), *logging.Logger.manager.loggerDict.values()]
+        # list() copies in one step: other threads create loggers (botocore clients) meanwhile
+        loggers = [logging.getLogger(), *list(logging.Logger.manager.loggerDict.values())]
         for logger in loggers:
             for handler in getattr(logger, "handlers", []):
                 stream = getattr(handler, "stream", None)

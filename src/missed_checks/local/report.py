@@ -174,7 +174,7 @@ class _RuleHistory:
 
 
 def summarize(missed: list[dict[str, Any]], performed: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Rows per (checklist, equipment), then one total per checklist and a fleet total."""
+    """Rows per (checklist, equipment), each checklist's followed by its total, then the fleet total."""
     outcome: dict[tuple[str, str, str], str] = {}
     for check in performed:
         if check["window_start"] is None:
@@ -192,15 +192,17 @@ def summarize(missed: list[dict[str, Any]], performed: list[dict[str, Any]]) -> 
     for (checklist, equipment, _), result in outcome.items():
         counts[(checklist, equipment)][result] += 1
     rows = []
-    by_checklist: dict[str, dict[str, int]] = defaultdict(lambda: {"on_time": 0, "late": 0, "missed": 0})
     fleet = {"on_time": 0, "late": 0, "missed": 0}
-    for (checklist, equipment), values in sorted(counts.items()):
-        rows.append(_row(checklist, equipment, values))
-        for name, value in values.items():
-            by_checklist[checklist][name] += value
-            fleet[name] += value
-    for checklist, values in sorted(by_checklist.items()):
-        rows.append(_row(checklist, "*", values))
+    for checklist in sorted({checklist for checklist, _ in counts}):
+        subtotal = {"on_time": 0, "late": 0, "missed": 0}
+        for (name, equipment), values in sorted(counts.items()):
+            if name != checklist:
+                continue
+            rows.append(_row(checklist, equipment, values))
+            for key, value in values.items():
+                subtotal[key] += value
+                fleet[key] += value
+        rows.append(_row(checklist, "*", subtotal))
     rows.append(_row("*", "*", fleet))
     return rows
 
@@ -234,15 +236,25 @@ def render_table(report: dict[str, Any], console: Console, *, where_next: list[s
     previous = None
     for row in report["summary"]:
         is_total = row["equipment"] == "*"
-        checklist = "" if row["checklist"] == previous and not is_total else row["checklist"]
         if row["checklist"] == "*":
-            table.add_section()
-            checklist = "[bold]fleet[/bold]"
-        label = "[italic]all[/italic]" if is_total else row["equipment"]
+            checklist, label = "[bold]fleet[/bold]", "[italic]all[/italic]"
+        elif is_total:
+            checklist, label = "", "[italic]all[/italic]"
+        else:
+            checklist, label = ("" if row["checklist"] == previous else row["checklist"]), row["equipment"]
         compliance = "-" if row["compliance_pct"] is None else f"{row['compliance_pct']:.1f} %"
-        style = "bold" if is_total else ""
         missed = f"[red]{row['missed']}[/red]" if row["missed"] else "0"
-        table.add_row(checklist, label, str(row["on_time"]), str(row["late"]), missed, compliance, style=style)
+        table.add_row(
+            checklist,
+            label,
+            str(row["on_time"]),
+            str(row["late"]),
+            missed,
+            compliance,
+            style="bold" if is_total else "",
+        )
+        if is_total:
+            table.add_section()
         previous = row["checklist"]
     console.print(table)
     executions = report["executions"]

@@ -81,6 +81,10 @@ class LocalRuntime:
     scheduler: SimulatedScheduler = field(init=False)
     pollers: list[StreamPoller] = field(init=False)
     on_step: Callable[[], None] | None = None
+    refresh_always: bool = False
+    """Re-read the schedules on every settle, not only after a function ran (``local serve``:
+    anyone may change schedules through the endpoint)."""
+    _invocations_at_refresh: int = field(init=False, default=-1)
     _exit: ExitStack = field(init=False, default_factory=ExitStack)
     _running: list[ExecutionRecord] = field(init=False, default_factory=list)
 
@@ -116,6 +120,8 @@ class LocalRuntime:
         self._exit.enter_context(self.lambda_runtime)
         self._exit.enter_context(installed(self.clock))
         self._exit.enter_context(moto_on_simulated_time(self.clock))
+        self._exit.enter_context(_reuse_interpreter_clients())
+        self._exit.enter_context(_parse_each_definition_once())
         self._exit.enter_context(_quiet_moto_logs(self.log_path))
         self.settle()
 
@@ -131,11 +137,19 @@ class LocalRuntime:
                 before = poller.stats.invocations
                 poller.drain()
                 invoked += poller.stats.invocations - before
-            self.scheduler.refresh()
+            # Only a function can change schedules in a scenario; serve mode refreshes every tick.
+            if self._schedules_may_have_changed():
+                self.scheduler.refresh()
             finished = self._wait_for_executions()
             if not invoked and not finished:
                 return
         raise RuntimeStuck("streams and executions kept changing after 50 rounds of settling")
+
+    def _schedules_may_have_changed(self) -> bool:
+        seen = sum(self.invocation_counts.values())
+        changed = self.refresh_always or seen != self._invocations_at_refresh
+        self._invocations_at_refresh = seen
+        return changed
 
     def next_firing_time(self) -> datetime | None:
         return self.scheduler.next_firing_time()
@@ -176,17 +190,17 @@ class LocalRuntime:
         sfn = self.stack.client("stepfunctions")
         deadline = time.monotonic() + _EXECUTION_TIMEOUT_S
         finished = 0
-        delay = 0.002
+        delay = 0.005
         while self._running:
             record = self._running[0]
             described = sfn.describe_execution(executionArn=record.arn)
             if described["status"] == "RUNNING":
                 if time.monotonic() > deadline:
                     raise RuntimeStuck(f"execution {record.arn} still running after {_EXECUTION_TIMEOUT_S:.0f} s")
-                time.sleep(delay)
-                delay = min(delay * 2, 0.05)
+                time.sleep(delay)  # each poll costs CPU the execution's threads need: back off
+                delay = min(delay * 2, 0.1)
                 continue
-            delay = 0.002
+            delay = 0.005
             record.status = described["status"]
             if "output" in described:
                 try:
@@ -264,6 +278,71 @@ def moto_on_simulated_time(clock: SimulatedClock | RealTimeClock) -> Iterator[No
         mock.patch.object(scheduler_models, "utcnow", simulated_utcnow),
         mock.patch.object(retrier_decl, "time", _NoWait()),
     ):
+        yield
+
+
+_CLIENT_USERS = (
+    "moto.stepfunctions.parser.asl.component.state.exec.state_task.lambda_eval_utils",
+    "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_sqs",
+    "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_dynamodb",
+    "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_events",
+    "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_sns",
+    "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_aws_sdk",
+)
+
+
+@contextmanager
+def _reuse_interpreter_clients() -> Iterator[None]:
+    """moto's interpreter builds a new botocore client for every task (about 10 ms of CPU each,
+    most of a Lambda task's cost here); reuse one per region and service while the runtime
+    runs. Clients are created after the in-process Lambda hook is installed, so they carry it."""
+    import importlib
+    import threading
+
+    clients: dict[tuple[str, str], Any] = {}
+    lock = threading.Lock()
+    with ExitStack() as patches:
+        for name in _CLIENT_USERS:
+            module = importlib.import_module(name)
+            original = getattr(module, "boto_client_for", None)
+            if original is None:
+                continue
+
+            def cached(region: str, service: str, state_credentials: Any = None, _original: Any = original) -> Any:
+                key = (region, service)
+                with lock:
+                    if key not in clients:
+                        clients[key] = _original(region=region, service=service, state_credentials=state_credentials)
+                    return clients[key]
+
+            patches.enter_context(mock.patch.object(module, "boto_client_for", cached))
+        yield
+
+
+@contextmanager
+def _parse_each_definition_once() -> Iterator[None]:
+    """moto parses the definition again (ANTLR, about 50 ms) for every execution. Keep the parse
+    tree per definition text; each execution still gets fresh evaluation components from it."""
+    import threading
+
+    from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
+    from moto.stepfunctions.parser.asl.parse.preprocessor import Preprocessor
+
+    original = AmazonStateLanguageParser.parse
+    trees: dict[str, Any] = {}
+    lock = threading.Lock()
+
+    def parse(definition: str) -> tuple[Any, Any]:
+        with lock:
+            tree = trees.get(definition)
+        if tree is None:
+            program, tree = original(definition)
+            with lock:
+                trees[definition] = tree
+            return program, tree
+        return Preprocessor().visit(tree), tree
+
+    with mock.patch.object(AmazonStateLanguageParser, "parse", staticmethod(parse)):
         yield
 
 

@@ -80,7 +80,7 @@ class LocalServer:
         self._environment.__enter__()
         reset_clients()
         self.stack = EmbeddedStack.provision(self.template_path, parameters=self.parameters, endpoint_url=self.endpoint)
-        self.runtime = LocalRuntime(self.stack, self.clock, log_path=self.log_path)
+        self.runtime = LocalRuntime(self.stack, self.clock, log_path=self.log_path, refresh_always=True)
         self.runtime.start()
         return self.stack
 

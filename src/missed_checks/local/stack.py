@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from graphlib import CycleError, TopologicalSorter
@@ -49,6 +50,7 @@ DEFAULT_REGION = "us-east-1"
 LOCAL_CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
 
 ClientFactory = Callable[[str], Any]
+_CLIENTS_LOCK = threading.Lock()
 
 # Lambda's defaults where neither Globals nor the function set a value.
 _LAMBDA_DEFAULTS = {"MemorySize": 128, "Timeout": 3, "Runtime": "python3.13"}
@@ -127,6 +129,7 @@ class EmbeddedStack:
     functions: dict[str, FunctionSpec] = field(default_factory=dict)
     stream_mappings: list[StreamMappingSpec] = field(default_factory=list)
     outputs: dict[str, str] = field(default_factory=dict)
+    _clients: dict[tuple[int, str], Any] = field(default_factory=dict, repr=False, compare=False)
     lambda_runtime: Any = field(default=None, repr=False, compare=False)
     """The :class:`~missed_checks.local.lambda_runtime.LambdaRuntime` serving the functions, once
     one is installed (set by the caller)."""
@@ -196,8 +199,12 @@ class EmbeddedStack:
         return None
 
     def client(self, service: str) -> Any:
-        """A boto3 client bound to this stack's endpoint and region."""
-        return _client_factory(self.region, self.endpoint_url)(service)
+        """A boto3 client bound to this stack's endpoint and region (one per service, reused)."""
+        with _CLIENTS_LOCK:
+            key = (id(self), service)
+            if key not in self._clients:
+                self._clients[key] = _client_factory(self.region, self.endpoint_url)(service)
+            return self._clients[key]
 
     # -- provisioning --------------------------------------------------------------------
     @classmethod

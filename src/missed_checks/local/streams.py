@@ -41,6 +41,9 @@ __all__ = ["StreamBlocked", "StreamPoller", "StreamStats"]
 # MaximumRetryAttempts -1 means "until the record expires" (a day) in AWS; locally that would
 # spin forever, so a mapping without a bound stops with StreamBlocked after this many retries.
 UNBOUNDED_RETRY_CAP = 1000
+_PAGE = 1000
+# Shards are listed again every this many polls (moto keeps one shard per table for good).
+_REDISCOVER_EVERY = 100
 
 
 class StreamBlocked(RuntimeError):
@@ -89,10 +92,26 @@ class StreamPoller:
         self._sqs = stack.client("sqs")
         self._shards: dict[str, _Shard] = {}
         self._pending: list[tuple[str, dict[str, Any]]] = []
+        self._polls = 0
 
     # -- reading ---------------------------------------------------------------------------
     def poll(self) -> int:
         """Read every new record of every shard; returns how many are waiting for delivery."""
+        self._polls += 1
+        if not self._shards or self._polls % _REDISCOVER_EVERY == 0:
+            self._discover()
+        for state in self._shards.values():
+            while state.iterator:
+                page = self._streams.get_records(ShardIterator=state.iterator, Limit=_PAGE)
+                state.iterator = page.get("NextShardIterator")
+                for record in page["Records"]:
+                    self.stats.read += 1
+                    self._accept(state.shard_id, record)
+                if len(page["Records"]) < _PAGE:
+                    break
+        return len(self._pending)
+
+    def _discover(self) -> None:
         description = self._streams.describe_stream(StreamArn=self.mapping.stream_arn)["StreamDescription"]
         for shard in description["Shards"]:
             shard_id = shard["ShardId"]
@@ -102,16 +121,6 @@ class StreamPoller:
                     StreamArn=self.mapping.stream_arn, ShardId=shard_id, ShardIteratorType=iterator_type
                 )["ShardIterator"]
                 self._shards[shard_id] = _Shard(shard_id, iterator)
-            state = self._shards[shard_id]
-            while state.iterator:
-                page = self._streams.get_records(ShardIterator=state.iterator, Limit=1000)
-                state.iterator = page.get("NextShardIterator")
-                for record in page["Records"]:
-                    self.stats.read += 1
-                    self._accept(shard_id, record)
-                if not page["Records"]:
-                    break
-        return len(self._pending)
 
     def _accept(self, shard_id: str, record: dict[str, Any]) -> None:
         data = record["dynamodb"]
