@@ -13,13 +13,13 @@ from typing import Any
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from missed_checks.recurrence import OccurrenceWindow
 
 from missed_checks.aws import settings
 from missed_checks.aws.clients import client
 from missed_checks.aws.table import ChecklistTable
 from missed_checks.checklist import validate_checklist_id
 from missed_checks.errors import TransientError
+from missed_checks.recurrence import OccurrenceWindow
 from missed_checks.timefmt import to_utc_iso
 
 logger = Logger()

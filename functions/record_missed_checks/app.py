@@ -13,7 +13,6 @@ from typing import Any
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from missed_checks.recurrence import OccurrenceWindow
 
 from missed_checks import clock
 from missed_checks.aws import settings
@@ -22,6 +21,7 @@ from missed_checks.checklist import validate_checklist_id
 from missed_checks.equipment import SHARD_COUNT
 from missed_checks.errors import InvalidInput
 from missed_checks.missed_check import judge, missed_check_item
+from missed_checks.recurrence import OccurrenceWindow
 
 logger = Logger()
 tracer = Tracer()
