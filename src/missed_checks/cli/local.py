@@ -1,8 +1,10 @@
-"""``missed-checks local``: the whole system on an embedded AWS (moto), on a simulated clock.
+"""missed-checks local: the whole system on an embedded AWS (moto), on a simulated clock.
 
-* ``local run SCENARIO.json [--report table|json|csv]`` plays a scenario and prints the report;
-* ``local demo`` plays the bundled five-week scenario with a progress bar;
-* ``local serve [--port N] [--speed X]`` keeps the stack running behind a local AWS endpoint.
+  local run SCENARIO.json [--report table|json|csv]   play a scenario and print the report
+  local demo                                          play the bundled five-week scenario
+  local serve [--port N] [--speed X]                  keep the stack running behind a local AWS endpoint
+
+See README "Local runtime" for the scenario format and what is emulated.
 """
 
 from __future__ import annotations

@@ -168,6 +168,7 @@ class _ThreadEnviron(dict):  # type: ignore[type-arg]
         return self[key] if key in self else default
 
 
+_capture_local = threading.local()
 _environ_users = [0]
 _environ_lock = threading.Lock()
 _environ_local = threading.local()
@@ -211,7 +212,9 @@ class LambdaRuntime:
         self.on_invocation = on_invocation
         self._log_path = Path(log_path) if log_path else None
         self._lock = threading.RLock()
-        self._local = threading.local()
+        # Shared by every runtime: a logger that kept an earlier runtime's routing stream (Powertools
+        # pins sys.stdout when the handler module is imported) must still route by thread.
+        self._local = _capture_local
         self._session: boto3.session.Session | None = None
         self._streams: tuple[TextIO, TextIO] | None = None
         self._handlers: dict[str, Callable[[Any, Any], Any]] = {}

@@ -46,6 +46,7 @@ class LocalServer:
     ) -> None:
         self.host, self.port = host, port
         self.endpoint = f"http://{host}:{port}"
+        self._start, self._speed = start, speed
         self.clock = RealTimeClock(start, speed)
         self.parameters = parameters or {}
         self.template_path = template_path
@@ -80,6 +81,8 @@ class LocalServer:
         self._environment.__enter__()
         reset_clients()
         self.stack = EmbeddedStack.provision(self.template_path, parameters=self.parameters, endpoint_url=self.endpoint)
+        # The clock starts once the stack is up (provisioning takes seconds, hours at a high speed).
+        self.clock = RealTimeClock(self._start, self._speed)
         self.runtime = LocalRuntime(self.stack, self.clock, log_path=self.log_path, refresh_always=True)
         self.runtime.start()
         return self.stack
