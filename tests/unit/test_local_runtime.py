@@ -1,0 +1,37 @@
+"""The ``local_runtime`` fixture: writes reach schedule-sync, schedules fire, executions finish."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from missed_checks import clock
+from missed_checks.aws.table import ChecklistTable
+from missed_checks.local.runtime import LocalRuntime
+
+pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish:UserWarning")
+
+
+def test_a_checklist_gets_its_schedule_and_its_window_judged(local_runtime: LocalRuntime) -> None:
+    stack = local_runtime.stack
+    table = ChecklistTable(stack.table_name)
+    start = local_runtime.clock.now()
+    assert clock.now() == start  # handlers and adapters see the simulated time
+    table.put_checklist(
+        "morning", recurrence="DTSTART;TZID=Europe/Berlin:20260302T080000\nRRULE:FREQ=DAILY", window="PT2H", now=start
+    )
+    table.assign_equipment("morning", ["m-1"], start)
+    local_runtime.settle()
+    schedule = stack.client("scheduler").get_schedule(GroupName=stack.schedule_group, Name="morning")
+    assert schedule["ScheduleExpressionTimezone"] == "Europe/Berlin"
+    assert schedule["Target"]["Arn"] == stack.state_machine_arn
+    fired = local_runtime.advance_to(datetime(2026, 3, 2, 12, tzinfo=UTC))
+    assert [f.scheduled_time for f in fired] == [datetime(2026, 3, 2, 9, tzinfo=UTC)]  # 10:00 in Berlin
+    (execution,) = local_runtime.executions
+    assert execution.status == "SUCCEEDED" and execution.input["instant"] == "2026-03-02T09:00:00Z"
+    missed = table.missed_checks_of_checklist("morning", start, local_runtime.clock.now())
+    assert [(m["equipment_id"], m["window_start"], m["window_end"]) for m in missed] == [
+        ("m-1", "2026-03-02T07:00:00Z", "2026-03-02T09:00:00Z")
+    ]
+    assert local_runtime.invocation_summary()["RecordMissedChecksFunction"] == {"ok": 16, "error": 0}
