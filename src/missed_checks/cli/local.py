@@ -143,6 +143,10 @@ def _with_progress(scenario: Any, console: Any, log_path: Path) -> dict[str, Any
         TimeElapsedColumn(),
         console=console,
         transient=True,
+        # the runtime routes handler output itself; rich need not wrap stdout/stderr
+        redirect_stdout=False,
+        redirect_stderr=False,
+        refresh_per_second=4,
     ) as progress:
         task = progress.add_task("simulating", total=total, now="")
 
