@@ -143,7 +143,9 @@ class ChecklistTable:
         return Checklist.from_item(item) if item else None
 
     def list_checklists(self) -> list[Checklist]:
-        items = self._query_range(keys.CHECKLISTS_INDEX_PK, "", keys.HIGH, keys.BY_PERIOD_INDEX)
+        # No sort-key condition: DynamoDB rejects an empty string as a key value ("" .. HIGH).
+        items = self.query(keys.BY_PERIOD_INDEX, KeyConditionExpression="gsi2pk = :pk",
+                           ExpressionAttributeValues=serialize({":pk": keys.CHECKLISTS_INDEX_PK}))
         return [Checklist.from_item(item) for item in items]
 
     def put_checklist(
