@@ -1,0 +1,403 @@
+"""``checklist``, ``equipment`` and ``check`` commands: the data a fleet's checks are judged on."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import timedelta
+from typing import Any
+
+from rich.table import Table
+
+from missed_checks import clock
+from missed_checks.aws.table import NotFound
+from missed_checks.checklist import Checklist, validate_checklist_id
+from missed_checks.cli.common import (
+    add_command,
+    add_group,
+    console,
+    err_console,
+    fail,
+    instant_arg,
+    print_json,
+    progress_bar,
+    say,
+    target_of,
+)
+from missed_checks.errors import InvalidInput
+from missed_checks.ops.checklists import preview, validate_rule
+from missed_checks.ops.inputs import checklist_specs, equipment_ids, performed_checks_csv
+from missed_checks.performed_check import PerformedCheck
+from missed_checks.timefmt import to_utc_iso
+
+CHUNK = 500
+FUTURE_TOLERANCE = timedelta(minutes=5)
+
+
+def register(subparsers: Any) -> None:
+    _register_checklist(subparsers)
+    _register_equipment(subparsers)
+    _register_check(subparsers)
+
+
+# -- checklist ------------------------------------------------------------------------------------
+def _register_checklist(subparsers: Any) -> None:
+    group = add_group(subparsers, "checklist", help="create, show, list, pause, resume, delete checklists",
+                      description="Checklists: a recurrence, a time zone, a window and a grace period.")
+    put = add_command(
+        group, "put", help="create or edit a checklist (validated before it is written)",
+        description="Create or edit a checklist. The rule is checked by the recurrence engine first; the "
+                    "next windows and the schedule it will get are shown. Editing the rule changes the "
+                    "future only: windows that closed before the edit are never judged by the new rule.",
+        examples="""  missed-checks checklist put forklift-daily --name "Forklift pre-use check" \\
+      --recurrence 'DTSTART;TZID=Europe/Berlin:20260105T060000' \\
+      --recurrence 'RRULE:FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR' --window PT8H --grace PT30M --stack missed-checks
+  missed-checks checklist put --file checklists.yaml --endpoint http://127.0.0.1:4566
+  missed-checks checklist put fire-monthly --recurrence 'RRULE:FREQ=MONTHLY;BYDAY=1MO' \\
+      --timezone Europe/Riga --dry-run --stack missed-checks""",
+        handler=checklist_put)
+    put.add_argument("checklist_id", nargs="?", metavar="ID", help="checklist id (or `id:` in --file)")
+    put.add_argument("--file", metavar="FILE", help="YAML or JSON: one checklist or a list "
+                                                    "(id, name, recurrence, timezone, window, grace)")
+    put.add_argument("--name")
+    put.add_argument("--recurrence", action="append", metavar="LINE",
+                     help="RFC 5545 text; repeat for several lines (DTSTART, RRULE, EXDATE) or separate them "
+                          "with \\n")
+    put.add_argument("--timezone", metavar="ZONE", help="IANA zone when DTSTART has no TZID")
+    put.add_argument("--window", metavar="DURATION", help="ISO 8601 window length, e.g. PT8H or P1D")
+    put.add_argument("--grace", metavar="DURATION", help="ISO 8601 grace after the window, e.g. PT30M")
+    put.add_argument("--windows", type=int, default=5, metavar="N", help="how many next windows to show")
+    put.add_argument("--dry-run", action="store_true", help="validate and show, write nothing")
+
+    show = add_command(group, "show", help="one checklist, its schedule and next windows",
+                       description="Show a checklist: rule, status, watermark, schedule (or sync error), "
+                                   "equipment count and next windows.",
+                       examples="  missed-checks checklist show forklift-daily --stack missed-checks --json",
+                       handler=checklist_show)
+    show.add_argument("checklist_id", metavar="ID")
+    show.add_argument("--windows", type=int, default=5, metavar="N")
+
+    add_command(group, "list", help="every checklist", description="List every checklist (one Query).",
+                examples="  missed-checks checklist list --stack missed-checks\n"
+                         "  missed-checks checklist list --endpoint http://127.0.0.1:4566 --json",
+                handler=checklist_list)
+
+    for name, verb, text in (
+        ("pause", "Pause", "its schedule is disabled; windows closing while paused are never judged"),
+        ("resume", "Resume", "judging restarts from now: the pause is not back-filled"),
+        ("delete", "Delete", "its schedule and assignments go; its performed and missed checks stay"),
+    ):
+        command = add_command(group, name, help=f"{name} a checklist", description=f"{verb} a checklist: {text}.",
+                              examples=f"  missed-checks checklist {name} forklift-daily --stack missed-checks"
+                                       + (" --yes" if name == "delete" else ""),
+                              handler=checklist_change)
+        command.add_argument("checklist_id", metavar="ID")
+        if name == "delete":
+            command.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+
+
+def _rule_args(args: argparse.Namespace) -> list[dict[str, str | None]]:
+    flags = {
+        "id": args.checklist_id,
+        "name": args.name,
+        # Lines as repeated flags, or one flag with real newlines or a literal \n (as `recurrence` takes).
+        "recurrence": "\n".join(args.recurrence).replace("\\n", "\n") if args.recurrence else None,
+        "timezone": args.timezone,
+        "window": args.window,
+        "grace": args.grace,
+    }
+    if args.file:
+        specs = checklist_specs(args.file)
+        if len(specs) > 1 and args.checklist_id:
+            raise InvalidInput("id", "give no ID with a file holding several checklists")
+        return [{**spec, **{k: v for k, v in flags.items() if v}} for spec in specs]
+    if not flags["recurrence"]:
+        raise InvalidInput("recurrence", "give --recurrence (or --file)")
+    return [flags]
+
+
+def checklist_put(args: argparse.Namespace) -> int:
+    specs = _rule_args(args)
+    now = clock.now()
+    previews = []
+    for spec in specs:  # validate every one before writing any
+        if not spec.get("id"):
+            raise InvalidInput("id", "every checklist needs an id")
+        validate_checklist_id(spec["id"])
+        if not spec.get("recurrence"):
+            raise InvalidInput("recurrence", f"checklist {spec['id']} has no recurrence")
+        rule = validate_rule(str(spec["recurrence"]), spec.get("timezone"), spec.get("window"), spec.get("grace"))
+        previews.append(preview(rule, now, max(0, args.windows)))
+    table = None if args.dry_run else target_of(args).table()
+    results = []
+    for spec, shown in zip(specs, previews, strict=True):
+        checklist_id = str(spec["id"])
+        action = "valid (dry run, nothing written)"
+        if table is not None:
+            existed = table.get_checklist(checklist_id) is not None
+            table.put_checklist(checklist_id, recurrence=str(spec["recurrence"]), now=now, name=spec.get("name") or "",
+                                timezone=spec.get("timezone"), window=spec.get("window"), grace=spec.get("grace"))
+            action = "updated" if existed else "created"
+        results.append({"checklist_id": checklist_id, "action": action, **shown.to_dict()})
+    if args.json:
+        print_json(results if len(results) > 1 else results[0])
+        return 0
+    for result in results:
+        say(f"checklist {result['checklist_id']}: {result['action']}", "bold")
+        _print_preview(result)
+    return 0
+
+
+def _print_preview(document: dict[str, Any]) -> None:
+    schedule = document["schedule"]
+    exact = "exact" if schedule["exact"] else "superset: the evaluation skips firings that close no window"
+    say(f"  schedule: {schedule['expression']} in {schedule['timezone']} ({exact})")
+    if schedule.get("start_date") or schedule.get("end_date"):
+        say(f"  from {schedule.get('start_date') or '-'} until {schedule.get('end_date') or '-'}")
+    if not document["next_windows"]:
+        say("  no windows ahead: the rule has ended")
+        return
+    table = Table("next window starts", "ends", "judged after (end + grace)", box=None, pad_edge=False)
+    for window in document["next_windows"]:
+        table.add_row(window["start"], window["end"], window["evaluate_at"])
+    console().print(table)
+
+
+def _checklist_document(checklist: Checklist) -> dict[str, Any]:
+    item = checklist.to_item()
+    for name in ("pk", "sk", "type", "gsi2pk", "gsi2sk"):
+        item.pop(name, None)
+    item.update({k: v for k, v in checklist.extra.items() if k in ("schedule", "sync_error")})
+    return item
+
+
+def _require(table: Any, checklist_id: str) -> Checklist:
+    checklist = table.get_checklist(validate_checklist_id(checklist_id))
+    if checklist is None:
+        raise NotFound(f"checklist {checklist_id!r} does not exist")
+    return checklist
+
+
+def checklist_show(args: argparse.Namespace) -> int:
+    table = target_of(args).table()
+    checklist = _require(table, args.checklist_id)
+    document = _checklist_document(checklist)
+    assignments = table.assignments(checklist.checklist_id)
+    now = clock.now()
+    document["equipment"] = {
+        "assigned": sum(1 for a in assignments if a.unassigned_at is None or a.unassigned_at > now),
+        "unassigned": sum(1 for a in assignments if a.unassigned_at is not None and a.unassigned_at <= now),
+    }
+    try:
+        shown = preview(checklist.parsed(), now, max(0, args.windows)).to_dict()
+        document["next_windows"] = shown["next_windows"]
+        if not document.get("schedule"):
+            document["schedule"] = {**shown["schedule"], "state": "not synced yet"}
+    except InvalidInput as error:
+        document["rule_error"] = str(error)
+    if args.json:
+        print_json(document)
+        return 0
+    say(f"checklist {checklist.checklist_id}" + (f" ({checklist.name})" if checklist.name else ""), "bold")
+    for name in ("status", "recurrence", "timezone", "window", "grace", "created_at", "updated_at",
+                 "evaluated_until", "revision"):
+        if document.get(name) not in (None, ""):
+            value = str(document[name]).replace("\n", "\n" + " " * 18)
+            say(f"  {name + ':':<16}{value}")
+    say(f"  {'equipment:':<16}{document['equipment']['assigned']} assigned, "
+        f"{document['equipment']['unassigned']} unassigned")
+    if document.get("sync_error"):
+        say(f"  schedule error: {document['sync_error']}", "red")
+    elif document.get("schedule", {}).get("synced_at"):
+        say(f"  schedule state: {document['schedule'].get('state')} (synced {document['schedule'].get('synced_at')})")
+    if "rule_error" in document:
+        say(f"  rule error: {document['rule_error']}", "red")
+        return 0
+    _print_preview(document)
+    return 0
+
+
+def checklist_list(args: argparse.Namespace) -> int:
+    checklists = target_of(args).table().list_checklists()
+    if args.json:
+        print_json([_checklist_document(c) for c in checklists])
+        return 0
+    if not checklists:
+        say("no checklists")
+        return 0
+    table = Table("id", "name", "status", "rule", "zone", "window", "grace", "evaluated until", "schedule")
+    for checklist in checklists:
+        schedule = checklist.extra.get("schedule") or {}
+        state = ("ERROR: " + str(checklist.extra["sync_error"].get("message"))) if checklist.extra.get(
+            "sync_error") else f"{schedule.get('expression', '-')} {schedule.get('state', '')}".strip()
+        table.add_row(checklist.checklist_id, checklist.name, checklist.status.value,
+                      checklist.recurrence.replace("\n", " "), checklist.timezone or "", checklist.window or "",
+                      checklist.grace or "", to_utc_iso(checklist.watermark) if checklist.watermark else "", state)
+    console().print(table)
+    return 0
+
+
+def checklist_change(args: argparse.Namespace) -> int:
+    command = args.checklist_command
+    table = target_of(args).table()
+    checklist_id = validate_checklist_id(args.checklist_id)
+    now = clock.now()
+    if command == "delete":
+        if not args.yes:
+            if not (sys.stdin.isatty() and err_console().is_terminal):
+                raise InvalidInput("yes", "deleting a checklist needs --yes")
+            answer = err_console().input(f"Delete checklist {checklist_id} and its assignments? [y/N] ")
+            if answer.strip().lower() not in ("y", "yes"):
+                return fail("not deleted", 1)
+        if not table.delete_checklist(checklist_id):
+            raise NotFound(f"checklist {checklist_id!r} does not exist")
+        document: dict[str, Any] = {"checklist_id": checklist_id, "deleted": True}
+    else:
+        change = table.pause_checklist if command == "pause" else table.resume_checklist
+        document = _checklist_document(change(checklist_id, now))
+    if args.json:
+        print_json(document)
+    elif command == "delete":
+        say(f"checklist {checklist_id} deleted (its performed and missed checks are kept)")
+    else:
+        say(f"checklist {checklist_id}: {document['status']}"
+            + (f", judging from {document.get('evaluated_until')}" if command == "resume" else ""))
+    return 0
+
+
+# -- equipment ------------------------------------------------------------------------------------
+def _register_equipment(subparsers: Any) -> None:
+    group = add_group(subparsers, "equipment", help="assign equipment to checklists, or unassign it",
+                      description="Equipment assignments: equipment counts for a window when it was assigned "
+                                  "before the window started and not unassigned before it ended.")
+    for name, verb in (("assign", "Assign"), ("unassign", "Unassign")):
+        command = add_command(
+            group, name, help=f"{name} equipment (many ids, or a file of them)",
+            description=f"{verb} equipment {'to' if name == 'assign' else 'from'} a checklist, from --at (default "
+                        "now) on. Ids come as arguments and/or from a file (one per line, or the first CSV column; "
+                        "- reads standard input).",
+            examples=f"  missed-checks equipment {name} --checklist forklift-daily FL-001 FL-002 --stack mc\n"
+                     f"  missed-checks equipment {name} --checklist forklift-daily --file fleet.txt --stack mc",
+            handler=equipment_change)
+        command.add_argument("equipment", nargs="*", metavar="EQUIPMENT")
+        command.add_argument("--checklist", required=True, metavar="ID")
+        command.add_argument("--file", metavar="FILE")
+        command.add_argument("--at", metavar="INSTANT", help="ISO 8601 instant with offset (default now)")
+    listing = add_command(group, "list", help="equipment of a checklist",
+                          description="List a checklist's equipment assignments (one Query).",
+                          examples="  missed-checks equipment list --checklist forklift-daily --stack missed-checks",
+                          handler=equipment_list)
+    listing.add_argument("--checklist", required=True, metavar="ID")
+
+
+def equipment_change(args: argparse.Namespace) -> int:
+    ids = equipment_ids(args.equipment, args.file)
+    checklist_id = validate_checklist_id(args.checklist, "checklist")
+    at = instant_arg(args.at, "at")
+    table = target_of(args).table()
+    _require(table, checklist_id)
+    assign = args.equipment_command == "assign"
+    changed = 0
+    with progress_bar(f"{'assigning' if assign else 'unassigning'} equipment", len(ids)) as advance:
+        for offset in range(0, len(ids), CHUNK):
+            chunk = ids[offset:offset + CHUNK]
+            if assign:
+                changed += table.assign_equipment(checklist_id, chunk, at)
+            else:
+                changed += table.unassign_equipment(checklist_id, chunk, at)
+            advance(len(chunk))
+    document = {"checklist_id": checklist_id, "action": args.equipment_command, "at": to_utc_iso(at),
+                "requested": len(ids), "changed": changed, "skipped": len(ids) - changed}
+    if args.json:
+        print_json(document)
+    else:
+        verb = "assigned to" if assign else "unassigned from"
+        say(f"{changed} equipment {verb} {checklist_id} from {document['at']}"
+            + (f"; {document['skipped']} skipped (not assigned, or already unassigned)" if document["skipped"] else ""))
+    return 0
+
+
+def equipment_list(args: argparse.Namespace) -> int:
+    table = target_of(args).table()
+    checklist = _require(table, args.checklist)
+    assignments = sorted(table.assignments(checklist.checklist_id), key=lambda a: a.equipment_id)
+    rows = [{"equipment_id": a.equipment_id, "assigned_at": to_utc_iso(a.assigned_at),
+             "unassigned_at": to_utc_iso(a.unassigned_at) if a.unassigned_at else None} for a in assignments]
+    if args.json:
+        print_json(rows)
+        return 0
+    table_view = Table("equipment", "assigned at", "unassigned at")
+    for row in rows:
+        table_view.add_row(row["equipment_id"], row["assigned_at"], row["unassigned_at"] or "")
+    console().print(table_view)
+    return 0
+
+
+# -- performed checks -----------------------------------------------------------------------------
+def _register_check(subparsers: Any) -> None:
+    group = add_group(subparsers, "check", help="record performed checks (one, or a CSV import)",
+                      description="Performed checks: on time inside the window, late inside the grace period.")
+    record = add_command(
+        group, "record", help="record one performed check",
+        description="Record that a check was performed (recording the same instant twice keeps one).",
+        examples="  missed-checks check record --checklist forklift-daily --equipment FL-001 --stack missed-checks\n"
+                 "  missed-checks check record --checklist forklift-daily --equipment FL-001 "
+                 "--at 2026-03-02T07:12:00+01:00 --stack missed-checks",
+        handler=check_record)
+    record.add_argument("--checklist", required=True, metavar="ID")
+    record.add_argument("--equipment", required=True, metavar="EQUIPMENT")
+    record.add_argument("--at", metavar="INSTANT", help="when it was performed (default now)")
+    imported = add_command(
+        group, "import", help="import performed checks from a CSV file (batch writes)",
+        description="Import performed checks from CSV with a header: checklist_id,equipment_id,performed_at "
+                    "(instants with an offset). Every row is checked before anything is written.",
+        examples="  missed-checks check import checks.csv --stack missed-checks\n"
+                 "  printf 'checklist_id,equipment_id,performed_at\\nforklift-daily,FL-1,2026-03-02T06:40:00Z\\n' \\\n"
+                 "      | missed-checks check import - --endpoint http://127.0.0.1:4566",
+        handler=check_import)
+    imported.add_argument("path", metavar="FILE.csv", help="CSV file, or - for standard input")
+
+
+def _not_in_future(check: PerformedCheck, now: Any) -> None:
+    if check.performed_at > now + FUTURE_TOLERANCE:
+        raise InvalidInput("at", f"{to_utc_iso(check.performed_at)} is in the future (now is {to_utc_iso(now)})")
+
+
+def check_record(args: argparse.Namespace) -> int:
+    now = clock.now()
+    check = PerformedCheck(validate_checklist_id(args.checklist, "checklist"), args.equipment,
+                           instant_arg(args.at, "at"))
+    _not_in_future(check, now)
+    table = target_of(args).table()
+    _require(table, check.checklist_id)
+    table.record_performed_check(check, now)
+    document = {"checklist_id": check.checklist_id, "equipment_id": check.equipment_id,
+                "performed_at": to_utc_iso(check.performed_at), "recorded_at": to_utc_iso(now)}
+    if args.json:
+        print_json(document)
+    else:
+        say(f"recorded: {check.equipment_id} on {check.checklist_id} at {document['performed_at']}")
+    return 0
+
+
+def check_import(args: argparse.Namespace) -> int:
+    parsed = performed_checks_csv(args.path)
+    now = clock.now()
+    for check in parsed.checks:
+        _not_in_future(check, now)
+    table = target_of(args).table()
+    for checklist_id in parsed.checklist_ids:
+        _require(table, checklist_id)
+    written = 0
+    with progress_bar("importing performed checks", len(parsed.checks)) as advance:
+        for offset in range(0, len(parsed.checks), CHUNK):
+            chunk = parsed.checks[offset:offset + CHUNK]
+            written += table.record_performed_checks(chunk, now)
+            advance(len(chunk))
+    document = {"rows": parsed.rows, "written": written, "checklists": parsed.checklist_ids}
+    if args.json:
+        print_json(document)
+    else:
+        say(f"imported {written} performed checks for {len(parsed.checklist_ids)} checklist(s)"
+            + (f" ({parsed.rows - written} duplicate rows merged)" if written < parsed.rows else ""))
+    return 0

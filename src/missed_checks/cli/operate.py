@@ -1,0 +1,149 @@
+"""``rerun`` and ``dlq`` commands: re-running an evaluation, seeing and replaying what failed."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from datetime import timedelta
+from typing import Any
+
+from missed_checks import clock
+from missed_checks.aws.table import NotFound
+from missed_checks.checklist import validate_checklist_id
+from missed_checks.cli.common import add_command, add_group, instant_arg, print_json, say, target_of
+from missed_checks.errors import InvalidInput
+from missed_checks.ops.dlq import list_dead_letters, replay_queues
+from missed_checks.ops.rerun import execution_name, start_evaluation, wait_for
+from missed_checks.ops.target import QUEUE_OUTPUTS
+from missed_checks.timefmt import to_utc_iso
+
+QUEUE_CHOICES = (*QUEUE_OUTPUTS, "all")
+
+
+def register(subparsers: Any) -> None:
+    rerun = add_command(
+        subparsers, "rerun", help="start an evaluation by hand, as the schedule would",
+        description="Start the evaluation state machine with {checklist_id, instant}, as a schedule firing "
+                    "does. It judges every window whose end + grace is at or before INSTANT and whose end is "
+                    "after the checklist's watermark; missed checks are written idempotently, so re-running "
+                    "never records anything twice. Prints the execution ARN and its console link.",
+        examples="  missed-checks rerun --checklist forklift-daily --at 2026-03-02T14:30:00Z --stack missed-checks\n"
+                 "  missed-checks rerun --checklist forklift-daily --at now --wait --endpoint http://127.0.0.1:4566",
+        handler=rerun_command)
+    rerun.add_argument("--checklist", required=True, metavar="ID")
+    rerun.add_argument("--at", required=True, metavar="INSTANT|now",
+                       help="evaluation instant (ISO 8601 with offset), not in the future")
+    rerun.add_argument("--name", metavar="NAME", help="execution name (default rerun-<checklist>-<instant>-<random>)")
+    rerun.add_argument("--wait", action="store_true", help="wait for the execution to finish and show its outcome")
+
+    group = add_group(subparsers, "dlq", help="list or replay the dead-letter queues",
+                      description="The stack's three dead-letter queues: schedule-sync (checklists that could "
+                                  "not be scheduled, stream batches that kept failing), scheduler (firings "
+                                  "that could not start an evaluation), evaluation (failed windows and runs).")
+    listing = add_command(
+        group, "list", help="show each queue's messages, decoded",
+        description="Show every message of the dead-letter queues: what failed, for which checklist and window, "
+                    "and why. Messages stay in their queue.",
+        examples="  missed-checks dlq list --stack missed-checks\n"
+                 "  missed-checks dlq list --queue evaluation --json --stack missed-checks",
+        handler=dlq_list)
+    listing.add_argument("--queue", choices=QUEUE_CHOICES, default="all")
+    replay = add_command(
+        group, "replay", help="re-drive each message to the right place, deleting it once replayed",
+        description="Replay dead letters: schedule-sync messages re-sync their checklist (a failed stream batch "
+                    "re-syncs every checklist); evaluation and scheduler messages start the evaluation again. "
+                    "A message is deleted only after its replay succeeded. Exit 1 when any replay failed.",
+        examples="  missed-checks dlq replay --stack missed-checks\n"
+                 "  missed-checks dlq replay --queue scheduler --endpoint http://127.0.0.1:4566",
+        handler=dlq_replay)
+    replay.add_argument("--queue", choices=QUEUE_CHOICES, default="all")
+
+
+def rerun_command(args: argparse.Namespace) -> int:
+    checklist_id = validate_checklist_id(args.checklist, "checklist")
+    now = clock.now()
+    instant = instant_arg(args.at, "at")
+    if instant > now + timedelta(minutes=1):
+        raise InvalidInput("at", f"{to_utc_iso(instant)} is in the future: windows that have not closed cannot "
+                                 "be judged")
+    target = target_of(args)
+    if target.table().get_checklist(checklist_id) is None:
+        raise NotFound(f"checklist {checklist_id!r} does not exist")
+    name = args.name or execution_name("rerun", checklist_id, instant)
+    stepfunctions = target.client("stepfunctions")
+    started = start_evaluation(stepfunctions, target.state_machine_arn, checklist_id, instant, name)
+    if started.already_existed:
+        raise InvalidInput("name", f"an execution named {name} already exists: choose another --name")
+    document: dict[str, Any] = {**started.to_dict(), "console_url": target.console_url(started.execution_arn)}
+    if args.wait:
+        described = wait_for(stepfunctions, started.execution_arn)
+        document["status"] = described["status"]
+        document["output"] = _json_or_text(described.get("output"))
+        document["error"] = described.get("error")
+        document["cause"] = described.get("cause")
+    if args.json:
+        print_json(document)
+    else:
+        say(f"started {name}")
+        say(f"  execution: {started.execution_arn}")
+        say(f"  console:   {document['console_url']}")
+        if args.wait:
+            say(f"  status:    {document['status']}", "green" if document["status"] == "SUCCEEDED" else "red")
+            if isinstance(document["output"], dict) and "reason" in document["output"]:
+                say(f"  outcome:   {document['output'].get('reason')}")
+    return 0 if not args.wait or document["status"] == "SUCCEEDED" else 1
+
+
+def _json_or_text(text: str | None) -> Any:
+    if not text:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def dlq_list(args: argparse.Namespace) -> int:
+    found = list_dead_letters(target_of(args), args.queue)
+    if args.json:
+        print_json({queue: [letter.to_dict() for letter in letters] for queue, letters in found.items()})
+        return 0
+    for queue, letters in found.items():
+        say(f"{queue}: " + (f"{len(letters)} message(s)" if letters else "empty"), "bold")
+        for letter in letters:
+            when = (letter.window or {}).get("start") or letter.instant or ""
+            say(f"  {letter.sent_at or '-'}  {letter.kind}  {letter.checklist_id or '-'}  {when}  "
+                f"(received {letter.receive_count}x, id {letter.message_id})")
+            say(f"    what:  {letter.summary}")
+            if letter.error or letter.cause:
+                say(f"    error: {letter.error}" + (f": {_short(letter.cause)}" if letter.cause else ""), "red")
+            if letter.execution:
+                say(f"    execution: {letter.execution}")
+    return 0
+
+
+def _short(text: str, limit: int = 160) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def dlq_replay(args: argparse.Namespace) -> int:
+    target = target_of(args)
+
+    def show(result: Any) -> None:
+        if not args.json:
+            mark, style = ("replayed", "green") if result.ok else ("kept", "red")
+            say(f"{mark}: {result.letter.queue} {result.letter.message_id} "
+                f"[{result.letter.kind}{' ' + result.letter.checklist_id if result.letter.checklist_id else ''}] "
+                f"{result.detail}", style)
+
+    results = replay_queues(target, clock.now(), args.queue, on_each=show)
+    failed = [r for r in results if not r.ok]
+    if args.json:
+        print_json({"replayed": sum(1 for r in results if r.ok), "failed": len(failed),
+                    "results": [r.to_dict() for r in results]})
+    elif not results:
+        say("nothing to replay: the queue(s) are empty")
+    else:
+        say(f"{len(results) - len(failed)} replayed and deleted, {len(failed)} kept")
+    return 1 if failed else 0

@@ -1,0 +1,193 @@
+"""``report`` and ``missed`` commands: who skipped which checks, and excusing a missed check."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from missed_checks import clock
+from missed_checks.checklist import validate_checklist_id
+from missed_checks.cli.common import (
+    add_command,
+    add_group,
+    console,
+    period_bound,
+    print_json,
+    progress_bar,
+    say,
+    target_of,
+)
+from missed_checks.equipment import validate_equipment_id
+from missed_checks.errors import InvalidInput
+from missed_checks.ops.reporting import Report, build_report
+from missed_checks.report import COLUMNS, ReportRow
+from missed_checks.timefmt import parse_instant, to_utc_iso
+
+DEFINITION = ("expected = on time + late + missed + dismissed (judged windows); pending = closed windows the "
+              "evaluation has not reached yet; compliance = (on time + late) / (expected - dismissed)")
+
+
+def register(subparsers: Any) -> None:
+    report = add_command(
+        subparsers, "report", help="per checklist and equipment: on time, late, missed, dismissed, compliance",
+        description="The fleet report over [--from, --to): per checklist and equipment, the occurrence windows "
+                    "expected, done on time, late, missed, dismissed and pending, the compliance rate, and a "
+                    f"fleet total. {DEFINITION}. Reads by Query only.",
+        examples="""  missed-checks report --from 2026-01-01 --to 2026-04-01 --stack missed-checks
+  missed-checks report --from 2026-03-01 --to 2026-03-08 --checklist forklift-daily --format csv > week.csv
+  missed-checks report --from 2026-03-01 --to 2026-04-01 --equipment FL-001 --format json --tz Europe/Berlin""",
+        handler=report_command)
+    report.add_argument("--from", dest="start", required=True, metavar="DATE|INSTANT",
+                        help="first day (midnight in --tz) or an instant; windows starting from here count")
+    report.add_argument("--to", dest="end", required=True, metavar="DATE|INSTANT",
+                        help="end, exclusive (a date means its midnight in --tz)")
+    report.add_argument("--tz", default="UTC", metavar="ZONE", help="zone of --from/--to dates (default UTC)")
+    report.add_argument("--checklist", action="append", default=[], metavar="ID", help="only this checklist (repeat)")
+    report.add_argument("--equipment", action="append", default=[], metavar="ID", help="only this equipment (repeat)")
+    report.add_argument("--format", choices=("table", "csv", "json"), default=None,
+                        help="table for people (default), csv or json for tools")
+    report.add_argument("--output", metavar="FILE", help="write there instead of standard output")
+
+    group = add_group(subparsers, "missed", help="list or dismiss missed checks",
+                      description="Missed checks are durable records; a dismissal (reason, who, when) excuses "
+                                  "one without deleting it.")
+    dismiss = add_command(
+        group, "dismiss", help="dismiss a missed check with a reason",
+        description="Dismiss one missed check: the record keeps its history and the report counts it as "
+                    "dismissed. Dismissing twice, or a record that does not exist, fails (exit 1).",
+        examples="  missed-checks missed dismiss --checklist forklift-daily --equipment FL-001 \\\n"
+                 "      --window-start 2026-03-02T05:00:00Z --reason 'in the workshop' --by 'j.doe' \\\n"
+                 "      --stack missed-checks",
+        handler=missed_dismiss)
+    dismiss.add_argument("--checklist", required=True, metavar="ID")
+    dismiss.add_argument("--equipment", required=True, metavar="ID")
+    dismiss.add_argument("--window-start", required=True, metavar="INSTANT",
+                         help="the window's start, as `missed list` shows it")
+    dismiss.add_argument("--reason", required=True)
+    dismiss.add_argument("--by", required=True, metavar="WHO")
+    listing = add_command(
+        group, "list", help="missed checks of a checklist or equipment in a period",
+        description="List missed-check records whose window started in [--from, --to).",
+        examples="  missed-checks missed list --checklist forklift-daily --from 2026-03-01 --to 2026-03-08 "
+                 "--stack missed-checks",
+        handler=missed_list)
+    listing.add_argument("--checklist", metavar="ID")
+    listing.add_argument("--equipment", metavar="ID")
+    listing.add_argument("--from", dest="start", required=True, metavar="DATE|INSTANT")
+    listing.add_argument("--to", dest="end", required=True, metavar="DATE|INSTANT")
+    listing.add_argument("--tz", default="UTC", metavar="ZONE")
+
+
+def report_command(args: argparse.Namespace) -> int:
+    start = period_bound(args.start, "from", args.tz)
+    end = period_bound(args.end, "to", args.tz)
+    for checklist_id in args.checklist:
+        validate_checklist_id(checklist_id, "checklist")
+    for equipment_id in args.equipment:
+        validate_equipment_id(equipment_id)
+    table = target_of(args).table()
+    fmt = args.format or ("json" if args.json else "table")
+    units = len(args.equipment) or len(args.checklist) or None
+    with progress_bar("reading" + (" equipment" if args.equipment else " checklists"), units) as advance:
+        report = build_report(table, start, end, now=clock.now(), checklist_ids=args.checklist,
+                              equipment_ids=args.equipment, progress=lambda _name: advance(1))
+    out = open(args.output, "w", encoding="utf-8", newline="") if args.output else sys.stdout
+    try:
+        if fmt == "json":
+            out.write(json.dumps(report.to_dict(), indent=2) + "\n")
+        elif fmt == "csv":
+            write_csv(report, out)
+        else:
+            _print_table(report, out)
+    finally:
+        if args.output:
+            out.close()
+    for warning in report.warnings:
+        print(f"missed-checks: warning: {warning}", file=sys.stderr)
+    return 0
+
+
+def write_csv(report: Report, out: Any) -> None:
+    writer = csv.writer(out)
+    writer.writerow(COLUMNS)
+    for row in [*report.rows, report.total]:
+        data = row.to_dict()
+        writer.writerow(["" if data[c] is None else data[c] for c in COLUMNS])
+
+
+def _pct(row: ReportRow) -> str:
+    value = row.compliance
+    return "-" if value is None else f"{value:.1f}%"
+
+
+def _print_table(report: Report, out: Any) -> None:
+    if out is sys.stdout and console().is_terminal:
+        target = console()
+    else:  # a file or a pipe: plain text, wide enough that no column is squeezed
+        target = Console(file=out, highlight=False, no_color=True, width=200)
+    view = Table("checklist", "equipment", "expected", "on time", "late", "missed", "dismissed", "pending",
+                 "compliance", title=f"Checks from {to_utc_iso(report.start)} to {to_utc_iso(report.end)} "
+                                     f"(as of {to_utc_iso(report.as_of)})",
+                 show_footer=True)
+    for column in list(view.columns)[2:]:
+        column.justify = "right"
+    for row in report.rows:
+        compliance = row.compliance
+        style = None if compliance is None else ("red" if compliance < 90 else "green" if compliance >= 99 else None)
+        view.add_row(row.checklist_id, row.equipment_id, str(row.expected), str(row.on_time), str(row.late),
+                     str(row.missed), str(row.dismissed), str(row.pending), _pct(row), style=style)
+    fleet = report.total
+    footers = ["fleet total", f"{len(report.rows)} rows", fleet.expected, fleet.on_time, fleet.late, fleet.missed,
+               fleet.dismissed, fleet.pending, _pct(fleet)]
+    for column, footer in zip(view.columns, footers, strict=True):
+        column.footer = str(footer)
+    target.print(view)
+    target.print(DEFINITION, style="dim")
+
+
+def missed_dismiss(args: argparse.Namespace) -> int:
+    checklist_id = validate_checklist_id(args.checklist, "checklist")
+    equipment_id = validate_equipment_id(args.equipment)
+    window_start = parse_instant(args.window_start, "window-start")
+    record = target_of(args).table().dismiss_missed_check(
+        checklist_id, window_start, equipment_id, reason=args.reason, by=args.by, at=clock.now())
+    if args.json:
+        print_json(record)
+    else:
+        dismissal = record["dismissal"]
+        say(f"dismissed: {equipment_id} on {checklist_id}, window {record['window_start']} - {record['window_end']}, "
+            f"by {dismissal['by']} at {dismissal['at']}: {dismissal['reason']}")
+    return 0
+
+
+def missed_list(args: argparse.Namespace) -> int:
+    start = period_bound(args.start, "from", args.tz)
+    end = period_bound(args.end, "to", args.tz)
+    if not args.checklist and not args.equipment:
+        raise InvalidInput("checklist", "give --checklist and/or --equipment")
+    table = target_of(args).table()
+    if args.equipment:
+        items = [i for i in table.checks_of_equipment(validate_equipment_id(args.equipment), start, end)
+                 if i.get("type") == "missed_check" and (not args.checklist or i["checklist_id"] == args.checklist)]
+    else:
+        items = table.missed_checks_of_checklist(validate_checklist_id(args.checklist, "checklist"), start, end)
+    rows = [{k: item.get(k) for k in ("checklist_id", "equipment_id", "window_start", "window_end", "judged_at",
+                                      "execution", "dismissal")} for item in items]
+    if args.json:
+        print_json(rows)
+        return 0
+    view = Table("checklist", "equipment", "window start", "window end", "judged at", "dismissed")
+    for row in rows:
+        dismissal = row["dismissal"]
+        view.add_row(row["checklist_id"], row["equipment_id"], row["window_start"], row["window_end"],
+                     row["judged_at"], f"{dismissal['by']}: {dismissal['reason']}" if dismissal else "")
+    console().print(view)
+    if not rows:
+        say("no missed checks in that period")
+    return 0

@@ -1,0 +1,300 @@
+"""The three dead-letter queues: what each message says, and re-driving it to the right place.
+
+* **schedule-sync** (``ScheduleSyncDeadLetterQueue``): schedule-sync's own record of a checklist it
+  could not schedule (``{"source": "schedule-sync", "checklist_id", "error", ...}``), and Lambda's
+  OnFailure record of a stream batch that kept failing (``requestContext``, ``responseContext``,
+  ``DDBStreamBatchInfo``: which stream positions, not which checklists). Replay re-runs the sync
+  from the checklist's current item, with the stack's settings: for one checklist, or for every
+  checklist and every schedule in the group when the batch's checklists are unknown.
+* **evaluation** (``EvaluationDeadLetterQueue``): the state machine's record of a failed window or
+  run (``{"source": "evaluation", "checklist_id", "window" | "instant", "execution", "error",
+  "cause"}``). Replay starts the state machine for the checklist at the window's ``evaluate_at``
+  (or the run's instant): it judges from the watermark on, so nothing is judged twice.
+* **scheduler** (``SchedulerDeadLetterQueue``): a firing EventBridge Scheduler could not deliver;
+  the body is the schedule's target input ``{"checklist_id", "instant"}`` and the message
+  attributes say why (``ERROR_CODE``, ``ERROR_MESSAGE``, ``SCHEDULE_ARN`` ...). Replay starts the
+  state machine with that input.
+
+A message is deleted only after its replay succeeded; a failed replay makes it visible again at
+once. Executions started by a replay are named after the message, so replaying a message twice
+(a crash between start and delete) starts one execution.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from missed_checks.aws.scheduler import ScheduleStore
+from missed_checks.errors import MissedChecksError
+from missed_checks.ops.rerun import Started, execution_name, start_evaluation
+from missed_checks.ops.target import QUEUE_OUTPUTS, StackTarget
+from missed_checks.schedule import Target
+from missed_checks.schedule_sync import Action, SyncResult, sync_checklist
+from missed_checks.timefmt import parse_instant, to_utc_iso
+
+LIST_VISIBILITY_S = 60
+REPLAY_VISIBILITY_S = 300
+
+
+@dataclass
+class DeadLetter:
+    queue: str
+    message_id: str
+    receipt_handle: str = field(repr=False)
+    kind: str
+    """schedule-sync | stream-batch | evaluation | scheduler | unknown"""
+    summary: str
+    checklist_id: str | None = None
+    instant: str | None = None
+    window: dict[str, Any] | None = None
+    execution: str | None = None
+    error: str = ""
+    cause: str = ""
+    sent_at: str | None = None
+    receive_count: int = 0
+    body: Any = None
+    attributes: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "queue": self.queue, "message_id": self.message_id, "kind": self.kind, "summary": self.summary,
+            "checklist_id": self.checklist_id, "instant": self.instant, "window": self.window,
+            "execution": self.execution, "error": self.error, "cause": self.cause, "sent_at": self.sent_at,
+            "receive_count": self.receive_count, "attributes": self.attributes, "body": self.body,
+        }
+
+
+def decode(queue: str, message: dict[str, Any]) -> DeadLetter:
+    raw = message.get("Body", "")
+    try:
+        body: Any = json.loads(raw)
+    except ValueError:
+        body = raw
+    system = message.get("Attributes") or {}
+    attributes = {name: str(value.get("StringValue", value.get("BinaryValue", "")))
+                  for name, value in (message.get("MessageAttributes") or {}).items()}
+    letter = DeadLetter(queue=queue, message_id=str(message["MessageId"]), receipt_handle=message["ReceiptHandle"],
+                        kind="unknown", summary="not a message missed-checks knows: left in the queue",
+                        body=body, attributes=attributes, receive_count=int(system.get("ApproximateReceiveCount", 0)),
+                        sent_at=_sent_at(system.get("SentTimestamp")))
+    if not isinstance(body, dict):
+        return letter
+    if body.get("source") == "schedule-sync" and body.get("checklist_id"):
+        error = body.get("error") or {}
+        letter.kind, letter.checklist_id = "schedule-sync", str(body["checklist_id"])
+        letter.error = f"{error.get('field')}: {error.get('message')}" if isinstance(error, dict) else str(error)
+        letter.summary = f"checklist {letter.checklist_id} (revision {body.get('revision')}) could not be scheduled"
+    elif "DDBStreamBatchInfo" in body:
+        info = body["DDBStreamBatchInfo"] or {}
+        context = body.get("requestContext") or {}
+        response = body.get("responseContext") or {}
+        letter.kind = "stream-batch"
+        letter.error = str(context.get("condition") or "")
+        letter.cause = (f"function {context.get('functionArn')} returned {response.get('statusCode')}"
+                        + (f" ({response.get('functionError')})" if response.get("functionError") else ""))
+        letter.summary = (f"{info.get('batchSize')} stream record(s) {info.get('startSequenceNumber')}.."
+                          f"{info.get('endSequenceNumber')} were never synced; replay re-syncs every checklist")
+    elif body.get("source") == "evaluation" and body.get("checklist_id"):
+        letter.kind, letter.checklist_id = "evaluation", str(body["checklist_id"])
+        letter.execution, letter.error, letter.cause = body.get("execution"), str(body.get("error") or ""), str(
+            body.get("cause") or "")
+        if isinstance(body.get("window"), dict):
+            letter.window = body["window"]
+            letter.instant = str(body["window"].get("evaluate_at") or "")
+            letter.summary = f"window {body['window'].get('start')} of {letter.checklist_id} failed"
+        else:
+            letter.instant = str(body.get("instant") or "")
+            letter.summary = f"evaluation of {letter.checklist_id} at {letter.instant} failed"
+    elif set(body) >= {"checklist_id", "instant"}:
+        letter.kind, letter.checklist_id, letter.instant = "scheduler", str(body["checklist_id"]), str(body["instant"])
+        letter.error = attributes.get("ERROR_CODE", "")
+        letter.cause = attributes.get("ERROR_MESSAGE", "")
+        letter.summary = f"scheduled firing of {letter.checklist_id} at {letter.instant} never started an evaluation"
+    if letter.instant:
+        try:  # one spelling for people and tools: UTC, as the table and Scheduler write instants
+            letter.instant = to_utc_iso(parse_instant(letter.instant, "instant"))
+        except ValueError:
+            pass  # shown as it came; its replay fails and says why
+    return letter
+
+
+def _sent_at(millis: str | None) -> str | None:
+    if not millis:
+        return None
+    return datetime.fromtimestamp(int(millis) / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# -- reading queues -------------------------------------------------------------------------------
+def queue_kinds(selected: str | None) -> list[str]:
+    return list(QUEUE_OUTPUTS) if selected in (None, "all") else [str(selected)]
+
+
+def receive_all(sqs: Any, url: str, visibility_s: int) -> list[dict[str, Any]]:
+    """Every message currently in the queue, each hidden for ``visibility_s`` (SQS has no peek)."""
+    attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])
+    expected = int(attributes["Attributes"].get("ApproximateNumberOfMessages", 0))
+    seen: dict[str, dict[str, Any]] = {}
+    while expected and len(seen) < expected:
+        response = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=visibility_s,
+                                       WaitTimeSeconds=1, AttributeNames=["All"], MessageAttributeNames=["All"])
+        messages = response.get("Messages") or []
+        if not messages:
+            break
+        for message in messages:
+            seen.setdefault(message["MessageId"], message)
+    return list(seen.values())
+
+
+def release(sqs: Any, url: str, letters: list[DeadLetter]) -> None:
+    """Make messages visible again at once."""
+    for offset in range(0, len(letters), 10):
+        entries = [{"Id": str(i), "ReceiptHandle": letter.receipt_handle, "VisibilityTimeout": 0}
+                   for i, letter in enumerate(letters[offset:offset + 10])]
+        sqs.change_message_visibility_batch(QueueUrl=url, Entries=entries)
+
+
+def list_dead_letters(target: StackTarget, selected: str | None = None) -> dict[str, list[DeadLetter]]:
+    """Every message of the selected queues, decoded; they stay in their queue, visible."""
+    sqs = target.client("sqs")
+    found: dict[str, list[DeadLetter]] = {}
+    for kind in queue_kinds(selected):
+        url = target.queue_url(kind)
+        letters = [decode(kind, message) for message in receive_all(sqs, url, LIST_VISIBILITY_S)]
+        release(sqs, url, letters)
+        found[kind] = sorted(letters, key=lambda letter: (letter.sent_at or "", letter.message_id))
+    return found
+
+
+# -- replay ---------------------------------------------------------------------------------------
+@dataclass
+class Replayed:
+    letter: DeadLetter
+    ok: bool
+    detail: str
+    executions: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"queue": self.letter.queue, "message_id": self.letter.message_id, "kind": self.letter.kind,
+                "checklist_id": self.letter.checklist_id, "replayed": self.ok, "detail": self.detail,
+                "executions": self.executions}
+
+
+class Replayer:
+    """Re-drives decoded messages with the stack's own settings."""
+
+    def __init__(self, target: StackTarget, now: datetime) -> None:
+        self.target = target
+        self.now = now
+        self._sync_target: Target | None = None
+
+    # schedule-sync needs what the function has in its environment
+    def sync_target(self) -> Target:
+        if self._sync_target is None:
+            self._sync_target = _sync_settings(self.target)
+        return self._sync_target
+
+    def _sync(self, checklist_id: str) -> SyncResult:
+        group = self.target.output("ScheduleGroupName")
+        return sync_checklist(
+            checklist_id, table=self.target.table(),
+            schedules=ScheduleStore(group, self.target.client("scheduler")),
+            target=self.sync_target(), group_name=group, now=self.now,
+            report_rejected=lambda *_args: None,  # this message already reports it; it stays until fixed
+        )
+
+    def _start(self, letter: DeadLetter) -> Started:
+        instant = parse_instant(letter.instant or "", "instant")
+        digest = hashlib.sha256(f"{letter.queue}/{letter.message_id}".encode()).hexdigest()[:12]
+        name = execution_name("replay", str(letter.checklist_id), instant, digest)
+        return start_evaluation(self.target.client("stepfunctions"), self.target.state_machine_arn,
+                                str(letter.checklist_id), instant, name)
+
+    def replay_one(self, letter: DeadLetter) -> Replayed:
+        try:
+            if letter.kind == "schedule-sync":
+                result = self._sync(str(letter.checklist_id))
+                if result.action in (Action.INVALID, Action.SKIPPED) and result.error:
+                    return Replayed(letter, False, f"still cannot be scheduled: {result.error.get('message')}; "
+                                                   "fix it with `checklist put`, then replay")
+                return Replayed(letter, True, f"re-synced: {result.action.value} {result.detail}".strip())
+            if letter.kind == "stream-batch":
+                return self._resync_everything(letter)
+            if letter.kind in ("evaluation", "scheduler"):
+                started = self._start(letter)
+                how = "already started by an earlier replay" if started.already_existed else "started"
+                return Replayed(letter, True, f"evaluation {how}: {started.name}", [started.execution_arn])
+            return Replayed(letter, False, "not a message missed-checks knows; left in the queue")
+        except Exception as error:  # noqa: BLE001 - one failed replay must not stop the others; the message stays
+            return Replayed(letter, False, f"replay failed: {type(error).__name__}: {error}")
+
+    def _resync_everything(self, letter: DeadLetter) -> Replayed:
+        table = self.target.table()
+        ids = {c.checklist_id for c in table.list_checklists()}
+        scheduler = self.target.client("scheduler")
+        group = self.target.output("ScheduleGroupName")
+        for page in scheduler.get_paginator("list_schedules").paginate(GroupName=group):
+            ids.update(schedule["Name"] for schedule in page.get("Schedules", []))
+        actions: dict[str, int] = {}
+        failed = []
+        for checklist_id in sorted(ids):
+            try:
+                action = self._sync(checklist_id).action.value
+            except (MissedChecksError, ClientError, BotoCoreError, ValueError) as error:
+                failed.append(f"{checklist_id}: {error}")
+                continue
+            actions[action] = actions.get(action, 0) + 1
+        counts = ", ".join(f"{n} {a}" for a, n in sorted(actions.items())) or "nothing to sync"
+        if failed:
+            return Replayed(letter, False, f"re-sync of {len(failed)} checklist(s) failed: {'; '.join(failed[:5])}")
+        return Replayed(letter, True, f"re-synced {len(ids)} checklist(s): {counts}")
+
+
+def replay_queues(target: StackTarget, now: datetime, selected: str | None = None,
+                  on_each: Callable[[Replayed], None] | None = None) -> list[Replayed]:
+    """Replay every message of the selected queues; delete each one whose replay succeeded."""
+    sqs = target.client("sqs")
+    replayer = Replayer(target, now)
+    results = []
+    for kind in queue_kinds(selected):
+        url = target.queue_url(kind)
+        letters = [decode(kind, message) for message in receive_all(sqs, url, REPLAY_VISIBILITY_S)]
+        for letter in sorted(letters, key=lambda item: (item.sent_at or "", item.message_id)):
+            result = replayer.replay_one(letter)
+            if result.ok:
+                sqs.delete_message(QueueUrl=url, ReceiptHandle=letter.receipt_handle)
+            else:
+                release(sqs, url, [letter])
+            results.append(result)
+            if on_each:
+                on_each(result)
+    return results
+
+
+def _sync_settings(target: StackTarget) -> Target:
+    """schedule-sync's own settings: from the function's environment when it can be read (a deployed
+    stack), else from the stack's outputs and parameters (the local runtime)."""
+    function = target.outputs.get("ScheduleSyncFunctionName")
+    if function:
+        try:
+            config = target.client("lambda").get_function_configuration(FunctionName=function)
+            env = (config.get("Environment") or {}).get("Variables") or {}
+            if env.get("STATE_MACHINE_ARN"):
+                return Target(env["STATE_MACHINE_ARN"], env["SCHEDULER_ROLE_ARN"], env["SCHEDULER_DLQ_ARN"],
+                              int(env.get("SCHEDULER_MAX_RETRY_ATTEMPTS") or 10))
+        except (ClientError, BotoCoreError, KeyError, ValueError):
+            pass  # not readable (local runtime, or no lambda:GetFunctionConfiguration): use the outputs
+    queue_url = target.queue_url("scheduler")
+    arn = target.client("sqs").get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])
+    return Target(
+        state_machine_arn=target.state_machine_arn,
+        role_arn=target.output("SchedulerRoleArn"),
+        dead_letter_arn=arn["Attributes"]["QueueArn"],
+        max_retry_attempts=int(target.parameters.get("SchedulerMaximumRetryAttempts") or 10),
+    )

@@ -1,0 +1,131 @@
+"""Reading what operators hand the command line: checklist files, equipment lists, check CSVs."""
+
+from __future__ import annotations
+
+import csv
+import io
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from missed_checks.checklist import validate_checklist_id
+from missed_checks.equipment import validate_equipment_id
+from missed_checks.errors import InvalidInput
+from missed_checks.performed_check import PerformedCheck
+from missed_checks.timefmt import parse_instant, to_utc_iso
+
+CHECKLIST_FIELDS = ("id", "name", "recurrence", "timezone", "window", "grace")
+CSV_COLUMNS = {
+    "checklist_id": ("checklist_id", "checklist"),
+    "equipment_id": ("equipment_id", "equipment"),
+    "performed_at": ("performed_at", "at"),
+}
+MAX_REPORTED_ERRORS = 10
+
+
+def read_text(path: str, field: str) -> str:
+    """The file's text; ``-`` reads standard input."""
+    if path == "-":
+        return sys.stdin.read()
+    try:
+        return Path(path).read_text(encoding="utf-8-sig")
+    except OSError as error:
+        raise InvalidInput(field, f"cannot read {path}: {error.strerror or error}") from None
+
+
+def checklist_specs(path: str) -> list[dict[str, str | None]]:
+    """One checklist or a list of them from a YAML or JSON file (JSON is YAML)."""
+    try:
+        document = yaml.safe_load(read_text(path, "file"))
+    except yaml.YAMLError as error:
+        raise InvalidInput("file", f"{path} is not valid YAML or JSON: {error}") from None
+    entries = document if isinstance(document, list) else [document]
+    specs = []
+    for number, given in enumerate(entries, 1):
+        where = f"{path}" + (f" entry {number}" if isinstance(document, list) else "")
+        if not isinstance(given, dict):
+            raise InvalidInput("file", f"{where}: expected a mapping with id, recurrence, ...")
+        entry = dict(given)
+        if "checklist_id" in entry and "id" not in entry:
+            entry["id"] = entry.pop("checklist_id")
+        unknown = sorted(set(entry) - set(CHECKLIST_FIELDS))
+        if unknown:
+            raise InvalidInput("file", f"{where}: unknown field(s) {', '.join(unknown)}; "
+                                       f"expected {', '.join(CHECKLIST_FIELDS)}")
+        specs.append({name: _text(entry.get(name)) for name in CHECKLIST_FIELDS})
+    return specs
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, list):
+        return "\n".join(str(line) for line in value)
+    return str(value).strip()
+
+
+def equipment_ids(arguments: Iterable[str], path: str | None) -> list[str]:
+    """Ids given as arguments and/or in a file: one per line (or the first CSV column); blank
+    lines and ``#`` comments are skipped. Duplicates are dropped, order kept."""
+    ids = list(arguments)
+    if path:
+        for number, line in enumerate(read_text(path, "file").splitlines(), 1):
+            value = line.split(",", 1)[0].strip()
+            if not value or value.startswith("#") or (number == 1 and value.lower() in ("equipment_id", "equipment")):
+                continue
+            try:
+                ids.append(validate_equipment_id(value))
+            except InvalidInput as error:
+                raise InvalidInput("file", f"{path} line {number}: {error.message}") from None
+    for value in ids:
+        validate_equipment_id(value)
+    if not ids:
+        raise InvalidInput("equipment", "give equipment ids as arguments or with --file")
+    return list(dict.fromkeys(ids))
+
+
+@dataclass(frozen=True)
+class CsvChecks:
+    checks: list[PerformedCheck]
+    """Without duplicates (the same checklist, equipment and instant twice)."""
+    checklist_ids: list[str]
+    rows: int
+
+
+def performed_checks_csv(path: str) -> CsvChecks:
+    """Every row validated before anything is written; errors name the line."""
+    rows = csv.reader(io.StringIO(read_text(path, "file")))
+    header = [name.strip().lower() for name in next(rows, [])]
+    columns: dict[str, int] = {}
+    for column, aliases in CSV_COLUMNS.items():
+        found = [i for i, name in enumerate(header) if name in aliases]
+        if not found:
+            raise InvalidInput("file", f"{path}: no {column} column (header needs "
+                                       f"{', '.join(CSV_COLUMNS)}; got {', '.join(header) or 'nothing'})")
+        columns[column] = found[0]
+    checks: list[PerformedCheck] = []
+    errors: list[str] = []
+    for number, row in enumerate(rows, 2):
+        if not any(cell.strip() for cell in row):
+            continue
+        try:
+            values = {column: row[index].strip() if index < len(row) else "" for column, index in columns.items()}
+            checks.append(PerformedCheck(
+                validate_checklist_id(values["checklist_id"], "checklist_id"),
+                validate_equipment_id(values["equipment_id"], "equipment_id"),
+                parse_instant(values["performed_at"], "performed_at"),
+            ))
+        except InvalidInput as error:
+            errors.append(f"line {number}: {error}")
+    if errors:
+        more = f" (and {len(errors) - MAX_REPORTED_ERRORS} more)" if len(errors) > MAX_REPORTED_ERRORS else ""
+        raise InvalidInput("file", f"{path}: nothing written, {len(errors)} bad row(s){more}:\n  "
+                           + "\n  ".join(errors[:MAX_REPORTED_ERRORS]))
+    if not checks:
+        raise InvalidInput("file", f"{path}: no rows")
+    unique = {(c.checklist_id, c.equipment_id, to_utc_iso(c.performed_at)): c for c in checks}
+    return CsvChecks(list(unique.values()), sorted({c.checklist_id for c in checks}), rows=len(checks))

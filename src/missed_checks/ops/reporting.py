@@ -1,0 +1,207 @@
+"""Reading what the report needs, by Query only (never Scan), and handing it to the domain.
+
+Whole fleet or named checklists, per checklist: one Query for its assignments, one per equipment
+shard for its performed checks (run in parallel, projected to the sort key, which carries both
+the instant and the equipment), one for its missed checks. Named equipment: two Queries of the
+ByEquipment index per piece of equipment (its assignments; its performed and missed checks in
+the period). Every Query follows ``LastEvaluatedKey``. See README "Operate" for the definitions.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from missed_checks import keys
+from missed_checks.aws.table import ChecklistTable, NotFound, serialize
+from missed_checks.checklist import Checklist, Status, validate_checklist_id
+from missed_checks.equipment import SHARD_COUNT, Assignment, validate_equipment_id
+from missed_checks.errors import InvalidInput
+from missed_checks.report import MissedRecord, ReportRow, checklist_report, total
+from missed_checks.timefmt import parse_instant, to_utc_iso
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class Report:
+    start: datetime
+    end: datetime
+    as_of: datetime
+    rows: list[ReportRow]
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def total(self) -> ReportRow:
+        return total(self.rows)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "from": to_utc_iso(self.start),
+            "to": to_utc_iso(self.end),
+            "as_of": to_utc_iso(self.as_of),
+            "rows": [row.to_dict() for row in self.rows],
+            "total": self.total.to_dict(),
+            "warnings": self.warnings,
+        }
+
+
+def build_report(
+    table: ChecklistTable,
+    start: datetime,
+    end: datetime,
+    *,
+    now: datetime,
+    checklist_ids: Sequence[str] = (),
+    equipment_ids: Sequence[str] = (),
+    progress: Progress | None = None,
+) -> Report:
+    if end <= start:
+        raise InvalidInput("to", f"must be after --from ({to_utc_iso(start)})")
+    for checklist_id in checklist_ids:
+        validate_checklist_id(checklist_id, "checklist")
+    for equipment_id in equipment_ids:
+        validate_equipment_id(equipment_id)
+    report = Report(start, end, now, [])
+    if equipment_ids:
+        _by_equipment(table, report, sorted(set(equipment_ids)), set(checklist_ids), progress)
+    else:
+        _by_checklist(table, report, checklist_ids, progress)
+    report.rows.sort(key=lambda row: (row.checklist_id, row.equipment_id))
+    return report
+
+
+def _windows(checklist: Checklist, report: Report) -> list[Any]:
+    try:
+        return list(checklist.parsed().windows(report.start, report.end))
+    except InvalidInput as error:
+        report.warnings.append(
+            f"checklist {checklist.checklist_id}: its rule cannot be read ({error}); only its missed-check "
+            "records are counted")
+        return []
+
+
+def _rows(checklist: Checklist, windows: list[Any], assignments: Iterable[Assignment],
+          performed: dict[str, list[str]], missed: Iterable[MissedRecord], report: Report) -> list[ReportRow]:
+    return checklist_report(
+        checklist.checklist_id, windows, assignments, performed, missed,
+        now=report.as_of, watermark=checklist.watermark, judging=checklist.status is Status.ACTIVE)
+
+
+def _checks_until(windows: list[Any], report: Report) -> str:
+    """Upper bound of performed checks that can count: the last window's end + grace."""
+    last = max((w.evaluate_at for w in windows), default=report.end)
+    return to_utc_iso(max(last, report.end))
+
+
+# -- whole checklists -----------------------------------------------------------------------------
+def _by_checklist(table: ChecklistTable, report: Report, checklist_ids: Sequence[str],
+                  progress: Progress | None) -> None:
+    if checklist_ids:
+        checklists = []
+        for checklist_id in dict.fromkeys(checklist_ids):
+            checklist = table.get_checklist(checklist_id)
+            if checklist is None:
+                raise NotFound(f"checklist {checklist_id!r} does not exist")
+            checklists.append(checklist)
+    else:
+        checklists = table.list_checklists()
+    with ThreadPoolExecutor(max_workers=SHARD_COUNT) as pool:
+        for checklist in checklists:
+            windows = _windows(checklist, report)
+            high = _checks_until(windows, report)
+            low = to_utc_iso(report.start)
+            shards = pool.map(_performed_shard, [table] * SHARD_COUNT, [checklist.checklist_id] * SHARD_COUNT,
+                              range(SHARD_COUNT), [low] * SHARD_COUNT, [high] * SHARD_COUNT)
+            assignments = table.assignments(checklist.checklist_id)
+            missed = _missed_of_checklist(table, checklist.checklist_id, report)
+            performed: dict[str, list[str]] = defaultdict(list)
+            for pairs in shards:
+                for equipment_id, instant in pairs:
+                    performed[equipment_id].append(instant)
+            report.rows.extend(_rows(checklist, windows, assignments, performed, missed, report))
+            if progress:
+                progress(checklist.checklist_id)
+
+
+def _performed_shard(table: ChecklistTable, checklist_id: str, shard: int, low: str,
+                     high: str) -> list[tuple[str, str]]:
+    items = table.query(
+        KeyConditionExpression="pk = :pk AND sk BETWEEN :low AND :high",
+        ExpressionAttributeValues=serialize({":pk": keys.performed_pk(checklist_id, shard), ":low": low,
+                                             ":high": high}),
+        ProjectionExpression="sk",
+    )
+    # sk = "<performed_at>#<equipment>"; performed_at is always 20 characters.
+    return [(item["sk"][21:], item["sk"][:20]) for item in items]
+
+
+def _missed_of_checklist(table: ChecklistTable, checklist_id: str, report: Report) -> list[MissedRecord]:
+    low, high = to_utc_iso(report.start), to_utc_iso(report.end)
+    items = table.query(
+        KeyConditionExpression="pk = :pk AND sk BETWEEN :low AND :high",
+        ExpressionAttributeValues=serialize({":pk": keys.missed_pk(checklist_id), ":low": low, ":high": high}),
+        ProjectionExpression="#e, #w, #d",
+        ExpressionAttributeNames={"#e": "equipment_id", "#w": "window_start", "#d": "dismissal"},
+    )
+    return [MissedRecord.from_item(item) for item in items if item["window_start"] < high]
+
+
+# -- named equipment ------------------------------------------------------------------------------
+def _by_equipment(table: ChecklistTable, report: Report, equipment_ids: list[str], only: set[str],
+                  progress: Progress | None) -> None:
+    checklists: dict[str, Checklist | None] = {}
+    low, high = to_utc_iso(report.start), to_utc_iso(report.end)
+    for equipment_id in equipment_ids:
+        assignments = [a for a in _assignments_of_equipment(table, equipment_id)
+                       if not only or a.checklist_id in only]
+        for assignment in assignments:
+            if assignment.checklist_id not in checklists:
+                checklists[assignment.checklist_id] = table.get_checklist(assignment.checklist_id)
+        live = [(a, checklists[a.checklist_id]) for a in assignments if checklists[a.checklist_id] is not None]
+        windows = {a.checklist_id: _windows(c, report) for a, c in live if c is not None}
+        until = max((_checks_until(w, report) for w in windows.values()), default=high)
+        performed: dict[str, list[str]] = defaultdict(list)
+        missed: dict[str, list[MissedRecord]] = defaultdict(list)
+        for item in table.query(
+            keys.BY_EQUIPMENT_INDEX,
+            KeyConditionExpression="gsi1pk = :pk AND gsi1sk BETWEEN :low AND :high",
+            ExpressionAttributeValues=serialize({":pk": keys.equipment_pk(equipment_id), ":low": low,
+                                                 ":high": until + keys.HIGH}),
+        ):
+            kind, checklist_id = item.get("type"), str(item.get("checklist_id"))
+            if checklist_id not in windows:
+                continue
+            if kind == "performed_check":
+                performed[checklist_id].append(str(item["performed_at"]))
+            elif kind == "missed_check" and item["window_start"] < high:
+                missed[checklist_id].append(MissedRecord.from_item(item))
+        for assignment, checklist in live:
+            if checklist is None:
+                continue
+            report.rows.extend(_rows(checklist, windows[checklist.checklist_id], [assignment],
+                                     {equipment_id: performed[checklist.checklist_id]},
+                                     missed[checklist.checklist_id], report))
+        if progress:
+            progress(equipment_id)
+
+
+def _assignments_of_equipment(table: ChecklistTable, equipment_id: str) -> list[Assignment]:
+    items = table.query(
+        keys.BY_EQUIPMENT_INDEX,
+        KeyConditionExpression="gsi1pk = :pk AND begins_with(gsi1sk, :prefix)",
+        ExpressionAttributeValues=serialize({":pk": keys.equipment_pk(equipment_id), ":prefix": "ASSIGNMENT#"}),
+    )
+    return [
+        Assignment(
+            checklist_id=str(item["checklist_id"]),
+            equipment_id=equipment_id,
+            assigned_at=parse_instant(item["assigned_at"], "assigned_at"),
+            unassigned_at=parse_instant(item["unassigned_at"], "unassigned_at") if item.get("unassigned_at") else None,
+        )
+        for item in items
+    ]

@@ -1,0 +1,185 @@
+"""Which stack the operations commands work on, and boto3 clients bound to it.
+
+A deployed stack is found by name: CloudFormation ``DescribeStacks`` returns the Outputs that
+``template.yaml`` declares (TableName, StateMachineArn, ScheduleGroupName, the three
+``*DeadLetterQueueUrl`` ...). ``--endpoint URL`` (or ``AWS_ENDPOINT_URL``) sends every call to
+another endpoint, such as ``missed-checks local serve``; the local runtime registers its
+resolved Outputs as a CloudFormation stack there (:func:`publish_outputs`), so the lookup is the
+same. Explicit overrides (``--table`` ...) win over the stack's outputs, and are enough on their
+own when there is no stack to look up.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import boto3
+from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
+
+from missed_checks.aws.clients import RETRIES
+from missed_checks.aws.table import ChecklistTable
+from missed_checks.errors import MissedChecksError
+
+LOCAL_STACK_NAME = "missed-checks-local"
+"""The stack name ``missed-checks local serve`` publishes its outputs under."""
+STACK_ENV = "MISSED_CHECKS_STACK"
+
+# Queue kinds, as the commands name them, and the stack output holding each URL.
+QUEUE_OUTPUTS = {
+    "schedule-sync": "ScheduleSyncDeadLetterQueueUrl",
+    "scheduler": "SchedulerDeadLetterQueueUrl",
+    "evaluation": "EvaluationDeadLetterQueueUrl",
+}
+# Override flag (without dashes, as argparse names it) -> output it replaces.
+OVERRIDES = {
+    "table": "TableName",
+    "state_machine_arn": "StateMachineArn",
+    "schedule_group": "ScheduleGroupName",
+    "sync_dlq_url": "ScheduleSyncDeadLetterQueueUrl",
+    "scheduler_dlq_url": "SchedulerDeadLetterQueueUrl",
+    "evaluation_dlq_url": "EvaluationDeadLetterQueueUrl",
+}
+
+
+class TargetError(MissedChecksError):
+    """The stack cannot be found or lacks what a command needs. ``usage`` marks a missing option."""
+
+    def __init__(self, message: str, *, usage: bool = False) -> None:
+        super().__init__(message)
+        self.usage = usage
+
+
+@dataclass
+class StackTarget:
+    region: str
+    endpoint_url: str | None
+    stack_name: str | None
+    outputs: dict[str, str]
+    parameters: dict[str, str] = field(default_factory=dict)
+    session: Any = field(default=None, repr=False, compare=False)
+    _clients: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def where(self) -> str:
+        place = f"stack {self.stack_name}" if self.stack_name else "explicit resources"
+        return f"{place} in {self.region}" + (f" at {self.endpoint_url}" if self.endpoint_url else "")
+
+    @property
+    def is_local(self) -> bool:
+        return self.endpoint_url is not None
+
+    def output(self, name: str) -> str:
+        value = self.outputs.get(name)
+        if not value:
+            flag = next((f"--{k.replace('_', '-')}" for k, v in OVERRIDES.items() if v == name), None)
+            hint = f" (or give {flag})" if flag else ""
+            raise TargetError(f"{self.where} has no output {name}{hint}", usage=not self.stack_name)
+        return value
+
+    def client(self, service: str) -> Any:
+        if service not in self._clients:
+            session = self.session or boto3.session.Session(region_name=self.region)
+            self._clients[service] = session.client(
+                service, region_name=self.region, endpoint_url=self.endpoint_url, config=RETRIES)
+        return self._clients[service]
+
+    def table(self) -> ChecklistTable:
+        return ChecklistTable(self.output("TableName"), dynamodb=self.client("dynamodb"))
+
+    @property
+    def state_machine_arn(self) -> str:
+        return self.output("StateMachineArn")
+
+    def queue_url(self, kind: str) -> str:
+        if kind not in QUEUE_OUTPUTS:
+            raise TargetError(f"unknown queue {kind!r}: one of {', '.join(QUEUE_OUTPUTS)}", usage=True)
+        return self.output(QUEUE_OUTPUTS[kind])
+
+    def console_url(self, execution_arn: str) -> str:
+        """The Step Functions console page of an execution."""
+        region = self.region
+        return (f"https://{region}.console.aws.amazon.com/states/home?region={region}"
+                f"#/v2/executions/details/{execution_arn}")
+
+
+def resolve_target(
+    stack: str | None = None,
+    region: str | None = None,
+    endpoint: str | None = None,
+    overrides: Mapping[str, str | None] | None = None,
+    session: Any = None,
+) -> StackTarget:
+    """Find the stack. With no ``stack``: ``$MISSED_CHECKS_STACK``, else the local runtime's stack
+    when an endpoint is given, else only the explicit ``overrides``."""
+    endpoint = endpoint or os.environ.get("AWS_ENDPOINT_URL") or None
+    if session is None:
+        session = boto3.session.Session(region_name=region) if region else boto3.session.Session()
+    region = region or session.region_name
+    if not region:
+        raise TargetError("no AWS region: give --region (or set AWS_REGION)", usage=True)
+    given = {OVERRIDES[k]: v for k, v in (overrides or {}).items() if v and k in OVERRIDES}
+    stack = stack or os.environ.get(STACK_ENV) or None
+    guessed_local = False
+    if stack is None and endpoint and not given:
+        stack, guessed_local = LOCAL_STACK_NAME, True
+    if stack is None:
+        if not given:
+            raise TargetError(
+                "no target: give --stack NAME (a stack deployed with sam deploy), --endpoint URL "
+                "(missed-checks local serve), or the resources themselves (--table ...)", usage=True)
+        return StackTarget(region, endpoint, None, given, session=session)
+    outputs, parameters = _describe(stack, region, endpoint, session, guessed_local)
+    return StackTarget(region, endpoint, stack, {**outputs, **given}, parameters, session=session)
+
+
+def _describe(stack: str, region: str, endpoint: str | None, session: Any,
+              guessed_local: bool) -> tuple[dict[str, str], dict[str, str]]:
+    where = f"{region}" + (f" at {endpoint}" if endpoint else "")
+    try:
+        cloudformation = session.client("cloudformation", region_name=region, endpoint_url=endpoint, config=RETRIES)
+        stacks = cloudformation.describe_stacks(StackName=stack)["Stacks"]
+    except ClientError as error:
+        message = error.response.get("Error", {}).get("Message") or str(error)
+        if "does not exist" in message:
+            hint = (" (is `missed-checks local serve` running there?)" if guessed_local
+                    else " (check --stack and --region)")
+            raise TargetError(f"stack {stack} not found in {where}{hint}") from error
+        raise TargetError(f"cannot describe stack {stack} in {where}: {message}") from error
+    except NoCredentialsError as error:
+        raise TargetError(f"no AWS credentials to describe stack {stack} in {where}") from error
+    except NoRegionError as error:
+        raise TargetError("no AWS region: give --region", usage=True) from error
+    except BotoCoreError as error:
+        raise TargetError(f"cannot reach CloudFormation in {where}: {error}") from error
+    if not stacks:
+        raise TargetError(f"stack {stack} not found in {where}")
+    found = stacks[0]
+    outputs = {o["OutputKey"]: o["OutputValue"] for o in found.get("Outputs") or []}
+    parameters = {p["ParameterKey"]: p.get("ParameterValue", "") for p in found.get("Parameters") or []}
+    if "TableName" not in outputs:
+        raise TargetError(f"stack {stack} in {where} is not a missed-checks stack (no TableName output)")
+    return outputs, parameters
+
+
+def publish_outputs(cloudformation: Any, stack_name: str, outputs: Mapping[str, str],
+                    parameters: Mapping[str, str] | None = None) -> str:
+    """Register ``outputs`` as a CloudFormation stack (for the local runtime, whose resources are
+    not created by CloudFormation), so ``--stack``/``--endpoint`` find them the same way as a
+    deployed stack's. Returns the stack id."""
+    template = {
+        "Description": "missed-checks local runtime: the resolved Outputs of template.yaml",
+        "Parameters": {name: {"Type": "String"} for name in parameters or {}},
+        "Resources": {"LocalRuntime": {"Type": "AWS::CloudFormation::WaitConditionHandle"}},
+        "Outputs": {name: {"Value": str(value)} for name, value in outputs.items()},
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # moto: "WaitConditionHandle ... not supported", harmless here
+        response = cloudformation.create_stack(
+            StackName=stack_name, TemplateBody=json.dumps(template),
+            Parameters=[{"ParameterKey": k, "ParameterValue": str(v)} for k, v in (parameters or {}).items()])
+    return str(response["StackId"])

@@ -1,0 +1,71 @@
+"""Shared by the test_ops_* modules: the local runtime with its outputs published as a stack, and
+a way to run ``missed-checks`` commands in-process against it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from missed_checks.cli.main import main
+from missed_checks.local.clock import SimulatedClock
+from missed_checks.local.runtime import LocalRuntime
+from missed_checks.local.stack import EmbeddedStack
+from missed_checks.ops.target import publish_outputs
+
+START = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)  # a Sunday
+BERLIN_WORKDAYS = ["DTSTART;TZID=Europe/Berlin:20260302T060000", "RRULE:FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR"]
+TARGET = ["--stack", "missed-checks-local", "--region", "us-east-1"]
+
+
+@contextmanager
+def ops_runtime(start: datetime = START) -> Iterator[LocalRuntime]:
+    """template.yaml provisioned into the embedded AWS (call inside the ``embedded`` fixture), its
+    Outputs published as the CloudFormation stack ``missed-checks-local`` as ``local serve`` does,
+    and the local runtime (streams, scheduler, in-process Lambda) on a simulated clock."""
+    stack = EmbeddedStack.provision()
+    publish_outputs(stack.client("cloudformation"), stack.stack_name, stack.outputs, stack.parameters)
+    with LocalRuntime(stack, SimulatedClock(start)) as runtime:
+        yield runtime
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+    @property
+    def json(self) -> Any:
+        # In this process the in-process Lambda runtime may print its START/END lines on stdout
+        # while a command waits for an execution; the command's own document follows them.
+        lines = self.out.splitlines()
+        for first, line in enumerate(lines):
+            if line[:1] in ("{", "["):
+                try:
+                    return json.loads("\n".join(lines[first:]))
+                except ValueError:
+                    continue
+        raise AssertionError(f"no JSON document on stdout: {self.out!r}")
+
+
+class Cli:
+    """Runs ``missed-checks ARGS --stack missed-checks-local`` in this process."""
+
+    def __init__(self, capsys: Any) -> None:
+        self.capsys = capsys
+
+    def __call__(self, *argv: str, target: bool = True) -> Result:
+        self.capsys.readouterr()
+        code = main([*argv, *(TARGET if target else [])])
+        captured = self.capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+
+    def ok(self, *argv: str) -> Any:
+        """Run with --json, expect exit 0, return the parsed output."""
+        result = self(*argv, "--json")
+        assert result.code == 0, result.err
+        return result.json

@@ -1,0 +1,215 @@
+"""checklist / equipment / check commands and target resolution, against the local runtime."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from ops_support import BERLIN_WORKDAYS, START, Cli, ops_runtime
+
+from missed_checks.cli.main import build_parser
+from missed_checks.local.runtime import LocalRuntime
+
+
+@pytest.fixture
+def runtime(embedded: None) -> Iterator[LocalRuntime]:
+    with ops_runtime() as runtime:
+        yield runtime
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]) -> Cli:
+    return Cli(capsys)
+
+
+def put_forklift(cli: Cli, checklist_id: str = "forklift-daily") -> dict:
+    args = ["checklist", "put", checklist_id, "--name", "Forklift pre-use check", "--window", "PT8H",
+            "--grace", "PT30M"]
+    for line in BERLIN_WORKDAYS:
+        args += ["--recurrence", line]
+    return cli.ok(*args)
+
+
+def test_put_validates_before_writing_and_shows_the_next_windows_and_schedule(runtime: LocalRuntime,
+                                                                               cli: Cli, tmp_path) -> None:
+    bad = cli("checklist", "put", "broken", "--recurrence", r"DTSTART:20260302T060000\nRRULE:FREQ=MINUTELY",
+              "--timezone", "Europe/Berlin")
+    assert bad.code == 2 and "recurrence" in bad.err and "MINUTELY" in bad.err
+    assert cli("checklist", "show", "broken").code == 1
+
+    dry = cli.ok("checklist", "put", "forklift-daily", "--dry-run", "--window", "PT8H", "--grace", "PT30M",
+                 *sum((["--recurrence", line] for line in BERLIN_WORKDAYS), []))
+    assert dry["action"].startswith("valid")
+    assert cli("checklist", "show", "forklift-daily").code == 1  # the dry run wrote nothing
+
+    created = put_forklift(cli)
+    assert created["action"] == "created"
+    # Monday 2 March 2026 06:00-14:00 Berlin (UTC+1), judged from 13:30Z; weekend skipped.
+    first, second = created["next_windows"][:2]
+    assert (first["start"], first["end"], first["evaluate_at"]) == (
+        "2026-03-02T06:00:00+01:00", "2026-03-02T14:00:00+01:00", "2026-03-02T14:30:00+01:00")
+    assert second["start"] == "2026-03-03T06:00:00+01:00"
+    assert created["schedule"]["timezone"] == "Europe/Berlin"
+    assert created["schedule"]["expression"].startswith("cron(")
+
+    runtime.settle()  # the stream delivers the new checklist to schedule-sync
+    shown = cli.ok("checklist", "show", "forklift-daily")
+    assert shown["status"] == "ACTIVE" and shown["name"] == "Forklift pre-use check"
+    assert shown["schedule"]["expression"] == created["schedule"]["expression"]
+    assert shown["schedule"]["state"] == "ENABLED"
+
+    edited = cli.ok("checklist", "put", "forklift-daily", "--window", "PT6H", "--grace", "PT30M",
+                    *sum((["--recurrence", line] for line in BERLIN_WORKDAYS), []))
+    assert edited["action"] == "updated"
+    assert edited["next_windows"][0]["end"] == "2026-03-02T12:00:00+01:00"
+
+    # A YAML (or JSON) file with several checklists.
+    path = tmp_path / "checklists.yaml"
+    path.write_text(
+        "- id: forklift-daily\n"
+        "  name: Forklift pre-use check\n"
+        "  recurrence: |\n"
+        "    DTSTART;TZID=Europe/Berlin:20260302T060000\n"
+        "    RRULE:FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR\n"
+        "  window: PT8H\n"
+        "  grace: PT30M\n"
+        "- id: extinguisher-monthly\n"
+        "  recurrence: [DTSTART;VALUE=DATE:20260406, RRULE:FREQ=MONTHLY;BYDAY=1MO]\n"
+        "  timezone: Europe/Riga\n", encoding="utf-8")
+    results = cli.ok("checklist", "put", "--file", str(path))
+    assert [(r["checklist_id"], r["action"]) for r in results] == [
+        ("forklift-daily", "updated"), ("extinguisher-monthly", "created")]
+    # First Monday of April 2026 in Riga (summer time); a date-only routine has a one-day window.
+    assert results[1]["next_windows"][0]["start"] == "2026-04-06T00:00:00+03:00"
+    assert results[1]["next_windows"][0]["end"] == "2026-04-07T00:00:00+03:00"
+    listed = cli.ok("checklist", "list")
+    assert sorted(c["checklist_id"] for c in listed) == ["extinguisher-monthly", "forklift-daily"]
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("id: x\nrecurrence: RRULE:FREQ=DAILY\ncolour: red\n", encoding="utf-8")
+    result = cli("checklist", "put", "--file", str(bad))
+    assert result.code == 2 and "colour" in result.err
+
+
+def test_pause_resume_and_delete(runtime: LocalRuntime, cli: Cli) -> None:
+    put_forklift(cli)
+    runtime.settle()
+    assert cli.ok("checklist", "pause", "forklift-daily")["status"] == "PAUSED"
+    runtime.settle()
+    assert cli.ok("checklist", "show", "forklift-daily")["schedule"]["state"] == "DISABLED"
+
+    runtime.clock.advance(timedelta(days=3))
+    resumed = cli.ok("checklist", "resume", "forklift-daily")
+    assert resumed["status"] == "ACTIVE"
+    assert resumed["evaluated_until"] == "2026-03-04T09:00:00Z"  # the pause is never back-filled
+
+    refused = cli("checklist", "delete", "forklift-daily")
+    assert refused.code == 2 and "--yes" in refused.err
+    assert cli.ok("checklist", "delete", "forklift-daily", "--yes")["deleted"] is True
+    assert cli("checklist", "show", "forklift-daily").code == 1
+    again = cli("checklist", "delete", "forklift-daily", "--yes")
+    assert again.code == 1 and "does not exist" in again.err
+    assert cli("checklist", "pause", "nope").code == 1
+
+
+def test_equipment_assign_and_unassign_many_ids_and_from_a_file(runtime: LocalRuntime, cli: Cli,
+                                                                 tmp_path) -> None:
+    put_forklift(cli)
+    fleet = tmp_path / "fleet.txt"
+    fleet.write_text("# site A\n" + "".join(f"FL-{n:04d}\n" for n in range(150)) + "\nFL-0001\n", encoding="utf-8")
+    assigned = cli.ok("equipment", "assign", "--checklist", "forklift-daily", "TRUCK-1", "TRUCK-2",
+                      "--file", str(fleet))
+    assert (assigned["requested"], assigned["changed"]) == (152, 152)
+    assert assigned["at"] == "2026-03-01T09:00:00Z"
+    listed = cli.ok("equipment", "list", "--checklist", "forklift-daily")
+    assert len(listed) == 152 and all(row["unassigned_at"] is None for row in listed)
+
+    unassigned = cli.ok("equipment", "unassign", "--checklist", "forklift-daily", "TRUCK-1", "NEVER-ASSIGNED",
+                        "--at", "2026-03-05T00:00:00Z")
+    assert (unassigned["changed"], unassigned["skipped"]) == (1, 1)
+    rows = {row["equipment_id"]: row for row in cli.ok("equipment", "list", "--checklist", "forklift-daily")}
+    assert rows["TRUCK-1"]["unassigned_at"] == "2026-03-05T00:00:00Z"
+
+    assert cli("equipment", "assign", "--checklist", "forklift-daily", "bad id!").code == 2
+    assert cli("equipment", "assign", "--checklist", "forklift-daily").code == 2
+    missing = cli("equipment", "assign", "--checklist", "nope", "FL-1")
+    assert missing.code == 1 and "does not exist" in missing.err
+
+
+def test_check_record_and_csv_import(runtime: LocalRuntime, cli: Cli, tmp_path) -> None:
+    put_forklift(cli)
+    table = runtime.stack.client("dynamodb")
+    recorded = cli.ok("check", "record", "--checklist", "forklift-daily", "--equipment", "FL-1",
+                      "--at", "2026-02-27T07:12:00+01:00")
+    assert recorded["performed_at"] == "2026-02-27T06:12:00Z"
+    now = cli.ok("check", "record", "--checklist", "forklift-daily", "--equipment", "FL-2")
+    assert now["performed_at"] == "2026-03-01T09:00:00Z"
+    future = cli("check", "record", "--checklist", "forklift-daily", "--equipment", "FL-2",
+                 "--at", "2026-03-02T09:00:00Z")
+    assert future.code == 2 and "future" in future.err
+    assert cli("check", "record", "--checklist", "nope", "--equipment", "FL-2").code == 1
+
+    rows = ["checklist_id,equipment_id,performed_at"]
+    base = datetime(2026, 2, 1, 6, tzinfo=UTC)
+    for n in range(400):
+        rows.append(f"forklift-daily,FL-{n % 100:03d},{(base + timedelta(minutes=n)).strftime('%Y-%m-%dT%H:%M:%SZ')}")
+    rows.append(rows[1])  # a duplicate row is merged
+    path = tmp_path / "checks.csv"
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    imported = cli.ok("check", "import", str(path))
+    assert (imported["rows"], imported["written"]) == (401, 400)
+
+    from missed_checks.aws.table import ChecklistTable
+    stored = ChecklistTable(runtime.stack.table_name, table).performed_checks_of_checklist(
+        "forklift-daily", base, START)
+    assert len(stored) == 400 + 1  # the import and the 27 February check
+
+    broken = tmp_path / "broken.csv"
+    broken.write_text("checklist_id,equipment_id,performed_at\nforklift-daily,FL-9,2026-02-02T06:00:00Z\n"
+                      "forklift-daily,FL-9,yesterday\n", encoding="utf-8")
+    result = cli("check", "import", str(broken))
+    assert result.code == 2 and "line 3" in result.err
+    assert len(ChecklistTable(runtime.stack.table_name, table).performed_checks_of_checklist(
+        "forklift-daily", base, START)) == 401  # nothing of the broken file was written
+    no_column = tmp_path / "nocol.csv"
+    no_column.write_text("checklist,when\nforklift-daily,2026-02-02T06:00:00Z\n", encoding="utf-8")
+    assert cli("check", "import", str(no_column)).code == 2
+
+
+def test_a_missing_or_wrong_target_is_a_clear_error(runtime: LocalRuntime, cli: Cli, monkeypatch) -> None:
+    monkeypatch.delenv("MISSED_CHECKS_STACK", raising=False)
+    none = cli("checklist", "list", target=False)
+    assert none.code == 2 and "--stack" in none.err
+    wrong = cli("checklist", "list", "--stack", "no-such-stack", "--region", "us-east-1", target=False)
+    assert wrong.code == 1 and "no-such-stack not found" in wrong.err
+    explicit = cli("checklist", "list", "--table", runtime.stack.table_name, "--region", "us-east-1", "--json",
+                   target=False)
+    assert explicit.code == 0 and explicit.json == []
+    no_queue = cli("dlq", "list", "--table", runtime.stack.table_name, "--region", "us-east-1", target=False)
+    assert no_queue.code == 2 and "--sync-dlq-url" in no_queue.err
+
+
+Leaf = tuple[tuple[str, ...], argparse.ArgumentParser]
+
+
+def _leaves(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> Iterator[Leaf]:
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subs:
+        yield path, parser
+    for action in subs:
+        for name, child in action.choices.items():
+            yield from _leaves(child, (*path, name))
+
+
+OPS_COMMANDS = {("checklist",), ("equipment",), ("check",), ("report",), ("missed",), ("rerun",), ("dlq",)}
+
+
+def test_every_ops_command_has_help_with_examples_target_options_and_json() -> None:
+    leaves = [(path, parser) for path, parser in _leaves(build_parser()) if path[:1] in {p[:1] for p in OPS_COMMANDS}]
+    assert len(leaves) >= 17
+    for path, parser in leaves:
+        text = parser.format_help()
+        assert "examples:" in text and "missed-checks " + " ".join(path) in text, path
+        assert "--stack" in text and "--endpoint" in text and "--json" in text, path

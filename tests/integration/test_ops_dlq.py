@@ -1,0 +1,166 @@
+"""dlq list / dlq replay round trips, one per queue, with failures produced by the running system."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import pytest
+from ops_support import BERLIN_WORKDAYS, Cli, ops_runtime
+
+from missed_checks.aws.table import ChecklistTable, serialize
+from missed_checks.equipment import shard_of
+from missed_checks.keys import assignment_key
+from missed_checks.local.runtime import LocalRuntime
+from missed_checks.ops.rerun import wait_for
+
+MONDAY = "2026-03-02T05:00:00Z"
+
+
+def utc(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
+
+
+@pytest.fixture
+def runtime(embedded: None) -> Iterator[LocalRuntime]:
+    with ops_runtime() as runtime:
+        yield runtime
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]) -> Cli:
+    return Cli(capsys)
+
+
+def table_of(runtime: LocalRuntime) -> ChecklistTable:
+    return ChecklistTable(runtime.stack.table_name, runtime.stack.client("dynamodb"))
+
+
+def put_forklift(cli: Cli, *equipment: str) -> None:
+    args = ["checklist", "put", "forklift-daily", "--window", "PT8H", "--grace", "PT30M"]
+    for line in BERLIN_WORKDAYS:
+        args += ["--recurrence", line]
+    cli.ok(*args)
+    if equipment:
+        cli.ok("equipment", "assign", "--checklist", "forklift-daily", *equipment)
+
+
+def missed_on_monday(runtime: LocalRuntime) -> list[str]:
+    items = table_of(runtime).missed_checks_of_checklist("forklift-daily", utc(MONDAY), utc("2026-03-03T00:00:00Z"))
+    return sorted(item["equipment_id"] for item in items)
+
+
+def finish(runtime: LocalRuntime, replayed: dict) -> list[str]:
+    sfn = runtime.stack.client("stepfunctions")
+    return [wait_for(sfn, arn, timeout_s=120)["status"] for r in replayed["results"] for arn in r["executions"]]
+
+
+def test_schedule_sync_queue_invalid_checklist(runtime: LocalRuntime, cli: Cli) -> None:
+    # A hand edit the recurrence engine would have refused: schedule-sync reports it to its DLQ.
+    table_of(runtime).put_checklist("handmade", recurrence="RRULE:FREQ=SECONDLY", timezone="Europe/Berlin",
+                                    now=runtime.clock.now(), validate=False)
+    runtime.settle()
+    listed = cli.ok("dlq", "list", "--queue", "schedule-sync")["schedule-sync"]
+    assert len(listed) == 1
+    [letter] = listed
+    assert (letter["kind"], letter["checklist_id"]) == ("schedule-sync", "handmade")
+    assert "recurrence" in letter["error"]
+    assert len(cli.ok("dlq", "list")["schedule-sync"]) == 1  # listing consumes nothing
+
+    kept = cli("dlq", "replay", "--queue", "schedule-sync", "--json")
+    assert kept.code == 1 and kept.json["failed"] == 1
+    assert "still cannot be scheduled" in kept.json["results"][0]["detail"]
+    assert len(cli.ok("dlq", "list", "--queue", "schedule-sync")["schedule-sync"]) == 1
+
+    cli.ok("checklist", "put", "handmade", "--recurrence", "DTSTART:20260302T070000", "--recurrence",
+           "RRULE:FREQ=DAILY", "--timezone", "Europe/Berlin")
+    replayed = cli.ok("dlq", "replay", "--queue", "schedule-sync")
+    assert replayed["replayed"] == 1 and replayed["failed"] == 0
+    assert cli.ok("dlq", "list", "--queue", "schedule-sync")["schedule-sync"] == []
+    schedule = runtime.stack.client("scheduler").get_schedule(Name="handmade", GroupName=runtime.stack.schedule_group)
+    assert schedule["ScheduleExpressionTimezone"] == "Europe/Berlin"
+
+
+def test_schedule_sync_queue_failed_stream_batch(runtime: LocalRuntime, cli: Cli) -> None:
+    scheduler = runtime.stack.client("scheduler")
+    group = runtime.stack.schedule_group
+    scheduler.delete_schedule_group(Name=group)  # every sync now fails: Lambda gives the batch up
+    put_forklift(cli)
+    runtime.settle()
+    [letter] = cli.ok("dlq", "list", "--queue", "schedule-sync")["schedule-sync"]
+    assert letter["kind"] == "stream-batch" and letter["checklist_id"] is None
+    assert "DDBStreamBatchInfo" in letter["body"]
+
+    failed = cli("dlq", "replay", "--queue", "schedule-sync", "--json")
+    assert failed.code == 1  # the group is still missing: kept
+    assert len(cli.ok("dlq", "list", "--queue", "schedule-sync")["schedule-sync"]) == 1
+
+    scheduler.create_schedule_group(Name=group)
+    replayed = cli.ok("dlq", "replay", "--queue", "schedule-sync")
+    assert replayed["replayed"] == 1 and "re-synced 1 checklist" in replayed["results"][0]["detail"]
+    assert scheduler.get_schedule(Name="forklift-daily", GroupName=group)["State"] == "ENABLED"
+    assert cli.ok("dlq", "list")["schedule-sync"] == []
+
+
+def test_evaluation_queue_failed_window_and_failed_run(runtime: LocalRuntime, cli: Cli) -> None:
+    put_forklift(cli, "E1", "E2")
+    runtime.settle()
+    # A broken assignment item makes RecordMissedChecks fail for its shard: the window is dead-lettered.
+    table = table_of(runtime)
+    key = assignment_key("forklift-daily", shard_of("E2"), "E2")
+    table.client.update_item(TableName=table.name, Key=serialize(key), UpdateExpression="SET assigned_at = :x",
+                             ExpressionAttributeValues=serialize({":x": "last tuesday"}))
+    runtime.advance_to(utc("2026-03-02T15:00:00Z"))
+    [window] = cli.ok("dlq", "list", "--queue", "evaluation")["evaluation"]
+    assert window["kind"] == "evaluation" and window["checklist_id"] == "forklift-daily"
+    assert utc(window["window"]["start"]) == utc(MONDAY) and window["instant"] == "2026-03-02T13:30:00Z"
+    assert window["execution"] and window["error"]
+    assert missed_on_monday(runtime) in ([], ["E1"])  # the window was not completed
+
+    cli.ok("equipment", "assign", "--checklist", "forklift-daily", "E2", "--at", "2026-03-01T09:00:00Z")
+    replayed = cli.ok("dlq", "replay", "--queue", "evaluation")
+    assert replayed["replayed"] == 1 and finish(runtime, replayed) == ["SUCCEEDED"]
+    assert missed_on_monday(runtime) == ["E1", "E2"]
+    assert cli.ok("dlq", "list", "--queue", "evaluation")["evaluation"] == []
+
+    # A run that fails before any window (the rule became unreadable): dead-lettered with its instant.
+    table.put_checklist("forklift-daily", recurrence="RRULE:FREQ=SECONDLY", timezone="Europe/Berlin",
+                        now=runtime.clock.now(), validate=False)
+    runtime.clock.advance_to(utc("2026-03-03T15:00:00Z"))
+    failed = cli("rerun", "--checklist", "forklift-daily", "--at", "2026-03-03T14:00:00Z", "--wait", "--json")
+    assert failed.code == 1 and failed.json["status"] == "FAILED"
+    [run] = cli.ok("dlq", "list", "--queue", "evaluation")["evaluation"]
+    assert run["window"] is None and run["instant"] == "2026-03-03T14:00:00Z"
+    assert run["execution"] == failed.json["execution_arn"]
+
+
+def test_scheduler_queue_failed_firing_and_an_unknown_message(runtime: LocalRuntime, cli: Cli) -> None:
+    sqs = runtime.stack.client("sqs")
+    sqs.send_message(QueueUrl=runtime.stack.outputs["EvaluationDeadLetterQueueUrl"],
+                     MessageBody=json.dumps({"hello": "world"}))
+    [unknown] = cli.ok("dlq", "list", "--queue", "evaluation")["evaluation"]
+    assert unknown["kind"] == "unknown" and unknown["body"] == {"hello": "world"}
+    put_forklift(cli, "E1")
+    runtime.settle()
+    runtime.scheduler.inject_failure("forklift-daily", error_code="AccessDeniedException",
+                                     message="not authorized to perform states:StartExecution")
+    runtime.advance_to(utc("2026-03-02T15:00:00Z"))
+    assert missed_on_monday(runtime) == []
+    [letter] = cli.ok("dlq", "list", "--queue", "scheduler")["scheduler"]
+    assert letter["kind"] == "scheduler" and letter["checklist_id"] == "forklift-daily"
+    assert letter["instant"] == "2026-03-02T13:30:00Z"
+    assert letter["error"] == "AccessDeniedException" and "StartExecution" in letter["cause"]
+    assert letter["attributes"]["SCHEDULE_ARN"].endswith("/forklift-daily")
+    people = cli("dlq", "list")
+    assert people.code == 0 and "AccessDeniedException" in people.out
+
+    result = cli("dlq", "replay", "--json")
+    assert result.code == 1  # the unknown message is kept
+    replayed = result.json
+    assert (replayed["replayed"], replayed["failed"]) == (1, 1)
+    assert finish(runtime, replayed) == ["SUCCEEDED"]
+    assert missed_on_monday(runtime) == ["E1"]
+    left = cli.ok("dlq", "list")
+    assert (left["schedule-sync"], left["scheduler"]) == ([], [])
+    assert [letter["kind"] for letter in left["evaluation"]] == ["unknown"]

@@ -1,0 +1,202 @@
+"""report, missed dismiss/list and rerun against the local runtime: the real state machine judges
+the windows, the commands read what it wrote."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import pytest
+from ops_support import BERLIN_WORKDAYS, Cli, ops_runtime
+
+from missed_checks.aws.table import ChecklistTable, serialize
+from missed_checks.keys import checklist_key
+from missed_checks.local.runtime import LocalRuntime
+from missed_checks.ops.target import StackTarget
+
+MONDAY = "2026-03-02T05:00:00Z"  # 06:00 Berlin; window until 13:00Z, judged from 13:30Z
+TUESDAY = "2026-03-03T05:00:00Z"
+EQUIPMENT = ["E1", "E2", "E3", "E4", "E5", "E6"]
+
+
+def utc(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
+
+
+@pytest.fixture
+def runtime(embedded: None) -> Iterator[LocalRuntime]:
+    with ops_runtime() as runtime:
+        yield runtime
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]) -> Cli:
+    return Cli(capsys)
+
+
+@pytest.fixture
+def dynamodb_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every DynamoDB operation the commands make."""
+    calls: list[str] = []
+    original = StackTarget.client
+
+    def counting(self: StackTarget, service: str):
+        client = original(self, service)
+        if service == "dynamodb" and not getattr(client, "_ops_counted", False):
+            client.meta.events.register("before-call.dynamodb.*", lambda model, **_: calls.append(model.name))
+            client._ops_counted = True
+        return client
+
+    monkeypatch.setattr(StackTarget, "client", counting)
+    return calls
+
+
+def setup_checklist(cli: Cli, runtime: LocalRuntime, equipment: list[str]) -> None:
+    args = ["checklist", "put", "forklift-daily", "--window", "PT8H", "--grace", "PT30M"]
+    for line in BERLIN_WORKDAYS:
+        args += ["--recurrence", line]
+    cli.ok(*args)
+    cli.ok("equipment", "assign", "--checklist", "forklift-daily", *equipment)
+    runtime.settle()
+
+
+def record(cli: Cli, equipment: str, at: str) -> None:
+    cli.ok("check", "record", "--checklist", "forklift-daily", "--equipment", equipment, "--at", at)
+
+
+def play_two_days(cli: Cli, runtime: LocalRuntime) -> None:
+    """Monday: E1 on time, E2 late, E3 nothing (a check for it is imported the next day: the record
+    wins), E4 on time, E5 after the grace period, E6 nothing (dismissed later). Tuesday: all on
+    time but E3, and the Tuesday firing fails, so Tuesday is not judged yet."""
+    setup_checklist(cli, runtime, EQUIPMENT)
+    runtime.advance_to(utc("2026-03-02T13:20:00Z"))
+    record(cli, "E1", "2026-03-02T06:00:00Z")
+    record(cli, "E2", "2026-03-02T13:10:00Z")
+    record(cli, "E4", "2026-03-02T12:59:59Z")
+    runtime.advance_to(utc("2026-03-02T15:00:00Z"))  # the 13:30Z firing judges Monday
+    record(cli, "E5", "2026-03-02T14:00:00Z")
+    runtime.scheduler.inject_failure("forklift-daily")  # the Tuesday firing never starts
+    runtime.advance_to(utc("2026-03-03T13:20:00Z"))
+    record(cli, "E3", "2026-03-02T07:00:00Z")
+    for equipment in ("E1", "E2", "E4", "E5", "E6"):
+        record(cli, equipment, "2026-03-03T08:00:00Z")
+    runtime.advance_to(utc("2026-03-04T12:00:00Z"))
+
+
+def rows_of(document: dict) -> dict[str, dict]:
+    return {row["equipment_id"]: row for row in document["rows"]}
+
+
+def counts(row: dict) -> tuple[int, ...]:
+    return tuple(row[k] for k in ("expected", "on_time", "late", "missed", "dismissed", "pending"))
+
+
+def test_report_counts_what_the_state_machine_judged(runtime: LocalRuntime, cli: Cli, tmp_path,
+                                                      dynamodb_calls: list[str]) -> None:
+    play_two_days(cli, runtime)
+    listed = cli.ok("missed", "list", "--checklist", "forklift-daily", "--from", "2026-03-02", "--to", "2026-03-05")
+    assert sorted((m["equipment_id"], m["window_start"]) for m in listed) == [
+        ("E3", MONDAY), ("E5", MONDAY), ("E6", MONDAY)]
+    check_formats(cli, tmp_path)  # before the dismissal: E6's Monday is still missed
+
+    dismiss = ["missed", "dismiss", "--checklist", "forklift-daily", "--equipment", "E6", "--window-start", MONDAY,
+               "--reason", "in the workshop", "--by", "j.doe"]
+    dismissed = cli.ok(*dismiss)
+    assert dismissed["dismissal"]["by"] == "j.doe" and dismissed["judged_by"]  # history kept
+    twice = cli(*dismiss)
+    assert twice.code == 1 and "already dismissed by j.doe" in twice.err
+    missing = cli(*dismiss[:5], "E1", *dismiss[6:])
+    assert missing.code == 1 and "no missed check" in missing.err
+    assert cli(*dismiss[:-4], "--reason", " ", "--by", "ops").code == 2
+
+    dynamodb_calls.clear()
+    report = cli.ok("report", "--from", "2026-03-02", "--to", "2026-03-05")
+    assert set(dynamodb_calls) <= {"Query", "GetItem"} and "Query" in dynamodb_calls
+    rows = rows_of(report)
+    # expected, on time, late, missed, dismissed, pending. Wednesday's window has not closed.
+    assert {e: counts(r) for e, r in rows.items()} == {
+        "E1": (2, 2, 0, 0, 0, 0),
+        "E2": (2, 1, 1, 0, 0, 0),
+        "E3": (1, 0, 0, 1, 0, 1),  # Monday: the record wins over the check imported later; Tuesday pending
+        "E4": (2, 2, 0, 0, 0, 0),
+        "E5": (2, 1, 0, 1, 0, 0),
+        "E6": (2, 1, 0, 0, 1, 0),
+    }
+    assert rows["E5"]["compliance_pct"] == 50.0 and rows["E6"]["compliance_pct"] == 100.0
+    assert counts(report["total"]) == (11, 7, 1, 2, 1, 1)
+    assert report["total"]["compliance_pct"] == 80.0
+
+    # The ByEquipment path gives the same row; --checklist the same rows.
+    by_equipment = cli.ok("report", "--from", "2026-03-02", "--to", "2026-03-05", "--equipment", "E3")
+    assert by_equipment["rows"] == [rows["E3"]]
+    assert cli.ok("report", "--from", "2026-03-02", "--to", "2026-03-05",
+                  "--checklist", "forklift-daily")["rows"] == report["rows"]
+
+    # Re-running catches Tuesday up: E3's Tuesday becomes missed, nothing is pending.
+    rerun = cli.ok("rerun", "--checklist", "forklift-daily", "--at", "now", "--wait")
+    assert rerun["status"] == "SUCCEEDED"
+    after = cli.ok("report", "--from", "2026-03-02", "--to", "2026-03-05")
+    assert counts(rows_of(after)["E3"]) == (2, 0, 0, 2, 0, 0)
+    assert counts(after["total"]) == (12, 7, 1, 3, 1, 0)
+
+
+def check_formats(cli: Cli, tmp_path) -> None:
+    text = cli("report", "--from", "2026-03-02", "--to", "2026-03-05", "--format", "csv")
+    assert text.code == 0
+    table = list(csv.DictReader(io.StringIO(text.out)))
+    assert [row["equipment_id"] for row in table] == [*EQUIPMENT, "*"]
+    # 8 done of 11 judged.
+    assert table[-1]["expected"] == "11" and table[-1]["missed"] == "3" and table[-1]["compliance_pct"] == "72.73"
+    human = cli("report", "--from", "2026-03-02", "--to", "2026-03-05")
+    assert human.code == 0 and "fleet total" in human.out and "\x1b[" not in human.out  # no colour off a TTY
+    out = tmp_path / "report.json"
+    assert cli("report", "--from", "2026-03-02", "--to", "2026-03-05", "--format", "json",
+               "--output", str(out)).code == 0
+    assert '"total"' in out.read_text(encoding="utf-8")
+    backwards = cli("report", "--from", "2026-03-05", "--to", "2026-03-02")
+    assert backwards.code == 2 and "after" in backwards.err
+    assert cli("report", "--from", "2026-03-02", "--to", "2026-03-05", "--checklist", "nope").code == 1
+    assert cli("report", "--from", "March", "--to", "2026-03-05").code == 2
+
+
+EXECUTION_NAME = re.compile(r"^[A-Za-z0-9._-]{1,80}$")
+
+
+def test_rerun_starts_the_state_machine_and_records_nothing_twice(runtime: LocalRuntime, cli: Cli) -> None:
+    equipment = [f"FL-{n:03d}" for n in range(40)]
+    setup_checklist(cli, runtime, equipment)
+    runtime.clock.advance_to(utc("2026-03-03T15:00:00Z"))  # time passes, no schedule fires
+    table = ChecklistTable(runtime.stack.table_name, runtime.stack.client("dynamodb"))
+
+    first = cli.ok("rerun", "--checklist", "forklift-daily", "--at", "2026-03-02T14:00:00Z", "--wait")
+    assert first["status"] == "SUCCEEDED" and first["output"]["outcome"] == "EVALUATE"
+    assert EXECUTION_NAME.match(first["name"])
+    assert first["console_url"] == (
+        "https://us-east-1.console.aws.amazon.com/states/home?region=us-east-1#/v2/executions/details/"
+        + first["execution_arn"])
+    assert first["input"] == {"checklist_id": "forklift-daily", "instant": "2026-03-02T14:00:00Z"}
+    records = table.missed_checks_of_checklist("forklift-daily", utc(MONDAY), utc("2026-03-04T00:00:00Z"))
+    assert len(records) == 40
+
+    second = cli.ok("rerun", "--checklist", "forklift-daily", "--at", "2026-03-02T14:00:00Z", "--wait")
+    assert second["status"] == "SUCCEEDED" and second["name"] != first["name"]
+    assert second["output"]["outcome"] == "NOTHING_DUE"
+
+    # As if the watermark had not moved (a redrive after a failure): judged again, written once.
+    table.client.update_item(TableName=table.name, Key=serialize(checklist_key("forklift-daily")),
+                             UpdateExpression="SET evaluated_until = :w",
+                             ExpressionAttributeValues=serialize({":w": "2026-03-01T09:00:00Z"}))
+    third = cli.ok("rerun", "--checklist", "forklift-daily", "--at", "2026-03-02T14:00:00Z", "--wait")
+    assert third["output"]["outcome"] == "EVALUATE"
+    again = table.missed_checks_of_checklist("forklift-daily", utc(MONDAY), utc("2026-03-04T00:00:00Z"))
+    assert len(again) == 40
+    assert {r["execution"] for r in again} == {r["execution"] for r in records}  # nothing rewritten
+
+    future = cli("rerun", "--checklist", "forklift-daily", "--at", "2026-03-09T00:00:00Z")
+    assert future.code == 2 and "future" in future.err
+    assert cli("rerun", "--checklist", "nope", "--at", "2026-03-02T14:00:00Z").code == 1
+    people = cli("rerun", "--checklist", "forklift-daily", "--at", "2026-03-03T14:00:00Z")
+    assert people.code == 0 and "console.aws.amazon.com" in people.out and "executions/details" in people.out
