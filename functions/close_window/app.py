@@ -1,8 +1,9 @@
-"""CloseWindow task: advance the watermark past a judged window, then announce it on EventBridge.
+"""CloseWindow task: record the judged window, announce it once on EventBridge, advance the watermark.
 
-The watermark moves first and only forward, so a retry after a failed announcement re-announces
-without judging anything twice. Each event carries the missed equipment, or only their count
-when there are more than fit comfortably in an event.
+The judged-window record doubles as the announcement claim: only the execution that judged the
+window first (or a retry of it, or a later one if the first never got its event out) announces,
+so duplicate firings and re-runs do not page anyone twice. The watermark moves last and only
+forward, so a failure before it leaves the window to be judged (idempotently) again.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from missed_checks import clock
 from missed_checks.aws import settings
 from missed_checks.aws.clients import client
 from missed_checks.aws.table import ChecklistTable
@@ -31,21 +33,29 @@ EVENT_DETAIL_TYPE = "Occurrence window judged"
 MAX_LISTED = 100
 
 
-def window_event(checklist_id: str, window: OccurrenceWindow, batches: list[dict[str, Any]],
-                 execution: str) -> dict[str, Any]:
-    missed = sorted(e for batch in batches for e in batch.get("missed_equipment", []))
-    missed_count = sum(int(batch.get("missed", 0)) for batch in batches)
-    detail: dict[str, Any] = {
-        "checklist_id": checklist_id,
-        "window": window.to_dict(),
+def window_summary(window: OccurrenceWindow, batches: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "window_start": to_utc_iso(window.start),
+        "window_end": to_utc_iso(window.end),
+        "evaluate_at": to_utc_iso(window.evaluate_at),
         "equipment_counted": sum(int(batch.get("counted", 0)) for batch in batches),
         "performed": sum(int(batch.get("performed", 0)) for batch in batches),
-        "missed": missed_count,
+        "missed": sum(int(batch.get("missed", 0)) for batch in batches),
         "newly_recorded": sum(int(batch.get("recorded", 0)) for batch in batches),
+    }
+
+
+def window_event(checklist_id: str, window: OccurrenceWindow, summary: dict[str, Any], execution: str,
+                 missed_equipment: list[str] | None) -> dict[str, Any]:
+    detail: dict[str, Any] = {
+        "checklist_id": checklist_id,
+        "window_id": f"{checklist_id}#{summary['window_start']}",
+        "window": window.to_dict(),
+        **{k: summary[k] for k in ("equipment_counted", "performed", "missed", "newly_recorded")},
         "execution": execution,
     }
-    if missed_count <= MAX_LISTED:
-        detail["missed_equipment"] = missed
+    if missed_equipment is not None:
+        detail["missed_equipment"] = missed_equipment
     return detail
 
 
@@ -56,26 +66,28 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     checklist_id = validate_checklist_id(event.get("checklist_id"), "checklist_id")
     window = OccurrenceWindow.from_dict(event.get("window") or {})
     execution = str(event.get("execution") or "manual")
-    batches = list(event.get("batches") or [])
     logger.append_keys(checklist_id=checklist_id, window_start=window.start.isoformat())
+    table = ChecklistTable(settings.required("TABLE_NAME"))
+    summary = window_summary(window, list(event.get("batches") or []))
 
-    advanced = ChecklistTable(settings.required("TABLE_NAME")).advance_watermark(checklist_id, window.end)
-    detail = window_event(checklist_id, window, batches, execution)
-    response = client("events").put_events(Entries=[{
-        "Source": EVENT_SOURCE,
-        "DetailType": EVENT_DETAIL_TYPE,
-        "Detail": json.dumps(detail),
-        "EventBusName": settings.required("EVENT_BUS_NAME"),
-        "Resources": [],
-    }])
-    if response.get("FailedEntryCount"):
-        raise TransientError(f"EventBridge did not accept the window event: {response.get('Entries')}")
+    announce = table.claim_window_announcement(checklist_id, {**summary, "judged_at": to_utc_iso(clock.now())},
+                                               execution)
+    if announce:
+        listed = (table.missed_equipment_of_window(checklist_id, window.start)
+                  if summary["missed"] <= MAX_LISTED else None)
+        detail = window_event(checklist_id, window, summary, execution, listed)
+        response = client("events").put_events(Entries=[{
+            "Source": EVENT_SOURCE,
+            "DetailType": EVENT_DETAIL_TYPE,
+            "Detail": json.dumps(detail),
+            "EventBusName": settings.required("EVENT_BUS_NAME"),
+        }])
+        if response.get("FailedEntryCount"):
+            raise TransientError(f"EventBridge did not accept the window event: {response.get('Entries')}")
+        table.mark_window_announced(checklist_id, summary["window_start"])
+        metrics.add_metric(name="WindowsAnnounced", unit=MetricUnit.Count, value=1)
+    advanced = table.advance_watermark(checklist_id, window.end)
     metrics.add_metric(name="WindowsJudged", unit=MetricUnit.Count, value=1)
-    logger.info("window closed", missed=detail["missed"], watermark_advanced=advanced)
-    return {
-        "window_start": to_utc_iso(window.start),
-        "window_end": to_utc_iso(window.end),
-        "missed": detail["missed"],
-        "newly_recorded": detail["newly_recorded"],
-        "watermark_advanced": advanced,
-    }
+    logger.info("window closed", missed=summary["missed"], announced=announce, watermark_advanced=advanced)
+    return {**{k: summary[k] for k in ("window_start", "window_end", "missed", "newly_recorded")},
+            "announced": announce, "watermark_advanced": advanced}

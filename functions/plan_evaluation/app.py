@@ -8,6 +8,7 @@ from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from missed_checks import clock
 from missed_checks.aws import settings
 from missed_checks.aws.table import ChecklistTable
 from missed_checks.checklist import validate_checklist_id
@@ -27,7 +28,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     instant = parse_instant(event.get("instant", ""), "instant")
     logger.append_keys(checklist_id=checklist_id, instant=event["instant"], execution=event.get("execution"))
     checklist = ChecklistTable(settings.required("TABLE_NAME")).get_checklist(checklist_id)
-    plan = plan_evaluation(checklist_id, checklist, instant, settings.optional_int("MAX_WINDOWS_PER_RUN", 20))
+    plan = plan_evaluation(checklist_id, checklist, instant, settings.optional_int("MAX_WINDOWS_PER_RUN", 20),
+                           now=clock.now())
     logger.info("evaluation planned", outcome=plan.outcome.value, reason=plan.reason, windows=len(plan.windows))
     if plan.outcome is Outcome.EVALUATE:
         metrics.add_metric(name="WindowsDue", unit=MetricUnit.Count, value=len(plan.windows))

@@ -9,6 +9,7 @@ it is noted on the checklist, logged, counted and sent to the dead-letter queue 
 from __future__ import annotations
 
 import os
+from datetime import UTC, datetime
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
@@ -23,7 +24,7 @@ from missed_checks.aws.queues import send_json
 from missed_checks.aws.scheduler import ScheduleStore
 from missed_checks.aws.table import ChecklistTable
 from missed_checks.schedule import Target
-from missed_checks.schedule_sync import Action, needs_sync, sync_checklist
+from missed_checks.schedule_sync import Action, needs_sync, sync_checklist, took_effect_unnoticed
 
 logger = Logger()
 tracer = Tracer()
@@ -59,10 +60,16 @@ def sync_record(record: DynamoDBRecord) -> None:
     checklist_id = checklist_id_of(record)
     event_name = record.event_name.name if record.event_name else ""
     stream = record.dynamodb
-    if not needs_sync(event_name, stream.old_image if stream and stream.old_image else None,
-                      stream.new_image if stream and stream.new_image else None):
+    old_image = stream.old_image if stream and stream.old_image else None
+    new_image = stream.new_image if stream and stream.new_image else None
+    if not needs_sync(event_name, old_image, new_image):
         logger.debug("no schedule field changed", checklist_id=checklist_id, event_id=record.event_id)
         return
+    table = ChecklistTable(settings.required("TABLE_NAME"))
+    if took_effect_unnoticed(event_name, old_image, new_image) and stream and stream.approximate_creation_date_time:
+        changed_at = datetime.fromtimestamp(stream.approximate_creation_date_time, UTC)
+        table.move_effective_from(checklist_id, changed_at)
+        logger.warning("rule changed outside the ops tools; it takes effect from the change", checklist_id=checklist_id)
 
     def report_rejected(checklist: str, error: dict[str, str], revision: int) -> None:
         send_json(settings.required("SYNC_DLQ_URL"), {
@@ -76,7 +83,7 @@ def sync_record(record: DynamoDBRecord) -> None:
 
     result = sync_checklist(
         checklist_id,
-        table=ChecklistTable(settings.required("TABLE_NAME")),
+        table=table,
         schedules=ScheduleStore(settings.required("SCHEDULE_GROUP_NAME")),
         target=scheduler_target(),
         group_name=settings.required("SCHEDULE_GROUP_NAME"),

@@ -48,6 +48,10 @@ class Checklist:
     created_at: datetime | None = None
     updated_at: datetime | None = None
     evaluated_until: datetime | None = None
+    """Advanced only by the evaluation (CloseWindow), forward only."""
+    effective_from: datetime | None = None
+    """When the current rule took effect: creation, the last rule change or the last resume.
+    Written only by edits, so an edit can never move the evaluation's watermark back."""
     revision: int = 0
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
@@ -60,8 +64,10 @@ class Checklist:
 
     @property
     def watermark(self) -> datetime | None:
-        """Windows ending at or before this instant are never judged (again)."""
-        return self.evaluated_until or self.created_at
+        """Windows ending at or before this instant are never judged (again): the later of what the
+        evaluation judged and when the current rule took effect."""
+        candidates = [t for t in (self.evaluated_until, self.effective_from, self.created_at) if t is not None]
+        return max(candidates) if candidates else None
 
     def with_changes(self, **changes: Any) -> Checklist:
         return replace(self, **changes)
@@ -83,7 +89,7 @@ class Checklist:
             value = getattr(self, name)
             if value:
                 item[name] = value
-        for name in ("created_at", "updated_at", "evaluated_until"):
+        for name in ("created_at", "updated_at", "evaluated_until", "effective_from"):
             value = getattr(self, name)
             if value is not None:
                 item[name] = to_utc_iso(value)
@@ -105,7 +111,8 @@ class Checklist:
         except ValueError:
             raise InvalidInput("status", f"{item.get('status')!r} is not ACTIVE or PAUSED") from None
         known = {"pk", "sk", "type", "gsi2pk", "gsi2sk", "checklist_id", "name", "recurrence", "status",
-                 "revision", "timezone", "window", "grace", "created_at", "updated_at", "evaluated_until"}
+                 "revision", "timezone", "window", "grace", "created_at", "updated_at", "evaluated_until",
+                 "effective_from"}
         return cls(
             checklist_id=str(item.get("checklist_id") or item["pk"].removeprefix("CHECKLIST#")),
             name=str(item.get("name") or ""),
@@ -117,6 +124,7 @@ class Checklist:
             created_at=instant("created_at"),
             updated_at=instant("updated_at"),
             evaluated_until=instant("evaluated_until"),
+            effective_from=instant("effective_from"),
             revision=int(item.get("revision") or 0),
             extra={k: v for k, v in item.items() if k not in known},
         )

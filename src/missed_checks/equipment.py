@@ -40,10 +40,14 @@ class Assignment:
     equipment_id: str
     assigned_at: datetime
     unassigned_at: datetime | None = None
+    earlier_periods: tuple[tuple[datetime, datetime], ...] = ()
+    """Closed (assigned_at, unassigned_at) periods before a re-assignment: history is kept."""
 
     def counts_for(self, window_start: datetime, window_end: datetime) -> bool:
-        """Equipment counts for a window if it was assigned no later than the window started and
-        not unassigned before the window ended."""
-        if self.assigned_at > window_start:
-            return False
-        return self.unassigned_at is None or self.unassigned_at >= window_end
+        """Equipment counts for a window if one of its assignment periods began no later than the
+        window started and did not end before the window ended."""
+        periods = ((self.assigned_at, self.unassigned_at), *self.earlier_periods)
+        return any(
+            assigned <= window_start and (unassigned is None or unassigned >= window_end)
+            for assigned, unassigned in periods
+        )

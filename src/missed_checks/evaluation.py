@@ -44,9 +44,14 @@ class Plan:
         }
 
 
-def plan_evaluation(checklist_id: str, checklist: Checklist | None, instant: datetime, max_windows: int) -> Plan:
+def plan_evaluation(
+    checklist_id: str, checklist: Checklist | None, instant: datetime, max_windows: int, now: datetime
+) -> Plan:
     """Every window with ``end + grace <= instant`` and ``end`` after the watermark, oldest first,
     at most ``max_windows`` (``more_due`` says whether more remain for the next run).
+
+    An instant in the future (a typo in a hand-started run) is judged only up to ``now``: a
+    window that has not closed is never judged.
 
     Raises InvalidRecurrence when the checklist's rule cannot be used: the state machine routes
     that to the evaluation dead-letter queue.
@@ -59,15 +64,18 @@ def plan_evaluation(checklist_id: str, checklist: Checklist | None, instant: dat
     watermark = checklist.watermark
     if watermark is None:
         raise ValueError(f"checklist {checklist_id} has neither evaluated_until nor created_at")
-    due = recurrence.due_windows(watermark, instant, max_windows)
+    until = min(instant, now)
+    note = f" (the instant is in the future: judged up to {to_utc_iso(now)})" if until < instant else ""
+    due = recurrence.due_windows(watermark, until, max_windows)
     if not due.windows:
         return Plan(
             checklist_id, instant, Outcome.NOTHING_DUE,
-            f"no occurrence window closed (end + grace) between {to_utc_iso(watermark)} and {to_utc_iso(instant)}",
+            f"no occurrence window closed (end + grace) between {to_utc_iso(watermark)} and {to_utc_iso(until)}"
+            + note,
             judged_by=checklist.rule(),
         )
     return Plan(
         checklist_id, instant, Outcome.EVALUATE,
-        f"{len(due.windows)} window(s) due" + (", more remain for the next run" if due.more else ""),
+        f"{len(due.windows)} window(s) due" + (", more remain for the next run" if due.more else "") + note,
         windows=tuple(due.windows), more_due=due.more, judged_by=checklist.rule(),
     )

@@ -30,6 +30,11 @@ def assignment_key(checklist_id: str, shard: int, equipment_id: str) -> dict[str
     return {"pk": checklist_pk(checklist_id), "sk": f"{assignment_prefix(shard)}{equipment_id}"}
 
 
+def judged_window_key(checklist_id: str, window_start: str) -> dict[str, str]:
+    """One record per judged window: its totals, and who announced it (so it is announced once)."""
+    return {"pk": checklist_pk(checklist_id), "sk": f"WINDOW#{window_start}"}
+
+
 def equipment_pk(equipment_id: str) -> str:
     return f"EQUIPMENT#{equipment_id}"
 

@@ -66,6 +66,18 @@ def needs_sync(event_name: str, old_image: Mapping[str, Any] | None, new_image: 
     return any(old_image.get(name) != new_image.get(name) for name in SCHEDULE_FIELDS)
 
 
+def took_effect_unnoticed(event_name: str, old_image: Mapping[str, Any] | None,
+                          new_image: Mapping[str, Any] | None) -> bool:
+    """True for a rule change or a resume written around the table adapter (a hand edit in the
+    console) that did not move ``effective_from``: the sync then moves it, so the new rule still
+    never judges windows that closed before it."""
+    if event_name != "MODIFY" or not old_image or not new_image:
+        return False
+    rule_changed = any(old_image.get(name) != new_image.get(name) for name in RULE_FIELDS)
+    resumed = old_image.get("status") == "PAUSED" and new_image.get("status") != "PAUSED"
+    return (rule_changed or resumed) and old_image.get("effective_from") == new_image.get("effective_from")
+
+
 def sync_checklist(
     checklist_id: str,
     *,
@@ -127,7 +139,9 @@ def _reject(checklist_id: str, revision: int, item: Mapping[str, Any], invalid: 
     ) == revision:
         return SyncResult(checklist_id, Action.SKIPPED, "invalid recurrence already reported", error)
     schedules.delete(checklist_id)
-    if table.record_schedule_sync(checklist_id, revision, schedule=None,
-                                  error={**error, "at": to_utc_iso(now), "revision": revision}):
-        report_rejected(checklist_id, error, revision)
+    # Dead-letter first: if noting the error on the item then fails, the retry reports again rather
+    # than never (at least once).
+    report_rejected(checklist_id, error, revision)
+    table.record_schedule_sync(checklist_id, revision, schedule=None,
+                               error={**error, "at": to_utc_iso(now), "revision": revision})
     return SyncResult(checklist_id, Action.INVALID, invalid.message, error)

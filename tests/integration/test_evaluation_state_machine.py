@@ -124,18 +124,46 @@ def test_a_firing_that_closes_no_window_succeeds_without_writing(fleet):
     assert execution["status"] == "SUCCEEDED"
     assert json.loads(execution["output"])["outcome"] == "NOTHING_DUE"
     assert missed_equipment(table, "forklift") == []
-    assert table.get_checklist("forklift").evaluated_until == CREATED
+    assert table.get_checklist("forklift").watermark == CREATED
 
 
 def test_a_late_firing_catches_up_every_window_oldest_first(fleet):
     stack, table = fleet
+    wednesday = datetime(2026, 3, 4, 14, 0, tzinfo=UTC)
+    clock.set_source(lambda: wednesday)
     # Wednesday 14:00Z: Monday, Tuesday and Wednesday are all due.
-    execution = run(stack, "forklift", datetime(2026, 3, 4, 14, 0, tzinfo=UTC))
+    execution = run(stack, "forklift", wednesday)
 
     assert execution["status"] == "SUCCEEDED"
     starts = [w["window_start"] for w in json.loads(execution["output"])["judged"]]
     assert starts == ["2026-03-02T05:00:00Z", "2026-03-03T05:00:00Z", "2026-03-04T05:00:00Z"]
     assert len(missed_equipment(table, "forklift")) == len(expected_monday_misses()) + 2 * len(EQUIPMENT)
+
+
+def test_an_instant_in_the_future_never_judges_a_window_that_has_not_closed(fleet):
+    stack, table = fleet  # the clock says Monday 13:30Z
+    execution = run(stack, "forklift", datetime(2027, 3, 2, 13, 30, tzinfo=UTC))
+
+    assert execution["status"] == "SUCCEEDED"
+    output = json.loads(execution["output"])
+    assert [w["window_start"] for w in output["judged"]] == ["2026-03-02T05:00:00Z"]
+    assert "in the future" in output["reason"]
+    assert table.get_checklist("forklift").evaluated_until == datetime(2026, 3, 2, 13, 0, tzinfo=UTC)
+
+
+def test_an_execution_input_without_the_checklist_or_instant_is_kept_in_the_dead_letter_queue(fleet):
+    stack, _ = fleet
+    sfn = stack.client("stepfunctions")
+    started = sfn.start_execution(stateMachineArn=stack.state_machine_arn, name="typo",
+                                  input=json.dumps({"checklist": "forklift", "at": "yesterday"}))
+    while (described := sfn.describe_execution(executionArn=started["executionArn"]))["status"] == "RUNNING":
+        time.sleep(0.05)
+
+    assert described["status"] == "FAILED"
+    (message,) = dead_letters(stack, "EvaluationDeadLetterQueue")
+    assert message["error"] == "InvalidExecutionInput"
+    assert message["input"] == {"checklist": "forklift", "at": "yesterday"}
+    assert message["execution"] == started["executionArn"]
 
 
 def test_a_failing_task_lands_in_the_dead_letter_queue_with_its_context_and_fails_the_execution(fleet):
@@ -156,7 +184,7 @@ def test_a_failing_task_lands_in_the_dead_letter_queue_with_its_context_and_fail
     assert message["window"]["start"] == "2026-03-02T06:00:00+01:00"
     assert message["execution"] == execution["executionArn"]
     assert message["error"] == "InvalidInput" and "assigned_at" in message["cause"]
-    assert table.get_checklist("forklift").evaluated_until == CREATED
+    assert table.get_checklist("forklift").watermark == CREATED
 
 
 def test_an_unusable_recurrence_fails_the_plan_and_lands_in_the_dead_letter_queue(fleet):
@@ -204,3 +232,32 @@ def test_each_judged_window_is_announced_on_eventbridge(fleet):
     assert event["detail"]["equipment_counted"] == len(EQUIPMENT)
     # More than 100 missed: the event carries their count, not the list.
     assert "missed_equipment" not in event["detail"]
+
+    # A duplicate firing or a re-run behind the watermark judges again but announces nothing twice.
+    stack.client("dynamodb").update_item(
+        TableName=stack.table_name, Key={"pk": {"S": "CHECKLIST#forklift"}, "sk": {"S": "CHECKLIST"}},
+        UpdateExpression="SET evaluated_until = :t", ExpressionAttributeValues={":t": {"S": "2026-03-01T09:00:00Z"}})
+    assert run(stack, "forklift", MONDAY_EVALUATE_AT)["status"] == "SUCCEEDED"
+    assert sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10).get("Messages", []) == []
+
+
+def test_a_small_miss_list_is_announced_by_name(fleet):
+    stack, table = fleet
+    table.put_checklist("extinguishers", now=CREATED, window="P1D",
+                        recurrence="DTSTART;TZID=Europe/Berlin:20260302\nRRULE:FREQ=MONTHLY;BYMONTHDAY=2")
+    table.assign_equipment("extinguishers", ["ext-1", "ext-2", "ext-3"], at=CREATED)
+    table.record_performed_check(PerformedCheck("extinguishers", "ext-2", MONDAY_START + timedelta(hours=3)),
+                                 recorded_at=CREATED)
+    events, sqs = stack.client("events"), stack.client("sqs")
+    queue_url = sqs.create_queue(QueueName="announcements")["QueueUrl"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    events.put_rule(Name="missed", EventPattern=json.dumps({"source": ["missed-checks"]}))
+    events.put_targets(Rule="missed", Targets=[{"Id": "q", "Arn": queue_arn}])
+    clock.set_source(lambda: datetime(2026, 3, 3, 0, 0, tzinfo=UTC))
+
+    assert run(stack, "extinguishers", datetime(2026, 3, 3, 0, 0, tzinfo=UTC))["status"] == "SUCCEEDED"
+
+    (message,) = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10)["Messages"]
+    detail = json.loads(message["Body"])["detail"]
+    assert detail["missed_equipment"] == ["ext-1", "ext-3"]
+    assert detail["window_id"] == "extinguishers#2026-03-01T23:00:00Z"

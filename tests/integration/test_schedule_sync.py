@@ -206,3 +206,21 @@ def test_a_poison_record_fails_alone_and_the_rest_of_the_batch_still_syncs(sync)
     assert result == {"batchItemFailures": [{"itemIdentifier": poison["dynamodb"]["SequenceNumber"]}]}
     assert schedule(stack, "first") is not None
     assert schedule(stack, "last") is not None
+
+
+def test_a_rule_edited_by_hand_in_the_console_still_takes_effect_only_from_the_edit(sync):
+    stack, table, invoke, _ = sync
+    table.put_checklist("console", recurrence=WORKDAYS, window="PT8H", now=NOW)
+    before = table.get_checklist_item("console")
+    stack.client("dynamodb").update_item(  # what a hand edit does: the rule only
+        TableName=stack.table_name, Key={"pk": {"S": "CHECKLIST#console"}, "sk": {"S": "CHECKLIST"}},
+        UpdateExpression="SET recurrence = :r",
+        ExpressionAttributeValues={":r": {"S": WORKDAYS.replace("T060000", "T070000")}})
+    record = stream_record(table, "MODIFY", "console", before, 1)
+    edited_at = datetime(2026, 3, 9, 10, 0, tzinfo=UTC)
+    record["dynamodb"]["ApproximateCreationDateTime"] = int(edited_at.timestamp())
+
+    assert invoke(record) == {"batchItemFailures": []}
+
+    assert table.get_checklist("console").watermark == edited_at
+    assert schedule(stack, "console")["ScheduleExpression"] == "cron(0 15 ? * MON-FRI *)"

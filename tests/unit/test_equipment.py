@@ -40,3 +40,9 @@ def test_assignment_counts_only_when_assigned_before_start_and_not_unassigned_be
     assert not Assignment("c", "e", assigned_at=T0.replace(minute=1)).counts_for(T0, T1)
     assert Assignment("c", "e", assigned_at=T0, unassigned_at=T1).counts_for(T0, T1)
     assert not Assignment("c", "e", assigned_at=T0, unassigned_at=T1.replace(minute=59, hour=12)).counts_for(T0, T1)
+
+
+def test_an_earlier_assignment_period_still_counts_after_reassignment():
+    later = Assignment("c", "e", assigned_at=T1 + (T1 - T0) * 3, earlier_periods=((T0, T1),))
+    assert later.counts_for(T0, T1)
+    assert not later.counts_for(T1, T1 + (T1 - T0))

@@ -13,7 +13,12 @@ from typing import Any
 import boto3
 from botocore.config import Config
 
-RETRIES = Config(retries={"mode": "standard", "max_attempts": 8}, connect_timeout=5, read_timeout=30)
+RETRIES = Config(
+    retries={"mode": "standard", "max_attempts": 8},
+    connect_timeout=5,
+    read_timeout=30,
+    max_pool_connections=32,  # RecordMissedChecks writes on 16 threads
+)
 
 
 @cache

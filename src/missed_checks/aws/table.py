@@ -162,39 +162,58 @@ class ChecklistTable:
     ) -> Checklist:
         """Create a checklist or edit an existing one.
 
-        A new checklist's watermark starts now; an edit that changes the rule (recurrence, time
-        zone, window or grace) moves the watermark forward to now, so the new rule never judges
+        A new checklist takes effect now; an edit that changes the rule (recurrence, time zone,
+        window or grace) takes effect now (``effective_from``), so the new rule never judges
         windows that closed before it existed. ``validate=False`` writes the rule unchecked, as a
         hand edit in the console would (schedule-sync then reports it).
         """
         validate_checklist_id(checklist_id)
         current = self.get_checklist(checklist_id)
         base = current or Checklist(checklist_id=checklist_id, recurrence=recurrence, created_at=now,
-                                    evaluated_until=now)
+                                    effective_from=now)
         updated = base.with_changes(
             recurrence=recurrence, name=name or base.name, timezone=timezone or None, window=window or None,
             grace=grace or None, updated_at=now, revision=base.revision + 1,
         )
         if validate:
             updated.parsed()
-        if current is not None and updated.rule() != current.rule():
-            updated = updated.with_changes(evaluated_until=max(filter(None, (current.watermark, now))))
-        self._write_checklist(updated, expected_revision=current.revision if current else None)
+        if current is None:
+            self._create_checklist(updated)
+            return updated
+        if updated.rule() != current.rule():
+            updated = updated.with_changes(effective_from=now)
+        self._update_checklist(updated, current.revision)
         return updated
 
-    def _write_checklist(self, checklist: Checklist, expected_revision: int | None) -> None:
-        item = checklist.to_item()
-        if expected_revision is None:
-            condition: dict[str, Any] = {"ConditionExpression": "attribute_not_exists(pk)"}
-        else:
-            condition = {
-                "ConditionExpression": "revision = :rev",
-                "ExpressionAttributeValues": serialize({":rev": expected_revision}),
-            }
-        # Keep what schedule-sync recorded (schedule, sync_error) across edits: it is re-synced anyway.
-        item.update({k: v for k, v in checklist.extra.items() if k in ("schedule", "sync_error")})
+    def _create_checklist(self, checklist: Checklist) -> None:
         try:
-            self.client.put_item(TableName=self.name, Item=serialize(item), **condition)
+            self.client.put_item(TableName=self.name, Item=serialize(checklist.to_item()),
+                                 ConditionExpression="attribute_not_exists(pk)")
+        except ClientError as error:
+            if error_code(error) == "ConditionalCheckFailedException":
+                raise Conflict(f"checklist {checklist.checklist_id} was created meanwhile; try again") from error
+            raise_transient(error)
+            raise
+
+    def _update_checklist(self, checklist: Checklist, expected_revision: int) -> None:
+        """Write only the fields a user owns, conditional on the revision read. The evaluation's
+        ``evaluated_until`` and schedule-sync's notes are never written back from a stale read."""
+        item = checklist.to_item()
+        owned = ("name", "recurrence", "timezone", "window", "grace", "status", "updated_at", "effective_from",
+                 "revision")
+        sets = [f"#{n} = :{n}" for n in owned if n in item]
+        removes = [f"#{n}" for n in owned if n not in item]
+        values = {f":{n}": item[n] for n in owned if n in item}
+        values[":expected"] = expected_revision
+        expression = "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else "")
+        try:
+            self.client.update_item(
+                TableName=self.name, Key=serialize(keys.checklist_key(checklist.checklist_id)),
+                UpdateExpression=expression,
+                ConditionExpression="attribute_exists(pk) AND #revision = :expected",
+                ExpressionAttributeNames={f"#{n}": n for n in owned},
+                ExpressionAttributeValues=serialize(values),
+            )
         except ClientError as error:
             if error_code(error) == "ConditionalCheckFailedException":
                 raise Conflict(f"checklist {checklist.checklist_id} changed while being written; try again") from error
@@ -212,19 +231,37 @@ class ChecklistTable:
         if current.status is Status.PAUSED:
             return current
         updated = current.with_changes(status=Status.PAUSED, updated_at=now, revision=current.revision + 1)
-        self._write_checklist(updated, current.revision)
+        self._update_checklist(updated, current.revision)
         return updated
 
     def resume_checklist(self, checklist_id: str, now: datetime) -> Checklist:
-        """Resume; the watermark jumps to now, so the pause is never back-filled."""
+        """Resume; the rule takes effect again now, so the pause is never back-filled."""
         current = self._require(checklist_id)
         if current.status is Status.ACTIVE:
             return current
-        watermark = max(filter(None, (current.watermark, now)))
-        updated = current.with_changes(status=Status.ACTIVE, updated_at=now, evaluated_until=watermark,
+        updated = current.with_changes(status=Status.ACTIVE, updated_at=now, effective_from=now,
                                        revision=current.revision + 1)
-        self._write_checklist(updated, current.revision)
+        self._update_checklist(updated, current.revision)
         return updated
+
+    def move_effective_from(self, checklist_id: str, to: datetime) -> bool:
+        """Safety net for rule changes written around this adapter (a hand edit in the console):
+        move ``effective_from`` forward to ``to``; never back."""
+        value = to_utc_iso(to)
+        try:
+            self.client.update_item(
+                TableName=self.name, Key=serialize(keys.checklist_key(checklist_id)),
+                UpdateExpression="SET effective_from = :to",
+                ConditionExpression="attribute_exists(pk) AND (attribute_not_exists(effective_from) "
+                                    "OR effective_from < :to)",
+                ExpressionAttributeValues=serialize({":to": value}),
+            )
+        except ClientError as error:
+            if error_code(error) == "ConditionalCheckFailedException":
+                return False
+            raise_transient(error)
+            raise
+        return True
 
     def delete_checklist(self, checklist_id: str) -> bool:
         """Delete the checklist and its assignments. Performed and missed checks stay: history is kept."""
@@ -286,11 +323,16 @@ class ChecklistTable:
 
     # -- equipment assignments -------------------------------------------------------------------
     def assign_equipment(self, checklist_id: str, equipment_ids: Iterable[str], at: datetime) -> int:
-        """Attach equipment from ``at`` on. Re-assigning unassigned equipment starts a new assignment."""
+        """Attach equipment from ``at`` on; returns how many were not attached before.
+
+        Equipment already attached keeps its original ``assigned_at`` (assigning a fleet file twice
+        changes nothing); equipment unassigned earlier starts a new period and keeps the old one.
+        """
         self._require(checklist_id)
         ids = sorted({validate_equipment_id(e) for e in equipment_ids})
+        existing = {a.equipment_id: a for a in self.assignments(checklist_id)}
         puts = []
-        for equipment_id in ids:
+        for equipment_id in (e for e in ids if e not in existing):
             shard = shard_of(equipment_id)
             item = {
                 **keys.assignment_key(checklist_id, shard, equipment_id),
@@ -304,7 +346,27 @@ class ChecklistTable:
             }
             puts.append({"PutRequest": {"Item": serialize(item)}})
         self.batch_write(puts)
-        return len(ids)
+        reassigned = 0
+        for equipment_id in (e for e in ids if e in existing and existing[e].unassigned_at is not None):
+            previous = existing[equipment_id]
+            period = {"assigned_at": to_utc_iso(previous.assigned_at),
+                      "unassigned_at": to_utc_iso(previous.unassigned_at)}  # type: ignore[arg-type]
+            try:
+                self.client.update_item(
+                    TableName=self.name, Key=serialize(keys.assignment_key(checklist_id, shard_of(equipment_id),
+                                                                           equipment_id)),
+                    UpdateExpression="SET assigned_at = :at, earlier_periods = "
+                                     "list_append(if_not_exists(earlier_periods, :none), :period) REMOVE unassigned_at",
+                    ConditionExpression="unassigned_at = :unassigned",
+                    ExpressionAttributeValues=serialize({":at": to_utc_iso(at), ":none": [], ":period": [period],
+                                                         ":unassigned": period["unassigned_at"]}),
+                )
+                reassigned += 1
+            except ClientError as error:
+                if error_code(error) != "ConditionalCheckFailedException":  # re-assigned concurrently
+                    raise_transient(error)
+                    raise
+        return len(puts) + reassigned
 
     def unassign_equipment(self, checklist_id: str, equipment_ids: Iterable[str], at: datetime) -> int:
         """Detach equipment from ``at`` on; the assignment item stays, so past windows keep counting it."""
@@ -333,6 +395,10 @@ class ChecklistTable:
                 assigned_at=parse_instant(item["assigned_at"], "assigned_at"),
                 unassigned_at=(
                     parse_instant(item["unassigned_at"], "unassigned_at") if item.get("unassigned_at") else None
+                ),
+                earlier_periods=tuple(
+                    (parse_instant(p["assigned_at"], "assigned_at"), parse_instant(p["unassigned_at"], "unassigned_at"))
+                    for p in item.get("earlier_periods") or ()
                 ),
             )
             for item in items
@@ -400,6 +466,46 @@ class ChecklistTable:
         """Missed checks whose window started in ``[start, end)``."""
         items = self._query_range(keys.missed_pk(checklist_id), to_utc_iso(start), to_utc_iso(end))
         return [item for item in items if item["window_start"] < to_utc_iso(end)]
+
+    def missed_equipment_of_window(self, checklist_id: str, window_start: datetime) -> list[str]:
+        """Equipment with a missed check for the window starting at ``window_start``: one Query."""
+        items = self._query_prefix(keys.missed_pk(checklist_id), f"{to_utc_iso(window_start)}#")
+        return sorted(item["equipment_id"] for item in items)
+
+    def claim_window_announcement(self, checklist_id: str, summary: Mapping[str, Any], execution: str) -> bool:
+        """Record the judged window's totals and claim the right to announce it. True for the first
+        execution to judge it (and for a retry of that execution, or a later one when the first never
+        managed to announce); False when another execution already announced it."""
+        item = {
+            **keys.judged_window_key(checklist_id, str(summary["window_start"])),
+            "type": "judged_window",
+            "checklist_id": checklist_id,
+            **summary,
+            "execution": execution,
+            "announced": False,
+        }
+        try:
+            self.client.put_item(
+                TableName=self.name, Item=serialize(item),
+                ConditionExpression="attribute_not_exists(pk) OR execution = :execution OR announced = :no",
+                ExpressionAttributeValues=serialize({":execution": execution, ":no": False}),
+            )
+        except ClientError as error:
+            if error_code(error) == "ConditionalCheckFailedException":
+                return False
+            raise_transient(error)
+            raise
+        return True
+
+    def mark_window_announced(self, checklist_id: str, window_start: str) -> None:
+        try:
+            self.client.update_item(
+                TableName=self.name, Key=serialize(keys.judged_window_key(checklist_id, window_start)),
+                UpdateExpression="SET announced = :yes", ExpressionAttributeValues=serialize({":yes": True}),
+            )
+        except ClientError as error:
+            raise_transient(error)
+            raise
 
     def missed_checks_of_fleet(self, start: datetime, end: datetime) -> list[dict[str, Any]]:
         """Missed checks of every checklist whose window started in ``[start, end)``: one Query per month."""

@@ -1,0 +1,81 @@
+"""The table adapter against the template's own table: writes that must not lose or rewrite history."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from missed_checks.aws.table import ChecklistTable, Conflict, NotFound
+
+RULE = "DTSTART;TZID=Europe/Berlin:20260302T060000\nRRULE:FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR"
+T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def table(local_stack):
+    table = ChecklistTable(local_stack.table_name)
+    table.put_checklist("forklift", recurrence=RULE, window="PT8H", now=T0)
+    return table
+
+
+def test_assigning_a_fleet_again_keeps_the_original_assignment_dates(table):
+    assert table.assign_equipment("forklift", ["fl-1", "fl-2"], at=T0) == 2
+    assert table.assign_equipment("forklift", ["fl-1", "fl-2", "fl-3"], at=T0 + timedelta(days=1)) == 1
+    dates = {a.equipment_id: a.assigned_at for a in table.assignments("forklift")}
+    assert dates == {"fl-1": T0, "fl-2": T0, "fl-3": T0 + timedelta(days=1)}
+
+
+def test_reassigning_unassigned_equipment_keeps_the_earlier_period(table):
+    table.assign_equipment("forklift", ["fl-1"], at=T0)
+    table.unassign_equipment("forklift", ["fl-1"], at=T0 + timedelta(days=2))
+    assert table.assign_equipment("forklift", ["fl-1"], at=T0 + timedelta(days=5)) == 1
+    (assignment,) = table.assignments("forklift")
+    assert assignment.assigned_at == T0 + timedelta(days=5) and assignment.unassigned_at is None
+    assert assignment.earlier_periods == ((T0, T0 + timedelta(days=2)),)
+    # Monday 2 March still counts it; Thursday 5 March (unassigned) does not; Friday 6 does.
+    monday = datetime(2026, 3, 2, 5, tzinfo=UTC)
+    assert assignment.counts_for(monday, monday + timedelta(hours=8))
+    assert not assignment.counts_for(monday + timedelta(days=3), monday + timedelta(days=3, hours=8))
+    assert assignment.counts_for(monday + timedelta(days=5), monday + timedelta(days=5, hours=8))
+
+
+def test_an_edit_racing_an_evaluation_never_moves_the_watermark_back(table):
+    stale = table.get_checklist("forklift")
+    table.advance_watermark("forklift", datetime(2026, 3, 2, 13, tzinfo=UTC))
+    table.put_checklist("forklift", recurrence=stale.recurrence, window="PT8H", name="Renamed", now=T0)
+    assert table.get_checklist("forklift").watermark == datetime(2026, 3, 2, 13, tzinfo=UTC)
+
+
+def test_a_rule_change_and_a_resume_take_effect_when_written(table):
+    edit = datetime(2026, 3, 10, 8, tzinfo=UTC)
+    table.advance_watermark("forklift", datetime(2026, 3, 2, 13, tzinfo=UTC))
+    table.put_checklist("forklift", recurrence=RULE.replace("T060000", "T070000"), window="PT8H", now=edit)
+    assert table.get_checklist("forklift").watermark == edit
+    table.pause_checklist("forklift", now=edit + timedelta(days=1))
+    table.resume_checklist("forklift", now=edit + timedelta(days=9))
+    assert table.get_checklist("forklift").watermark == edit + timedelta(days=9)
+
+
+def test_an_edit_after_someone_else_changed_the_checklist_is_a_conflict_not_a_lost_update(table, monkeypatch):
+    stale = table.get_checklist("forklift")
+    table.pause_checklist("forklift", now=T0)
+    monkeypatch.setattr(table, "get_checklist", lambda _id: stale)
+    with pytest.raises(Conflict):
+        table.put_checklist("forklift", recurrence=RULE, window="PT4H", now=T0)
+
+
+def test_dismissing_twice_or_a_missing_record_is_an_error(table):
+    from missed_checks.missed_check import missed_check_item
+    from missed_checks.recurrence import parse_recurrence
+
+    window = parse_recurrence(RULE, window="PT8H").windows(T0, T0 + timedelta(days=2))[0]
+    table.put_missed_check(missed_check_item(checklist_id="forklift", equipment_id="fl-1", window=window,
+                                             judged_by={"recurrence": RULE}, judged_at=T0, execution="x"))
+    dismissed = table.dismiss_missed_check("forklift", window.start, "fl-1", reason="in workshop", by="ops",
+                                           at=T0)
+    assert dismissed["dismissal"] == {"reason": "in workshop", "by": "ops", "at": "2026-03-01T09:00:00Z"}
+    with pytest.raises(Conflict, match="already dismissed by ops"):
+        table.dismiss_missed_check("forklift", window.start, "fl-1", reason="again", by="ops", at=T0)
+    with pytest.raises(NotFound):
+        table.dismiss_missed_check("forklift", window.start, "fl-9", reason="x", by="ops", at=T0)
