@@ -88,9 +88,10 @@ def test_serve_runs_the_stack_behind_an_endpoint(tmp_path: Path) -> None:
     from missed_checks.aws.table import ChecklistTable
     from missed_checks.local.serve import LocalServer
 
-    # An hour of simulated time per real second, from 07:00: the 08:00-10:00 window closes after ~3 s.
+    # An hour of simulated time per real second, from 05:30: the checklist is written well before its
+    # 08:00-09:00 window starts (even on a busy machine), and the window closes after about 3.5 s.
     server = LocalServer(
-        port=_free_port(), speed=3600, start=datetime(2026, 3, 2, 7, tzinfo=UTC), log_path=tmp_path / "serve.log"
+        port=_free_port(), speed=3600, start=datetime(2026, 3, 2, 5, 30, tzinfo=UTC), log_path=tmp_path / "serve.log"
     )
     try:
         stack = server.start()
@@ -117,6 +118,7 @@ def test_serve_runs_the_stack_behind_an_endpoint(tmp_path: Path) -> None:
         missed = table.missed_checks_of_checklist(
             "serve-daily", datetime(2026, 3, 1, tzinfo=UTC), datetime(2026, 3, 3, tzinfo=UTC)
         )
-        assert [(m["equipment_id"], m["window_start"]) for m in missed] == [("s-1", "2026-03-02T08:00:00Z")]
+        details = (now, execution.output, table.assignments("serve-daily"))
+        assert [(m["equipment_id"], m["window_start"]) for m in missed] == [("s-1", "2026-03-02T08:00:00Z")], details
     finally:
         server.stop()
