@@ -103,7 +103,7 @@ def test_pause_resume_and_delete(runtime: LocalRuntime, cli: Cli) -> None:
     runtime.clock.advance(timedelta(days=3))
     resumed = cli.ok("checklist", "resume", "forklift-daily")
     assert resumed["status"] == "ACTIVE"
-    assert resumed["evaluated_until"] == "2026-03-04T09:00:00Z"  # the pause is never back-filled
+    assert resumed["watermark"] == "2026-03-04T09:00:00Z"  # the pause is never back-filled
 
     refused = cli("checklist", "delete", "forklift-daily")
     assert refused.code == 2 and "--yes" in refused.err

@@ -118,7 +118,9 @@ def test_evaluation_queue_failed_window_and_failed_run(runtime: LocalRuntime, cl
     assert window["execution"] and window["error"]
     assert missed_on_monday(runtime) in ([], ["E1"])  # the window was not completed
 
-    cli.ok("equipment", "assign", "--checklist", "forklift-daily", "E2", "--at", "2026-03-01T09:00:00Z")
+    # The operator repairs the damaged item (assigning E2 again would keep its assignment as it is).
+    table.client.update_item(TableName=table.name, Key=serialize(key), UpdateExpression="SET assigned_at = :x",
+                             ExpressionAttributeValues=serialize({":x": "2026-03-01T09:00:00Z"}))
     replayed = cli.ok("dlq", "replay", "--queue", "evaluation")
     assert replayed["replayed"] == 1 and finish(runtime, replayed) == ["SUCCEEDED"]
     assert missed_on_monday(runtime) == ["E1", "E2"]

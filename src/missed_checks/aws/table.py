@@ -330,7 +330,9 @@ class ChecklistTable:
         """
         self._require(checklist_id)
         ids = sorted({validate_equipment_id(e) for e in equipment_ids})
-        existing = {a.equipment_id: a for a in self.assignments(checklist_id)}
+        # Raw items: one damaged assignment must not stop the rest of the fleet from being assigned.
+        existing = {item["equipment_id"]: item for item in
+                    self._query_prefix(keys.checklist_pk(checklist_id), keys.assignment_prefix())}
         puts = []
         for equipment_id in (e for e in ids if e not in existing):
             shard = shard_of(equipment_id)
@@ -347,10 +349,9 @@ class ChecklistTable:
             puts.append({"PutRequest": {"Item": serialize(item)}})
         self.batch_write(puts)
         reassigned = 0
-        for equipment_id in (e for e in ids if e in existing and existing[e].unassigned_at is not None):
+        for equipment_id in (e for e in ids if e in existing and existing[e].get("unassigned_at")):
             previous = existing[equipment_id]
-            period = {"assigned_at": to_utc_iso(previous.assigned_at),
-                      "unassigned_at": to_utc_iso(previous.unassigned_at)}  # type: ignore[arg-type]
+            period = {"assigned_at": previous.get("assigned_at"), "unassigned_at": previous["unassigned_at"]}
             try:
                 self.client.update_item(
                     TableName=self.name, Key=serialize(keys.assignment_key(checklist_id, shard_of(equipment_id),

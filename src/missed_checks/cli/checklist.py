@@ -168,6 +168,9 @@ def _checklist_document(checklist: Checklist) -> dict[str, Any]:
     for name in ("pk", "sk", "type", "gsi2pk", "gsi2sk"):
         item.pop(name, None)
     item.update({k: v for k, v in checklist.extra.items() if k in ("schedule", "sync_error")})
+    if checklist.watermark is not None:
+        # Windows ending at or before this instant are never judged (again).
+        item["watermark"] = to_utc_iso(checklist.watermark)
     return item
 
 
@@ -200,7 +203,7 @@ def checklist_show(args: argparse.Namespace) -> int:
         return 0
     say(f"checklist {checklist.checklist_id}" + (f" ({checklist.name})" if checklist.name else ""), "bold")
     for name in ("status", "recurrence", "timezone", "window", "grace", "created_at", "updated_at",
-                 "evaluated_until", "revision"):
+                 "effective_from", "evaluated_until", "watermark", "revision"):
         if document.get(name) not in (None, ""):
             value = str(document[name]).replace("\n", "\n" + " " * 18)
             say(f"  {name + ':':<16}{value}")
@@ -261,7 +264,7 @@ def checklist_change(args: argparse.Namespace) -> int:
         say(f"checklist {checklist_id} deleted (its performed and missed checks are kept)")
     else:
         say(f"checklist {checklist_id}: {document['status']}"
-            + (f", judging from {document.get('evaluated_until')}" if command == "resume" else ""))
+            + (f", judging windows that end after {document.get('watermark')}" if command == "resume" else ""))
     return 0
 
 
