@@ -1,6 +1,7 @@
 # Everything a fresh machine needs is installed by these targets, on first use.
 #   make demo   - run the bundled five-week scenario on the embedded AWS and print the report
 #   make test   - lint the template and state machine, then run every test
+#   make bench  - benchmarks (report over a year of checks; one evaluation of a large fleet)
 SHELL := /bin/bash
 export SAM_CLI_TELEMETRY := 0
 PYTHON ?= python3
@@ -44,6 +45,7 @@ test: lint unit
 
 bench: $(BIN)/.installed
 	$(BIN)/python tools/bench_report.py
+	$(BIN)/python tools/bench_evaluation.py
 
 build: $(SAM_VENV)/.installed
 	$(SAM_VENV)/bin/sam build

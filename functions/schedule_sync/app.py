@@ -103,4 +103,5 @@ def sync_record(record: DynamoDBRecord) -> None:
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    metrics.add_metric(name="ChecklistChangesReceived", unit=MetricUnit.Count, value=len(event.get("Records", [])))
     return process_partial_response(event=event, record_handler=sync_record, processor=processor, context=context)
