@@ -119,14 +119,29 @@ class _Windows:
     def __len__(self) -> int:
         return len(self.starts)
 
-    def counted(self, assignment: Assignment | None) -> range:
-        """Indices of the windows ``assignment`` counts for (see Assignment.counts_for)."""
+    def counted(self, assignment: Assignment | None) -> list[range]:
+        """Indices of the windows ``assignment`` counts for (Assignment.counts_for: any of its
+        assignment periods), as sorted, non-overlapping ranges."""
         if assignment is None:
-            return range(0)
-        low = bisect_left(self.starts, to_utc_iso(assignment.assigned_at))
-        if assignment.unassigned_at is None:
+            return []
+        periods = ((assignment.assigned_at, assignment.unassigned_at), *assignment.earlier_periods)
+        ranges = sorted((self._period(assigned, unassigned) for assigned, unassigned in periods),
+                        key=lambda r: r.start)
+        merged: list[range] = []
+        for current in ranges:
+            if not len(current):
+                continue
+            if merged and current.start <= merged[-1].stop:
+                merged[-1] = range(merged[-1].start, max(merged[-1].stop, current.stop))
+            else:
+                merged.append(current)
+        return merged
+
+    def _period(self, assigned_at: datetime, unassigned_at: datetime | None) -> range:
+        low = bisect_left(self.starts, to_utc_iso(assigned_at))
+        if unassigned_at is None:
             return range(low, len(self.starts))
-        unassigned = to_utc_iso(assignment.unassigned_at)
+        unassigned = to_utc_iso(unassigned_at)
         if self.monotonic:
             return range(low, max(low, bisect_right(self.ends, unassigned)))
         high = low
@@ -177,16 +192,16 @@ def checklist_report(
         recorded = {closed.index.get(r.window_start) for r in own} - {None}
         on_time: set[int] = set()
         late: set[int] = set()
-        if len(counted):
+        if counted:
             for instant in performed.get(equipment_id, ()):
                 for i in closed.containing(instant):
-                    if i in counted and i not in recorded:
+                    if i not in recorded and any(i in r for r in counted):
                         (on_time if instant < closed.ends[i] else late).add(i)
         late -= on_time
         dismissed = sum(1 for r in own if r.dismissed)
-        pending = sum(1 for i in range(max(counted.start, first_pending), counted.stop)
+        pending = sum(1 for r in counted for i in range(max(r.start, first_pending), r.stop)
                       if i not in recorded and i not in on_time and i not in late)
-        if not len(counted) and not own:
+        if not counted and not own:
             continue
         rows.append(ReportRow(
             checklist_id=checklist_id,

@@ -168,6 +168,20 @@ def test_one_check_can_be_late_for_one_window_and_on_time_for_the_next() -> None
     assert (row.on_time, row.late, row.expected) == (1, 1, 2)
 
 
+def test_equipment_counts_in_every_assignment_period_and_not_between() -> None:
+    day0 = datetime(2026, 3, 2, 6, tzinfo=UTC)
+    windows = [Win(day0 + timedelta(days=d), day0 + timedelta(days=d, hours=8), day0 + timedelta(days=d, hours=9))
+               for d in range(10)]
+    # Assigned days 0-2, unassigned, re-assigned from day 6: days 3-5 do not count.
+    assignment = Assignment("c", "E1", day0 + timedelta(days=6),
+                            earlier_periods=((day0, day0 + timedelta(days=2, hours=8)),))
+    performed = {"E1": [to_utc_iso(w.start + timedelta(hours=1)) for w in windows]}
+    [row] = checklist_report("c", windows, [assignment], performed, [], now=day0 + timedelta(days=20),
+                             watermark=day0 + timedelta(days=20))
+    assert (row.on_time, row.expected) == (3 + 4, 7)
+    assert sum(assignment.counts_for(w.start, w.end) for w in windows) == 7  # the evaluation's own rule
+
+
 def test_windows_not_closed_yet_do_not_count() -> None:
     day0 = datetime(2026, 3, 2, 6, tzinfo=UTC)
     windows = [Win(day0, day0 + timedelta(hours=8), day0 + timedelta(hours=9))]

@@ -202,6 +202,9 @@ def _assignments_of_equipment(table: ChecklistTable, equipment_id: str) -> list[
             equipment_id=equipment_id,
             assigned_at=parse_instant(item["assigned_at"], "assigned_at"),
             unassigned_at=parse_instant(item["unassigned_at"], "unassigned_at") if item.get("unassigned_at") else None,
+            earlier_periods=tuple(
+                (parse_instant(p["assigned_at"], "assigned_at"), parse_instant(p["unassigned_at"], "unassigned_at"))
+                for p in item.get("earlier_periods") or ()),
         )
         for item in items
     ]
