@@ -134,6 +134,27 @@ class ChecklistTable:
             else:
                 raise TransientError(f"DynamoDB left {len(pending[self.name])} writes unprocessed after retries")
 
+    def _conditional(self, operation: str, **request: Any) -> bool:
+        """Run a conditional write; False when its condition failed, read as "already done" (or "changed
+        meanwhile"), never as an error."""
+        try:
+            getattr(self.client, operation)(TableName=self.name, **request)
+        except ClientError as error:
+            if error_code(error) == "ConditionalCheckFailedException":
+                return False
+            raise_transient(error)
+            raise
+        return True
+
+    def _move_forward(self, checklist_id: str, attribute: str, to: datetime) -> bool:
+        """Set an instant attribute of the checklist to ``to`` only if that moves it forward."""
+        return self._conditional(
+            "update_item", Key=serialize(keys.checklist_key(checklist_id)),
+            UpdateExpression=f"SET {attribute} = :to",
+            ConditionExpression=f"attribute_exists(pk) AND (attribute_not_exists({attribute}) OR {attribute} < :to)",
+            ExpressionAttributeValues=serialize({":to": to_utc_iso(to)}),
+        )
+
     # -- checklists ------------------------------------------------------------------------
     def get_checklist_item(self, checklist_id: str) -> dict[str, Any] | None:
         return self._get(keys.checklist_key(checklist_id))
@@ -247,21 +268,7 @@ class ChecklistTable:
     def move_effective_from(self, checklist_id: str, to: datetime) -> bool:
         """Safety net for rule changes written around this adapter (a hand edit in the console):
         move ``effective_from`` forward to ``to``; never back."""
-        value = to_utc_iso(to)
-        try:
-            self.client.update_item(
-                TableName=self.name, Key=serialize(keys.checklist_key(checklist_id)),
-                UpdateExpression="SET effective_from = :to",
-                ConditionExpression="attribute_exists(pk) AND (attribute_not_exists(effective_from) "
-                                    "OR effective_from < :to)",
-                ExpressionAttributeValues=serialize({":to": value}),
-            )
-        except ClientError as error:
-            if error_code(error) == "ConditionalCheckFailedException":
-                return False
-            raise_transient(error)
-            raise
-        return True
+        return self._move_forward(checklist_id, "effective_from", to)
 
     def delete_checklist(self, checklist_id: str) -> bool:
         """Delete the checklist and its assignments. Performed and missed checks stay: history is kept."""
@@ -288,38 +295,15 @@ class ChecklistTable:
                 sets.append(f"{name} = :{name}")
                 values[f":{name}"] = dict(value)
         expression = ("SET " + ", ".join(sets) if sets else "") + (" REMOVE " + ", ".join(removes) if removes else "")
-        try:
-            self.client.update_item(
-                TableName=self.name, Key=serialize(keys.checklist_key(checklist_id)),
-                UpdateExpression=expression.strip(),
-                ConditionExpression="attribute_exists(pk) AND revision = :rev",
-                ExpressionAttributeValues=serialize(values),
-            )
-        except ClientError as error_:
-            if error_code(error_) == "ConditionalCheckFailedException":
-                return False
-            raise_transient(error_)
-            raise
-        return True
+        return self._conditional(
+            "update_item", Key=serialize(keys.checklist_key(checklist_id)), UpdateExpression=expression.strip(),
+            ConditionExpression="attribute_exists(pk) AND revision = :rev", ExpressionAttributeValues=serialize(values),
+        )
 
     def advance_watermark(self, checklist_id: str, to: datetime) -> bool:
         """Move ``evaluated_until`` forward to ``to``; never backwards. False when it already was there
         (a retry or a re-run) or the checklist is gone."""
-        value = to_utc_iso(to)
-        try:
-            self.client.update_item(
-                TableName=self.name, Key=serialize(keys.checklist_key(checklist_id)),
-                UpdateExpression="SET evaluated_until = :to",
-                ConditionExpression="attribute_exists(pk) AND (attribute_not_exists(evaluated_until) "
-                                    "OR evaluated_until < :to)",
-                ExpressionAttributeValues=serialize({":to": value}),
-            )
-        except ClientError as error:
-            if error_code(error) == "ConditionalCheckFailedException":
-                return False
-            raise_transient(error)
-            raise
-        return True
+        return self._move_forward(checklist_id, "evaluated_until", to)
 
     # -- equipment assignments -------------------------------------------------------------------
     def assign_equipment(self, checklist_id: str, equipment_ids: Iterable[str], at: datetime) -> int:
@@ -352,21 +336,15 @@ class ChecklistTable:
         for equipment_id in (e for e in ids if e in existing and existing[e].get("unassigned_at")):
             previous = existing[equipment_id]
             period = {"assigned_at": previous.get("assigned_at"), "unassigned_at": previous["unassigned_at"]}
-            try:
-                self.client.update_item(
-                    TableName=self.name, Key=serialize(keys.assignment_key(checklist_id, shard_of(equipment_id),
-                                                                           equipment_id)),
-                    UpdateExpression="SET assigned_at = :at, earlier_periods = "
-                                     "list_append(if_not_exists(earlier_periods, :none), :period) REMOVE unassigned_at",
-                    ConditionExpression="unassigned_at = :unassigned",
-                    ExpressionAttributeValues=serialize({":at": to_utc_iso(at), ":none": [], ":period": [period],
-                                                         ":unassigned": period["unassigned_at"]}),
-                )
-                reassigned += 1
-            except ClientError as error:
-                if error_code(error) != "ConditionalCheckFailedException":  # re-assigned concurrently
-                    raise_transient(error)
-                    raise
+            reassigned += self._conditional(  # False: re-assigned concurrently
+                "update_item",
+                Key=serialize(keys.assignment_key(checklist_id, shard_of(equipment_id), equipment_id)),
+                UpdateExpression="SET assigned_at = :at, earlier_periods = "
+                                 "list_append(if_not_exists(earlier_periods, :none), :period) REMOVE unassigned_at",
+                ConditionExpression="unassigned_at = :unassigned",
+                ExpressionAttributeValues=serialize({":at": to_utc_iso(at), ":none": [], ":period": [period],
+                                                     ":unassigned": period["unassigned_at"]}),
+            )
         return len(puts) + reassigned
 
     def unassign_equipment(self, checklist_id: str, equipment_ids: Iterable[str], at: datetime) -> int:
@@ -374,17 +352,11 @@ class ChecklistTable:
         count = 0
         for equipment_id in sorted({validate_equipment_id(e) for e in equipment_ids}):
             key = keys.assignment_key(checklist_id, shard_of(equipment_id), equipment_id)
-            try:
-                self.client.update_item(
-                    TableName=self.name, Key=serialize(key), UpdateExpression="SET unassigned_at = :at",
-                    ConditionExpression="attribute_exists(pk) AND attribute_not_exists(unassigned_at)",
-                    ExpressionAttributeValues=serialize({":at": to_utc_iso(at)}),
-                )
-                count += 1
-            except ClientError as error:
-                if error_code(error) != "ConditionalCheckFailedException":
-                    raise_transient(error)
-                    raise
+            count += self._conditional(  # False: not assigned, or already unassigned
+                "update_item", Key=serialize(key), UpdateExpression="SET unassigned_at = :at",
+                ConditionExpression="attribute_exists(pk) AND attribute_not_exists(unassigned_at)",
+                ExpressionAttributeValues=serialize({":at": to_utc_iso(at)}),
+            )
         return count
 
     def assignments(self, checklist_id: str, shard: int | None = None) -> list[Assignment]:
@@ -453,15 +425,7 @@ class ChecklistTable:
     # -- missed checks ----------------------------------------------------------------------------
     def put_missed_check(self, item: Mapping[str, Any]) -> bool:
         """Conditional put: True when written now, False when it was already recorded (a re-run)."""
-        try:
-            self.client.put_item(TableName=self.name, Item=serialize(item),
-                                 ConditionExpression="attribute_not_exists(pk)")
-        except ClientError as error:
-            if error_code(error) == "ConditionalCheckFailedException":
-                return False
-            raise_transient(error)
-            raise
-        return True
+        return self._conditional("put_item", Item=serialize(item), ConditionExpression="attribute_not_exists(pk)")
 
     def missed_checks_of_checklist(self, checklist_id: str, start: datetime, end: datetime) -> list[dict[str, Any]]:
         """Missed checks whose window started in ``[start, end)``."""
@@ -485,18 +449,11 @@ class ChecklistTable:
             "execution": execution,
             "announced": False,
         }
-        try:
-            self.client.put_item(
-                TableName=self.name, Item=serialize(item),
-                ConditionExpression="attribute_not_exists(pk) OR execution = :execution OR announced = :no",
-                ExpressionAttributeValues=serialize({":execution": execution, ":no": False}),
-            )
-        except ClientError as error:
-            if error_code(error) == "ConditionalCheckFailedException":
-                return False
-            raise_transient(error)
-            raise
-        return True
+        return self._conditional(
+            "put_item", Item=serialize(item),
+            ConditionExpression="attribute_not_exists(pk) OR execution = :execution OR announced = :no",
+            ExpressionAttributeValues=serialize({":execution": execution, ":no": False}),
+        )
 
     def mark_window_announced(self, checklist_id: str, window_start: str) -> None:
         try:
