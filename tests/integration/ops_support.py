@@ -69,3 +69,7 @@ class Cli:
         result = self(*argv, "--json")
         assert result.code == 0, result.err
         return result.json
+
+
+def utc(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)

@@ -6,22 +6,10 @@ import argparse
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
-import pytest
-from ops_support import BERLIN_WORKDAYS, START, Cli, ops_runtime
+from ops_support import BERLIN_WORKDAYS, START, Cli
 
 from missed_checks.cli.main import build_parser
 from missed_checks.local.runtime import LocalRuntime
-
-
-@pytest.fixture
-def runtime(embedded: None) -> Iterator[LocalRuntime]:
-    with ops_runtime() as runtime:
-        yield runtime
-
-
-@pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str]) -> Cli:
-    return Cli(capsys)
 
 
 def put_forklift(cli: Cli, checklist_id: str = "forklift-daily") -> dict:

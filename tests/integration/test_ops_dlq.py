@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from datetime import UTC, datetime
 
-import pytest
-from ops_support import BERLIN_WORKDAYS, Cli, ops_runtime
+from ops_support import BERLIN_WORKDAYS, Cli, utc
 
 from missed_checks.aws.table import ChecklistTable, serialize
 from missed_checks.equipment import shard_of
@@ -16,21 +13,6 @@ from missed_checks.local.runtime import LocalRuntime
 from missed_checks.ops.rerun import wait_for
 
 MONDAY = "2026-03-02T05:00:00Z"
-
-
-def utc(text: str) -> datetime:
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
-
-
-@pytest.fixture
-def runtime(embedded: None) -> Iterator[LocalRuntime]:
-    with ops_runtime() as runtime:
-        yield runtime
-
-
-@pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str]) -> Cli:
-    return Cli(capsys)
 
 
 def table_of(runtime: LocalRuntime) -> ChecklistTable:

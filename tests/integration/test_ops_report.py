@@ -6,11 +6,9 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections.abc import Iterator
-from datetime import UTC, datetime
 
 import pytest
-from ops_support import BERLIN_WORKDAYS, Cli, ops_runtime
+from ops_support import BERLIN_WORKDAYS, Cli, utc
 
 from missed_checks.aws.table import ChecklistTable, serialize
 from missed_checks.keys import checklist_key
@@ -20,21 +18,6 @@ from missed_checks.ops.target import StackTarget
 MONDAY = "2026-03-02T05:00:00Z"  # 06:00 Berlin; window until 13:00Z, judged from 13:30Z
 TUESDAY = "2026-03-03T05:00:00Z"
 EQUIPMENT = ["E1", "E2", "E3", "E4", "E5", "E6"]
-
-
-def utc(text: str) -> datetime:
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
-
-
-@pytest.fixture
-def runtime(embedded: None) -> Iterator[LocalRuntime]:
-    with ops_runtime() as runtime:
-        yield runtime
-
-
-@pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str]) -> Cli:
-    return Cli(capsys)
 
 
 @pytest.fixture
