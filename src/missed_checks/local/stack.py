@@ -346,6 +346,7 @@ class _Provisioner:
             "AWS::Serverless::Function": self._function,
             "AWS::Serverless::StateMachine": self._state_machine,
             "AWS::Serverless::LayerVersion": self._layer,
+            "AWS::Logs::LogGroup": self._log_group,
         }
         graph: dict[str, set[str]] = {}
         for logical_id, resource in resources.items():
@@ -515,6 +516,21 @@ class _Provisioner:
             "RoleId": role["RoleId"],
         }
         return str(role["Arn"])
+
+    def _log_group(self, logical_id: str, props: Mapping[str, Any]) -> None:
+        """A CloudWatch log group (the functions' logs go to the run's log file; the group exists so
+        the roles and LoggingConfig that name it resolve as on AWS)."""
+        p = self._resolve(logical_id, props)
+        name = p.get("LogGroupName") or f"/aws/lambda/{_physical_name(self.stack.stack_name, logical_id, 200)}"
+        logs = self.client("logs")
+        logs.create_log_group(logGroupName=name)
+        if p.get("RetentionInDays"):
+            logs.put_retention_policy(logGroupName=name, retentionInDays=int(p["RetentionInDays"]))
+        self.stack.resources[logical_id] = {
+            "Type": "AWS::Logs::LogGroup",
+            "Ref": name,
+            "Arn": f"arn:aws:logs:{self.stack.region}:{self.stack.account_id}:log-group:{name}:*",
+        }
 
     def _layer(self, logical_id: str, props: Mapping[str, Any]) -> None:
         name = props.get("LayerName") or _physical_name(self.stack.stack_name, logical_id, 64)
