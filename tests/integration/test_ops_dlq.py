@@ -148,3 +148,29 @@ def test_scheduler_queue_failed_firing_and_an_unknown_message(runtime: LocalRunt
     left = cli.ok("dlq", "list")
     assert (left["schedule-sync"], left["scheduler"]) == ([], [])
     assert [letter["kind"] for letter in left["evaluation"]] == ["unknown"]
+
+
+def test_a_window_the_watermark_passed_since_it_failed_is_not_dropped_silently(runtime: LocalRuntime,
+                                                                              cli: Cli) -> None:
+    put_forklift(cli, "E1", "E2")
+    runtime.settle()
+    table = table_of(runtime)
+    key = assignment_key("forklift-daily", shard_of("E2"), "E2")
+    table.client.update_item(TableName=table.name, Key=serialize(key), UpdateExpression="SET assigned_at = :x",
+                             ExpressionAttributeValues=serialize({":x": "last tuesday"}))
+    runtime.advance_to(utc("2026-03-02T15:00:00Z"))
+    assert len(cli.ok("dlq", "list", "--queue", "evaluation")["evaluation"]) == 1
+    # The operator pauses, repairs and resumes: the watermark jumps past Monday's window.
+    cli.ok("checklist", "pause", "forklift-daily")
+    table.client.update_item(TableName=table.name, Key=serialize(key), UpdateExpression="SET assigned_at = :x",
+                             ExpressionAttributeValues=serialize({":x": "2026-03-01T09:00:00Z"}))
+    runtime.clock.advance_to(utc("2026-03-02T16:00:00Z"))
+    cli.ok("checklist", "resume", "forklift-daily")
+
+    result = cli("dlq", "replay", "--queue", "evaluation", "--json")
+
+    assert result.code == 1
+    (outcome,) = result.json["results"]
+    assert outcome["replayed"] is False and "watermark" in outcome["detail"]
+    assert missed_on_monday(runtime) in ([], ["E1"])  # E2's shard never judged Monday, and cannot now
+    assert len(cli.ok("dlq", "list", "--queue", "evaluation")["evaluation"]) == 1  # kept, with the reason said

@@ -9,7 +9,9 @@
 * **evaluation** (``EvaluationDeadLetterQueue``): the state machine's record of a failed window or
   run (``{"source": "evaluation", "checklist_id", "window" | "instant", "execution", "error",
   "cause"}``). Replay starts the state machine for the checklist at the window's ``evaluate_at``
-  (or the run's instant): it judges from the watermark on, so nothing is judged twice.
+  (or the run's instant): it judges from the watermark on, so nothing is judged twice. The replay
+  waits for the run; a window message whose window the watermark has since passed (a resume or an
+  edit) cannot be judged any more and stays in the queue, with that said.
 * **scheduler** (``SchedulerDeadLetterQueue``): a firing EventBridge Scheduler could not deliver;
   the body is the schedule's target input ``{"checklist_id", "instant"}`` and the message
   attributes say why (``ERROR_CODE``, ``ERROR_MESSAGE``, ``SCHEDULE_ARN`` ...). Replay starts the
@@ -33,7 +35,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from missed_checks.aws.scheduler import ScheduleStore
 from missed_checks.errors import MissedChecksError
-from missed_checks.ops.rerun import Started, execution_name, start_evaluation
+from missed_checks.ops.rerun import Started, execution_name, start_evaluation, wait_for
 from missed_checks.ops.target import QUEUE_OUTPUTS, StackTarget
 from missed_checks.schedule import Target
 from missed_checks.schedule_sync import Action, SyncResult, sync_checklist
@@ -227,12 +229,38 @@ class Replayer:
             if letter.kind == "stream-batch":
                 return self._resync_everything(letter)
             if letter.kind in ("evaluation", "scheduler"):
-                started = self._start(letter)
-                how = "already started by an earlier replay" if started.already_existed else "started"
-                return Replayed(letter, True, f"evaluation {how}: {started.name}", [started.execution_arn])
+                return self._evaluate(letter)
             return Replayed(letter, False, "not a message missed-checks knows; left in the queue")
         except Exception as error:  # noqa: BLE001 - one failed replay must not stop the others; the message stays
             return Replayed(letter, False, f"replay failed: {type(error).__name__}: {error}")
+
+    def _evaluate(self, letter: DeadLetter) -> Replayed:
+        """Start the evaluation and wait for it. A failed run dead-letters itself again (that new
+        message replaces this one). A window message only counts as replayed when the window was
+        really judged: a pause/resume or a rule edit since the failure may have moved the watermark
+        past it, and then the run judges nothing and the message must stay."""
+        started = self._start(letter)
+        how = "already started by an earlier replay" if started.already_existed else "started"
+        described = wait_for(self.target.client("stepfunctions"), started.execution_arn)
+        status = described["status"]
+        executions = [started.execution_arn]
+        if status == "RUNNING":
+            return Replayed(letter, False, f"evaluation {how} ({started.name}) is still running; replay again later "
+                                           "to confirm", executions)
+        if status != "SUCCEEDED":
+            detail = f"evaluation {how} ({started.name}) ended {status}: its own dead letter replaces this one"
+            return Replayed(letter, True, detail, executions)
+        window_start = (letter.window or {}).get("start")
+        if letter.kind == "evaluation" and window_start:
+            start = parse_instant(window_start, "window.start")
+            if self.target.table().judged_window(str(letter.checklist_id), start) is None:
+                checklist = self.target.table().get_checklist(str(letter.checklist_id))
+                watermark = to_utc_iso(checklist.watermark) if checklist and checklist.watermark else "unknown"
+                detail = (f"the window starting {window_start} was not judged: the checklist's watermark "
+                          f"({watermark}) has moved past it since it failed (a resume or a rule edit), so no re-run "
+                          "can judge it; the message stays for the record until the queue's retention drops it")
+                return Replayed(letter, False, detail, executions)
+        return Replayed(letter, True, f"evaluation {how} and succeeded: {started.name}", executions)
 
     def _resync_everything(self, letter: DeadLetter) -> Replayed:
         table = self.target.table()
@@ -245,14 +273,18 @@ class Replayer:
         failed = []
         for checklist_id in sorted(ids):
             try:
-                action = self._sync(checklist_id).action.value
+                result = self._sync(checklist_id)
             except (MissedChecksError, ClientError, BotoCoreError, ValueError) as error:
                 failed.append(f"{checklist_id}: {error}")
                 continue
-            actions[action] = actions.get(action, 0) + 1
+            if result.error:  # the batch may have carried this invalid rule: keep the message until it is fixed
+                failed.append(f"{checklist_id} cannot be scheduled: {result.error.get('message')}")
+                continue
+            actions[result.action.value] = actions.get(result.action.value, 0) + 1
         counts = ", ".join(f"{n} {a}" for a, n in sorted(actions.items())) or "nothing to sync"
         if failed:
-            return Replayed(letter, False, f"re-sync of {len(failed)} checklist(s) failed: {'; '.join(failed[:5])}")
+            return Replayed(letter, False, f"re-sync of {len(failed)} checklist(s) failed (fix them with `checklist "
+                                           f"put`, then replay): {'; '.join(failed[:5])}")
         return Replayed(letter, True, f"re-synced {len(ids)} checklist(s): {counts}")
 
 
