@@ -455,6 +455,10 @@ class ChecklistTable:
             ExpressionAttributeValues=serialize({":execution": execution, ":no": False}),
         )
 
+    def judged_window(self, checklist_id: str, window_start: datetime) -> dict[str, Any] | None:
+        """The record an evaluation wrote for the window starting at ``window_start``, if it was judged."""
+        return self._get(keys.judged_window_key(checklist_id, to_utc_iso(window_start)))
+
     def mark_window_announced(self, checklist_id: str, window_start: str) -> None:
         try:
             self.client.update_item(
