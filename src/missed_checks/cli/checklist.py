@@ -48,7 +48,9 @@ def _register_checklist(subparsers: Any) -> None:
         group, "put", help="create or edit a checklist (validated before it is written)",
         description="Create or edit a checklist. The rule is checked by the recurrence engine first; the "
                     "next windows and the schedule it will get are shown. Editing the rule changes the "
-                    "future only: windows that closed before the edit are never judged by the new rule.",
+                    "future only: windows that closed before the edit are never judged by the new rule. "
+                    "A put replaces the whole rule: an omitted --timezone, --window or --grace takes its "
+                    "default (one day, no grace), it does not keep the old value.",
         examples="""  missed-checks checklist put forklift-daily --name "Forklift pre-use check" \\
       --recurrence 'DTSTART;TZID=Europe/Berlin:20260105T060000' \\
       --recurrence 'RRULE:FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR' --window PT8H --grace PT30M --stack missed-checks

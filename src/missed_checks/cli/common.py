@@ -106,7 +106,11 @@ def fail(message: str, code: int = 1) -> int:
 
 @functools.cache
 def console() -> Console:
-    return Console(highlight=False, soft_wrap=True)
+    terminal = Console(highlight=False, soft_wrap=True)
+    if terminal.is_terminal:
+        return terminal
+    # A pipe or a file: wide enough that no table column is cut (ids must stay copyable).
+    return Console(highlight=False, soft_wrap=True, width=200)
 
 
 @functools.cache

@@ -91,13 +91,17 @@ def report_command(args: argparse.Namespace) -> int:
         validate_checklist_id(checklist_id, "checklist")
     for equipment_id in args.equipment:
         validate_equipment_id(equipment_id)
+    _require_order(start, end, args)
+    try:  # open the output before the (long) report, so a bad path fails at once
+        out = open(args.output, "w", encoding="utf-8", newline="") if args.output else sys.stdout  # noqa: SIM115
+    except OSError as error:
+        raise InvalidInput("output", f"cannot write {args.output}: {error.strerror}") from None
     table = target_of(args).table()
     fmt = args.format or ("json" if args.json else "table")
     units = len(args.equipment) or len(args.checklist) or None
     with progress_bar("reading" + (" equipment" if args.equipment else " checklists"), units) as advance:
         report = build_report(table, start, end, now=clock.now(), checklist_ids=args.checklist,
                               equipment_ids=args.equipment, progress=lambda _name: advance(1))
-    out = open(args.output, "w", encoding="utf-8", newline="") if args.output else sys.stdout
     try:
         if fmt == "json":
             out.write(json.dumps(report.to_dict(), indent=2) + "\n")
@@ -166,9 +170,15 @@ def missed_dismiss(args: argparse.Namespace) -> int:
     return 0
 
 
+def _require_order(start: Any, end: Any, args: argparse.Namespace) -> None:
+    if start >= end:
+        raise InvalidInput("to", f"--to ({args.end}) must be after --from ({args.start})")
+
+
 def missed_list(args: argparse.Namespace) -> int:
     start = period_bound(args.start, "from", args.tz)
     end = period_bound(args.end, "to", args.tz)
+    _require_order(start, end, args)
     if not args.checklist and not args.equipment:
         raise InvalidInput("checklist", "give --checklist and/or --equipment")
     table = target_of(args).table()
