@@ -5,25 +5,34 @@ table stores them (UTC ISO 8601 strings with a ``Z``, which sort as text), so a 
 thousands of pieces of equipment is never turned into datetime objects.
 
 Definition (README "Operate" repeats it). For the report period ``[from, to)`` and each
-(checklist, equipment), a *closed window* is an occurrence window of the checklist's current rule
-that starts in the period, whose ``end + grace`` is at or before the report's "now", and for which
-the equipment counts (assigned no later than the window started, not unassigned before it ended:
-:meth:`missed_checks.equipment.Assignment.counts_for`, the rule the evaluation applies). Every
-window that has an outcome falls in exactly one bucket:
+(checklist, equipment), the windows considered are:
+
+* the **judged windows**: every window the evaluation judged (its judged-window records, written
+  by CloseWindow) that starts in the period, with the start, end and ``end + grace`` of the rule
+  it was judged by, whatever the rule is today; and
+* for an active checklist, the windows of its **current** rule that start in the period, are
+  closed (``end + grace`` at or before the report's "now"), end after its watermark and were not
+  judged: the evaluation has not reached them yet.
+
+A window counts for the equipment when it was assigned no later than the window started and not
+unassigned before it ended (:meth:`missed_checks.equipment.Assignment.counts_for`, the rule the
+evaluation applies). Every counted window falls in at most one bucket:
 
 * **missed** / **dismissed**: a missed-check record exists for the window (its dismissal decides
   which). The record is the durable judgement and wins over a check recorded after it was
-  written. Records count whatever rule judged them, even when the checklist's rule changed since.
-* **on time**: otherwise, a performed check inside ``[start, end)`` of a closed window;
-* **late**: otherwise, a performed check inside ``[end, end + grace)``.
+  written. Every record in the period counts, also one without a judged-window record (e.g. a
+  window whose CloseWindow has not run yet).
+* **on time**: otherwise, a performed check inside ``[start, end)``;
+* **late**: otherwise, a performed check inside ``[end, end + grace)``;
+* **pending**: otherwise, for a window not judged yet; it is not in ``expected``.
 
-``expected = on_time + late + missed + dismissed``: the windows the system judged or that were
-done. A closed window with none of these outcomes whose end is after the checklist's
-evaluated-until watermark (an active checklist only) is **pending**: the evaluation has not
-reached it yet and it is not in ``expected``. Any other closed window without an outcome was
-never judged by design (the checklist was paused, or the rule did not exist yet) and is not
-counted. ``compliance = (on_time + late) / (expected - dismissed)``, in percent, ``None`` when
-nothing is left to judge.
+A judged window with none of these for a counted equipment (no record and no check: the
+evaluation counted that equipment differently, e.g. its assignment was changed afterwards) is
+not counted. Windows that were never judged and never will be (before the checklist existed or
+its rule took effect, while it was paused) are not considered at all, so checks imported for them
+count nowhere. ``expected = on_time + late + missed + dismissed``;
+``compliance = (on_time + late) / (expected - dismissed)``, in percent, ``None`` when nothing is
+left to judge.
 """
 
 from __future__ import annotations
@@ -33,11 +42,12 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime
+from itertools import accumulate
 from typing import Any, Protocol
 
 from missed_checks.equipment import Assignment
 from missed_checks.performed_check import PerformedCheck
-from missed_checks.timefmt import to_utc_iso
+from missed_checks.timefmt import parse_instant, to_utc_iso
 
 TOTAL = "*"
 """``checklist_id`` and ``equipment_id`` of the fleet total row."""
@@ -47,6 +57,20 @@ class Window(Protocol):
     start: datetime
     end: datetime
     evaluate_at: datetime
+
+
+@dataclass(frozen=True)
+class JudgedWindow:
+    """What the report needs of a judged-window record (the window as the evaluation judged it)."""
+
+    start: datetime
+    end: datetime
+    evaluate_at: datetime
+
+    @classmethod
+    def from_item(cls, item: Mapping[str, Any]) -> JudgedWindow:
+        return cls(parse_instant(item["window_start"], "window_start"), parse_instant(item["window_end"], "window_end"),
+                   parse_instant(item["evaluate_at"], "evaluate_at"))
 
 
 @dataclass(frozen=True)
@@ -103,17 +127,17 @@ def performed_by_equipment(checks: Iterable[PerformedCheck]) -> dict[str, list[s
 
 
 class _Windows:
-    """Closed windows of one checklist as sorted UTC ISO strings, for bisecting."""
+    """The windows of one checklist's report as sorted UTC ISO strings, for bisecting. Windows judged
+    under different rules may differ in length, so ends and ``end + grace`` need not grow with the
+    start: bisecting uses their running maximum and checks each candidate."""
 
-    def __init__(self, windows: Sequence[Window], now: datetime) -> None:
-        closed = sorted((w for w in windows if w.evaluate_at <= now), key=lambda w: w.start)
-        self.starts = [to_utc_iso(w.start) for w in closed]
-        self.ends = [to_utc_iso(w.end) for w in closed]
-        self.evals = [to_utc_iso(w.evaluate_at) for w in closed]
-        # One rule's windows all have the same window and grace, so ends and end + grace grow with
-        # the start. Bisecting relies on it; fall back to scanning should that ever not hold.
-        self.monotonic = all(a <= b for a, b in zip(self.ends, self.ends[1:], strict=False)) and all(
-            a <= b for a, b in zip(self.evals, self.evals[1:], strict=False))
+    def __init__(self, windows: Sequence[Window]) -> None:
+        ordered = sorted(windows, key=lambda w: w.start)
+        self.starts = [to_utc_iso(w.start) for w in ordered]
+        self.ends = [to_utc_iso(w.end) for w in ordered]
+        self.evals = [to_utc_iso(w.evaluate_at) for w in ordered]
+        self.monotonic = all(a <= b for a, b in zip(self.ends, self.ends[1:], strict=False))
+        self.max_evals = list(accumulate(self.evals, max))
         self.index = {start: i for i, start in enumerate(self.starts)}
 
     def __len__(self) -> int:
@@ -125,7 +149,7 @@ class _Windows:
         if assignment is None:
             return []
         periods = ((assignment.assigned_at, assignment.unassigned_at), *assignment.earlier_periods)
-        ranges = sorted((self._period(assigned, unassigned) for assigned, unassigned in periods),
+        ranges = sorted((r for assigned, unassigned in periods for r in self._period(assigned, unassigned)),
                         key=lambda r: r.start)
         merged: list[range] = []
         for current in ranges:
@@ -137,71 +161,80 @@ class _Windows:
                 merged.append(current)
         return merged
 
-    def _period(self, assigned_at: datetime, unassigned_at: datetime | None) -> range:
+    def _period(self, assigned_at: datetime, unassigned_at: datetime | None) -> list[range]:
         low = bisect_left(self.starts, to_utc_iso(assigned_at))
         if unassigned_at is None:
-            return range(low, len(self.starts))
+            return [range(low, len(self.starts))]
         unassigned = to_utc_iso(unassigned_at)
         if self.monotonic:
-            return range(low, max(low, bisect_right(self.ends, unassigned)))
-        high = low
-        while high < len(self.starts) and self.ends[high] <= unassigned:
-            high += 1
-        return range(low, high)
+            return [range(low, max(low, bisect_right(self.ends, unassigned)))]
+        runs: list[range] = []
+        for i in range(low, bisect_right(self.starts, unassigned)):
+            if self.ends[i] <= unassigned:
+                runs.append(range(runs.pop().start, i + 1) if runs and runs[-1].stop == i else range(i, i + 1))
+        return runs
 
     def containing(self, instant: str) -> Iterable[int]:
         """Indices of the windows with ``start <= instant < end + grace``."""
         high = bisect_right(self.starts, instant)
-        low = bisect_right(self.evals, instant) if self.monotonic else 0
+        low = bisect_right(self.max_evals, instant)
         return (i for i in range(low, high) if instant < self.evals[i])
 
 
 def checklist_report(
     checklist_id: str,
-    windows: Sequence[Window],
+    judged: Sequence[Window],
     assignments: Iterable[Assignment],
     performed: Mapping[str, Iterable[str]],
     missed: Iterable[MissedRecord],
     *,
     now: datetime,
-    watermark: datetime | None,
+    current: Sequence[Window] = (),
+    watermark: datetime | None = None,
     judging: bool = True,
 ) -> list[ReportRow]:
-    """Rows for one checklist, one per equipment with a closed counted window or a record.
+    """Rows for one checklist, one per equipment with a counted window that has an outcome or is
+    pending, or with a record.
 
-    ``windows``: the occurrence windows of the checklist's current rule that start in the report
-    period. ``performed``: equipment id -> UTC ISO instants of its performed checks (any order,
-    from the period's start to the last window's end + grace). ``missed``: the checklist's
-    missed-check records whose window starts in the period. ``watermark``: the checklist's
-    evaluated-until instant; ``judging`` is False for a paused checklist (nothing is pending).
+    ``judged``: the windows the evaluation judged (its judged-window records) that start in the
+    report period, whatever rule they were judged by. ``current``: the occurrence windows of the
+    checklist's current rule that start in the period; only those closed by ``now``, ending after
+    ``watermark`` and not judged are used (not judged yet: an outcome if done, else pending), and
+    none when ``judging`` is False (a paused checklist) or there is no watermark. ``performed``:
+    equipment id -> UTC ISO instants of its performed checks (any order, from the period's start to
+    the last window's end + grace). ``missed``: the checklist's missed-check records whose window
+    starts in the period.
     """
-    closed = _Windows(windows, now)
+    judged_starts = {to_utc_iso(w.start) for w in judged}
+    upcoming: list[Window] = []
+    if judging and watermark is not None:
+        upcoming = [w for w in current if w.evaluate_at <= now and w.end > watermark
+                    and to_utc_iso(w.start) not in judged_starts]
+    windows = _Windows([*judged, *upcoming])
+    pending_starts = {to_utc_iso(w.start) for w in upcoming}
+    is_pending = [start in pending_starts for start in windows.starts]
     by_equipment = {a.equipment_id: a for a in assignments}
     records: dict[str, list[MissedRecord]] = defaultdict(list)
     for record in missed:
         records[record.equipment_id].append(record)
-    watermark_iso = to_utc_iso(watermark) if watermark is not None else None
-    first_pending = len(closed)
-    if judging and watermark_iso is not None:
-        first_pending = next((i for i, end in enumerate(closed.ends) if end > watermark_iso), len(closed))
 
     rows = []
     for equipment_id in sorted(set(by_equipment) | set(records)):
-        counted = closed.counted(by_equipment.get(equipment_id))
+        counted = windows.counted(by_equipment.get(equipment_id))
         own = records.get(equipment_id, [])
-        recorded = {closed.index.get(r.window_start) for r in own} - {None}
+        recorded = {windows.index.get(r.window_start) for r in own} - {None}
         on_time: set[int] = set()
         late: set[int] = set()
         if counted:
             for instant in performed.get(equipment_id, ()):
-                for i in closed.containing(instant):
+                for i in windows.containing(instant):
                     if i not in recorded and any(i in r for r in counted):
-                        (on_time if instant < closed.ends[i] else late).add(i)
+                        (on_time if instant < windows.ends[i] else late).add(i)
         late -= on_time
         dismissed = sum(1 for r in own if r.dismissed)
-        pending = sum(1 for r in counted for i in range(max(r.start, first_pending), r.stop)
-                      if i not in recorded and i not in on_time and i not in late)
-        if not counted and not own:
+        pending = sum(1 for r in counted for i in r
+                      if is_pending[i] and i not in recorded and i not in on_time and i not in late)
+        if not (on_time or late or own or pending):
             continue
         rows.append(ReportRow(
             checklist_id=checklist_id,
@@ -213,6 +246,20 @@ def checklist_report(
             dismissed=dismissed,
             pending=pending,
         ))
+    return rows
+
+
+def deleted_checklist_report(checklist_id: str, missed: Iterable[MissedRecord]) -> list[ReportRow]:
+    """Rows for a checklist that no longer exists: only its missed-check records are left (its
+    judged windows and assignments went with it), each counted as recorded."""
+    records: dict[str, list[MissedRecord]] = defaultdict(list)
+    for record in missed:
+        records[record.equipment_id].append(record)
+    rows = []
+    for equipment_id, own in sorted(records.items()):
+        dismissed = sum(1 for r in own if r.dismissed)
+        rows.append(ReportRow(checklist_id=checklist_id, equipment_id=equipment_id, expected=len(own),
+                              missed=len(own) - dismissed, dismissed=dismissed))
     return rows
 
 

@@ -1,10 +1,13 @@
 """The fleet report's numbers, checked against an independent tally of generated data.
 
-The generator decides, for every (equipment, daily window), what happened (done on time, late,
-missed, dismissed, never judged, pending...) and writes the data the table would hold; the
-expected numbers are the generator's own tally of its decisions, never the report's logic.
-Windows are built here with zoneinfo arithmetic (06:00-14:00 Europe/Berlin, 30 min grace, across
-both DST changes), independently of the recurrence engine.
+The generator plays the checklist's year: created on day 10, paused for days 120-129, its rule
+edited on day 200 (06:00-14:00 Europe/Berlin with 30 min grace before, 07:00-13:00 with one hour
+after), evaluated until WATERMARK. It writes the judged-window records of the windows the system
+would have judged (under the rule of their day), and decides for every (equipment, window) what
+happened (done on time, late, missed, dismissed, a check imported for a window nobody judged,
+pending...) and writes the data the table would hold. The expected numbers are the generator's own
+tally of its decisions, never the report's logic. Windows are built here with zoneinfo arithmetic
+(across both DST changes), independently of the recurrence engine.
 """
 
 from __future__ import annotations
@@ -18,16 +21,18 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from missed_checks.equipment import Assignment
-from missed_checks.report import TOTAL, MissedRecord, ReportRow, checklist_report, total
+from missed_checks.report import TOTAL, MissedRecord, ReportRow, checklist_report, deleted_checklist_report, total
 from missed_checks.timefmt import to_utc_iso
 
 BERLIN = ZoneInfo("Europe/Berlin")
 YEAR = 2026
-GRACE = timedelta(minutes=30)
 NOW = datetime(2027, 1, 10, 12, 0, tzinfo=UTC)
-PERIOD_START = datetime(2026, 1, 19, tzinfo=UTC)
+PERIOD_START = datetime(2026, 1, 5, tzinfo=UTC)
 PERIOD_END = datetime(2026, 12, 14, tzinfo=UTC)
 WATERMARK = datetime(2026, 12, 2, 13, 0, tzinfo=UTC)  # windows ending after this are not judged yet
+CREATED_DAY, PAUSED_DAYS, EDIT_DAY = 10, range(120, 130), 200
+OLD_RULE = (time(6), time(14), timedelta(minutes=30))  # start, end (Berlin), grace
+NEW_RULE = (time(7), time(13), timedelta(hours=1))
 
 
 @dataclass(frozen=True)
@@ -37,54 +42,80 @@ class Win:
     evaluate_at: datetime
 
 
-def daily_windows(first: date, days: int) -> list[Win]:
-    windows = []
-    for offset in range(days):
-        day = first + timedelta(days=offset)
-        start = datetime.combine(day, time(6), tzinfo=BERLIN).astimezone(UTC)
-        end = datetime.combine(day, time(14), tzinfo=BERLIN).astimezone(UTC)
-        windows.append(Win(start, end, end + GRACE))
-    return windows
+def daily_window(day: date, rule: tuple[time, time, timedelta]) -> Win:
+    start = datetime.combine(day, rule[0], tzinfo=BERLIN).astimezone(UTC)
+    end = datetime.combine(day, rule[1], tzinfo=BERLIN).astimezone(UTC)
+    return Win(start, end, end + rule[2])
+
+
+def daily_windows(first: date, days: int, rule: tuple[time, time, timedelta] = OLD_RULE) -> list[Win]:
+    return [daily_window(first + timedelta(days=offset), rule) for offset in range(days)]
 
 
 def at(seconds_after: datetime, seconds: float) -> str:
     return to_utc_iso(seconds_after + timedelta(seconds=seconds))
 
 
-OUTCOMES = ("on_time", "late", "missed", "dismissed", "recorded_after_judged", "nothing")
-WEIGHTS = (70, 8, 10, 3, 2, 7)
+JUDGED = ("on_time", "late", "missed", "dismissed", "recorded_after_judged", "counted_differently")
+JUDGED_WEIGHTS = (70, 8, 10, 3, 2, 1)
+NOT_JUDGED_YET = ("on_time", "late", "nothing")
+NOT_JUDGED_YET_WEIGHTS = (70, 8, 22)
 
 
 def write_window(rng: random.Random, equipment: str, w: Win, judged: bool, checks: list[str],
                  missed: list[MissedRecord]) -> str | None:
-    """Decide what happened in one closed window, write it as the table would hold it, and return
-    the report bucket it belongs in (None: no outcome, not counted)."""
+    """Decide what happened in one closed window (judged, or of the current rule and not judged
+    yet), write it as the table would hold it, and return the report bucket it belongs in (None:
+    no outcome, not counted)."""
     length = (w.end - w.start).total_seconds()
-    outcome = rng.choices(OUTCOMES, WEIGHTS)[0]
-    if not judged and outcome in ("missed", "dismissed", "recorded_after_judged"):
-        outcome = "pending"
+    grace = (w.evaluate_at - w.end).total_seconds()
+    choices, weights = (JUDGED, JUDGED_WEIGHTS) if judged else (NOT_JUDGED_YET, NOT_JUDGED_YET_WEIGHTS)
+    outcome = rng.choices(choices, weights)[0]
     if rng.random() < 0.05:  # noise outside any window (evening) never counts
-        checks.append(at(w.end, GRACE.total_seconds() + rng.uniform(60, 3 * 3600)))
+        checks.append(at(w.evaluate_at, rng.uniform(60, 3 * 3600)))
     if outcome == "on_time":
         for _ in range(rng.choice([1, 1, 2])):
             checks.append(at(w.start, rng.uniform(0, length - 1)))
         if rng.random() < 0.2:  # also a late one: still on time
-            checks.append(at(w.end, rng.uniform(0, GRACE.total_seconds() - 1)))
+            checks.append(at(w.end, rng.uniform(0, grace - 1)))
     elif outcome == "late":
-        checks.append(at(w.end, rng.uniform(0, GRACE.total_seconds() - 1)))
+        checks.append(at(w.end, rng.uniform(0, grace - 1)))
     elif outcome in ("missed", "dismissed", "recorded_after_judged"):
         missed.append(MissedRecord(equipment, to_utc_iso(w.start), outcome == "dismissed"))
         if outcome == "recorded_after_judged":  # a check imported after the record: the record wins
             checks.append(at(w.start, rng.uniform(0, length - 1)))
+    if outcome == "counted_differently":  # judged, but neither a record nor a check: not counted
+        return None
     if outcome == "nothing":
-        return None if judged else "pending"
+        return "pending"
     return "missed" if outcome == "recorded_after_judged" else outcome
+
+
+@dataclass
+class Year:
+    """The windows of each day under the rule of that day, which of them the system judged, and the
+    current rule's windows (what the recurrence engine gives the report)."""
+
+    windows: list[Win]
+    judged: list[bool]
+    current: list[Win]
+
+
+def the_year() -> Year:
+    first = date(YEAR, 1, 1)
+    windows, judged = [], []
+    for day in range(365):
+        w = daily_window(first + timedelta(days=day), NEW_RULE if day >= EDIT_DAY else OLD_RULE)
+        windows.append(w)
+        judged.append(day >= CREATED_DAY and day not in PAUSED_DAYS and w.end <= WATERMARK)
+    return Year(windows, judged, daily_windows(first, 365, NEW_RULE))
 
 
 def generate(equipment_count: int, seed: int):
     """Data as the table holds it, and the truth tallied per equipment for windows in the period."""
     rng = random.Random(seed)
-    windows = daily_windows(date(YEAR, 1, 1), 365)
+    year = the_year()
+    windows = year.windows
     in_period = [PERIOD_START <= w.start < PERIOD_END for w in windows]
     assignments, performed, missed = [], defaultdict(list), []
     truth: dict[str, Counter] = {}
@@ -103,11 +134,16 @@ def generate(equipment_count: int, seed: int):
                 continue
             if w.evaluate_at > NOW:
                 continue
-            judged = w.end <= WATERMARK
-            bucket = write_window(rng, equipment, w, judged, performed[equipment], missed)
+            if not year.judged[i] and w.end <= WATERMARK:
+                # Never judged (before the checklist existed, while paused): an imported check for
+                # it counts nowhere, also not in the current rule's window of that day.
+                if rng.random() < 0.3:
+                    performed[equipment].append(at(w.start, rng.uniform(0, (w.end - w.start).total_seconds() - 1)))
+                continue
+            bucket = write_window(rng, equipment, w, year.judged[i], performed[equipment], missed)
             if in_period[i] and bucket:
                 tally[bucket] += 1
-        # A record judged under an older rule (07:00 UTC starts): counted as recorded.
+        # A record without a judged-window record (07:00 UTC starts, an older rule): counted as recorded.
         if n % 97 == 0:
             day = windows[100].start.replace(hour=7, minute=0)
             missed.append(MissedRecord(equipment, to_utc_iso(day), False))
@@ -115,7 +151,8 @@ def generate(equipment_count: int, seed: int):
         truth[equipment] = tally
     for checks in performed.values():
         rng.shuffle(checks)
-    return windows, assignments, performed, missed, truth
+    judged_windows = [w for w, judged in zip(windows, year.judged, strict=True) if judged]
+    return judged_windows, year.current, assignments, performed, missed, truth
 
 
 def expected_row(equipment: str, tally: Counter) -> ReportRow:
@@ -128,11 +165,15 @@ def in_period(windows: list[Win]) -> list[Win]:
     return [w for w in windows if PERIOD_START <= w.start < PERIOD_END]
 
 
-def test_a_year_of_daily_checks_for_1000_equipment_matches_an_independent_tally() -> None:
-    windows, assignments, performed, missed, truth = generate(1000, seed=20260302)
+def report_of(judged, current, assignments, performed, missed, **options) -> list[ReportRow]:
     records = [r for r in missed if to_utc_iso(PERIOD_START) <= r.window_start < to_utc_iso(PERIOD_END)]
-    rows = checklist_report("forklift", in_period(windows), assignments, performed, records, now=NOW,
-                            watermark=WATERMARK)
+    return checklist_report("forklift", in_period(judged), assignments, performed, records, now=NOW,
+                            current=in_period(current), watermark=WATERMARK, **options)
+
+
+def test_a_year_of_daily_checks_for_1000_equipment_matches_an_independent_tally() -> None:
+    judged, current, assignments, performed, missed, truth = generate(1000, seed=20260302)
+    rows = report_of(judged, current, assignments, performed, missed)
     got = {row.equipment_id: row for row in rows}
     want = {e: expected_row(e, t) for e, t in truth.items() if sum(t.values())}
     assert set(got) == set(want)
@@ -141,19 +182,59 @@ def test_a_year_of_daily_checks_for_1000_equipment_matches_an_independent_tally(
     fleet = total(rows)
     assert fleet.expected == sum(r.expected for r in want.values()) > 200_000
     assert fleet.missed == sum(t["missed"] for t in truth.values())
-    judged = fleet.expected - fleet.dismissed
-    assert fleet.compliance == pytest.approx(100 * (fleet.on_time + fleet.late) / judged)
+    assert fleet.pending == sum(t["pending"] for t in truth.values()) > 0
+    judged_count = fleet.expected - fleet.dismissed
+    assert fleet.compliance == pytest.approx(100 * (fleet.on_time + fleet.late) / judged_count)
 
 
-def test_paused_checklist_has_nothing_pending() -> None:
-    windows, assignments, performed, missed, _truth = generate(30, seed=7)
-    active = checklist_report("forklift", in_period(windows), assignments, performed, missed, now=NOW,
-                              watermark=WATERMARK)
-    paused = checklist_report("forklift", in_period(windows), assignments, performed, missed, now=NOW,
-                              watermark=WATERMARK, judging=False)
+def test_paused_checklist_has_nothing_pending_and_no_windows_of_its_current_rule() -> None:
+    judged, current, assignments, performed, missed, _truth = generate(30, seed=7)
+    active = report_of(judged, current, assignments, performed, missed)
+    paused = report_of(judged, current, assignments, performed, missed, judging=False)
     assert sum(r.pending for r in active) > 0
     assert sum(r.pending for r in paused) == 0
-    assert [r.expected for r in paused] == [r.expected for r in active]
+    # Paused, the windows not judged yet never will be: only the judged windows count.
+    assert paused == report_of(judged, [], assignments, performed, missed)
+    assert sum(r.expected for r in paused) < sum(r.expected for r in active)
+
+
+def test_a_rule_edit_counts_each_day_by_the_rule_that_judged_it() -> None:
+    # The reviewer's case: 06:00 PT8H Berlin, a check at 14:30 Berlin on Monday (missed); the rule
+    # becomes 07:00 PT8H on Tuesday; Tuesday missed. 14:30 lies in the new rule's Monday window,
+    # which never existed: it must not make Monday "on time".
+    monday, tuesday = date(2026, 3, 2), date(2026, 3, 3)
+    old, new = (time(6), time(14), timedelta(0)), (time(7), time(15), timedelta(0))
+    judged = [daily_window(monday, old), daily_window(tuesday, new)]
+    current = [daily_window(monday, new), daily_window(tuesday, new)]
+    assignment = Assignment("c", "E1", datetime(2026, 3, 1, tzinfo=UTC))
+    performed = {"E1": [to_utc_iso(datetime(2026, 3, 2, 14, 30, tzinfo=BERLIN))]}
+    missed = [MissedRecord("E1", to_utc_iso(w.start), False) for w in judged]
+    [row] = checklist_report("c", judged, [assignment], performed, missed, now=datetime(2026, 3, 4, tzinfo=UTC),
+                             current=current, watermark=judged[-1].evaluate_at)
+    assert (row.expected, row.on_time, row.late, row.missed, row.pending, row.compliance) == (2, 0, 0, 2, 0, 0.0)
+
+
+def test_windows_judged_under_rules_of_different_lengths_overlap_correctly() -> None:
+    # A 24-hour window judged under an old rule, then 2-hour windows inside the same day.
+    day0 = datetime(2026, 3, 2, 6, tzinfo=UTC)
+    judged = [Win(day0, day0 + timedelta(days=1), day0 + timedelta(days=1, hours=1)),
+              Win(day0 + timedelta(hours=2), day0 + timedelta(hours=4), day0 + timedelta(hours=5)),
+              Win(day0 + timedelta(hours=6), day0 + timedelta(hours=8), day0 + timedelta(hours=9))]
+    # Unassigned at +5 h: counts for the 2-hour window at +2 h only (the others end later).
+    assignment = Assignment("c", "E1", day0 - timedelta(days=1), day0 + timedelta(hours=5))
+    performed = {"E1": [to_utc_iso(day0 + timedelta(hours=4, minutes=30))]}
+    [row] = checklist_report("c", judged, [assignment], performed, [], now=day0 + timedelta(days=3))
+    assert (row.expected, row.on_time, row.late) == (1, 0, 1)
+    forever = Assignment("c", "E1", day0 - timedelta(days=1))
+    [row] = checklist_report("c", judged, [forever], performed, [], now=day0 + timedelta(days=3))
+    assert (row.expected, row.on_time, row.late) == (2, 1, 1)  # the long window on time, +2 h late
+
+
+def test_deleted_checklist_counts_its_records() -> None:
+    records = [MissedRecord("E1", "2026-03-02T05:00:00Z", False), MissedRecord("E1", "2026-03-03T05:00:00Z", True),
+               MissedRecord("E2", "2026-03-02T05:00:00Z", False)]
+    assert deleted_checklist_report("gone", records) == [
+        ReportRow("gone", "E1", expected=2, missed=1, dismissed=1), ReportRow("gone", "E2", expected=1, missed=1)]
 
 
 def test_one_check_can_be_late_for_one_window_and_on_time_for_the_next() -> None:
@@ -187,10 +268,10 @@ def test_windows_not_closed_yet_do_not_count() -> None:
     windows = [Win(day0, day0 + timedelta(hours=8), day0 + timedelta(hours=9))]
     assignment = Assignment("c", "E1", day0 - timedelta(days=1))
     performed = {"E1": [to_utc_iso(day0 + timedelta(hours=1))]}
-    assert checklist_report("c", windows, [assignment], performed, [], now=day0 + timedelta(hours=8, minutes=59),
-                            watermark=day0) == []
-    [row] = checklist_report("c", windows, [assignment], performed, [], now=day0 + timedelta(hours=9),
-                             watermark=day0)
+    assert checklist_report("c", [], [assignment], performed, [], now=day0 + timedelta(hours=8, minutes=59),
+                            current=windows, watermark=day0) == []
+    [row] = checklist_report("c", [], [assignment], performed, [], now=day0 + timedelta(hours=9),
+                             current=windows, watermark=day0)
     assert (row.on_time, row.expected, row.pending) == (1, 1, 0)
 
 

@@ -459,6 +459,13 @@ class ChecklistTable:
         """The record an evaluation wrote for the window starting at ``window_start``, if it was judged."""
         return self._get(keys.judged_window_key(checklist_id, to_utc_iso(window_start)))
 
+    def judged_windows(self, checklist_id: str, start: datetime, end: datetime) -> list[dict[str, Any]]:
+        """Judged-window records of the windows that started in ``[start, end)``, oldest first: one Query."""
+        low, high = to_utc_iso(start), to_utc_iso(end)
+        items = self._query_range(keys.checklist_pk(checklist_id), keys.judged_window_key(checklist_id, low)["sk"],
+                                  keys.judged_window_key(checklist_id, high)["sk"])
+        return [item for item in items if item["window_start"] < high]
+
     def mark_window_announced(self, checklist_id: str, window_start: str) -> None:
         try:
             self.client.update_item(

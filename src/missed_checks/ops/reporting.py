@@ -1,10 +1,13 @@
 """Reading what the report needs, by Query only (never Scan), and handing it to the domain.
 
-Whole fleet or named checklists, per checklist: one Query for its assignments, one per equipment
-shard for its performed checks (run in parallel, projected to the sort key, which carries both
-the instant and the equipment), one for its missed checks. Named equipment: two Queries of the
-ByEquipment index per piece of equipment (its assignments; its performed and missed checks in
-the period). Every Query follows ``LastEvaluatedKey``. See README "Operate" for the definitions.
+Whole fleet or named checklists, per checklist: one Query for its judged windows, one for its
+assignments, one per equipment shard for its performed checks (run in parallel, projected to the
+sort key, which carries both the instant and the equipment); its missed checks come from one
+Query of its own (named checklists) or, for the whole fleet, from one ByPeriod Query per month of
+the period, which also brings the missed checks of deleted checklists (counted as recorded).
+Named equipment: two Queries of the ByEquipment index per piece of equipment (its assignments;
+its performed and missed checks in the period), and one for the judged windows of each of its
+checklists. Every Query follows ``LastEvaluatedKey``. See README "Operate" for the definitions.
 """
 
 from __future__ import annotations
@@ -21,7 +24,14 @@ from missed_checks.aws.table import ChecklistTable, NotFound, serialize
 from missed_checks.checklist import Checklist, Status, validate_checklist_id
 from missed_checks.equipment import SHARD_COUNT, Assignment, validate_equipment_id
 from missed_checks.errors import InvalidInput
-from missed_checks.report import MissedRecord, ReportRow, checklist_report, total
+from missed_checks.report import (
+    JudgedWindow,
+    MissedRecord,
+    ReportRow,
+    checklist_report,
+    deleted_checklist_report,
+    total,
+)
 from missed_checks.timefmt import parse_instant, to_utc_iso
 
 Progress = Callable[[str], None]
@@ -76,23 +86,30 @@ def build_report(
 
 
 def _windows(checklist: Checklist, report: Report) -> list[Any]:
+    """The windows of the checklist's current rule in the period (only those not judged yet count)."""
+    if checklist.status is not Status.ACTIVE:
+        return []
     try:
         return list(checklist.parsed().windows(report.start, report.end))
     except InvalidInput as error:
         report.warnings.append(
-            f"checklist {checklist.checklist_id}: its rule cannot be read ({error}); only its missed-check "
-            "records are counted")
+            f"checklist {checklist.checklist_id}: its rule cannot be read ({error}); only its judged windows "
+            "and missed-check records are counted")
         return []
 
 
-def _rows(checklist: Checklist, windows: list[Any], assignments: Iterable[Assignment],
+def _judged(table: ChecklistTable, checklist_id: str, report: Report) -> list[JudgedWindow]:
+    return [JudgedWindow.from_item(item) for item in table.judged_windows(checklist_id, report.start, report.end)]
+
+
+def _rows(checklist: Checklist, judged: list[JudgedWindow], current: list[Any], assignments: Iterable[Assignment],
           performed: dict[str, list[str]], missed: Iterable[MissedRecord], report: Report) -> list[ReportRow]:
     return checklist_report(
-        checklist.checklist_id, windows, assignments, performed, missed,
-        now=report.as_of, watermark=checklist.watermark, judging=checklist.status is Status.ACTIVE)
+        checklist.checklist_id, judged, assignments, performed, missed, now=report.as_of, current=current,
+        watermark=checklist.watermark, judging=checklist.status is Status.ACTIVE)
 
 
-def _checks_until(windows: list[Any], report: Report) -> str:
+def _checks_until(windows: Iterable[Any], report: Report) -> str:
     """Upper bound of performed checks that can count: the last window's end + grace."""
     last = max((w.evaluate_at for w in windows), default=report.end)
     return to_utc_iso(max(last, report.end))
@@ -101,6 +118,7 @@ def _checks_until(windows: list[Any], report: Report) -> str:
 # -- whole checklists -----------------------------------------------------------------------------
 def _by_checklist(table: ChecklistTable, report: Report, checklist_ids: Sequence[str],
                   progress: Progress | None) -> None:
+    fleet_missed: dict[str, list[MissedRecord]] | None = None
     if checklist_ids:
         checklists = []
         for checklist_id in dict.fromkeys(checklist_ids):
@@ -110,22 +128,30 @@ def _by_checklist(table: ChecklistTable, report: Report, checklist_ids: Sequence
             checklists.append(checklist)
     else:
         checklists = table.list_checklists()
+        fleet_missed = _missed_of_fleet(table, report)
     with ThreadPoolExecutor(max_workers=SHARD_COUNT) as pool:
         for checklist in checklists:
-            windows = _windows(checklist, report)
-            high = _checks_until(windows, report)
+            judged = _judged(table, checklist.checklist_id, report)
+            current = _windows(checklist, report)
+            high = _checks_until([*judged, *current], report)
             low = to_utc_iso(report.start)
             shards = pool.map(_performed_shard, [table] * SHARD_COUNT, [checklist.checklist_id] * SHARD_COUNT,
                               range(SHARD_COUNT), [low] * SHARD_COUNT, [high] * SHARD_COUNT)
             assignments = table.assignments(checklist.checklist_id)
-            missed = _missed_of_checklist(table, checklist.checklist_id, report)
+            missed = (fleet_missed.pop(checklist.checklist_id, []) if fleet_missed is not None
+                      else _missed_of_checklist(table, checklist.checklist_id, report))
             performed: dict[str, list[str]] = defaultdict(list)
             for pairs in shards:
                 for equipment_id, instant in pairs:
                     performed[equipment_id].append(instant)
-            report.rows.extend(_rows(checklist, windows, assignments, performed, missed, report))
+            report.rows.extend(_rows(checklist, judged, current, assignments, performed, missed, report))
             if progress:
                 progress(checklist.checklist_id)
+    for checklist_id, records in sorted((fleet_missed or {}).items()):
+        # Missed checks outlive their checklist: with the checklist gone, only they are left to count.
+        report.warnings.append(f"checklist {checklist_id} no longer exists; only its missed-check records are "
+                               "counted")
+        report.rows.extend(deleted_checklist_report(checklist_id, records))
 
 
 def _performed_shard(table: ChecklistTable, checklist_id: str, shard: int, low: str,
@@ -140,31 +166,60 @@ def _performed_shard(table: ChecklistTable, checklist_id: str, shard: int, low: 
     return [(item["sk"][21:], item["sk"][:20]) for item in items]
 
 
+_MISSED_PROJECTION = {"ProjectionExpression": "#c, #e, #w, #d",
+                      "ExpressionAttributeNames": {"#c": "checklist_id", "#e": "equipment_id", "#w": "window_start",
+                                                   "#d": "dismissal"}}
+
+
 def _missed_of_checklist(table: ChecklistTable, checklist_id: str, report: Report) -> list[MissedRecord]:
     low, high = to_utc_iso(report.start), to_utc_iso(report.end)
     items = table.query(
         KeyConditionExpression="pk = :pk AND sk BETWEEN :low AND :high",
         ExpressionAttributeValues=serialize({":pk": keys.missed_pk(checklist_id), ":low": low, ":high": high}),
-        ProjectionExpression="#e, #w, #d",
-        ExpressionAttributeNames={"#e": "equipment_id", "#w": "window_start", "#d": "dismissal"},
+        **_MISSED_PROJECTION,
     )
     return [MissedRecord.from_item(item) for item in items if item["window_start"] < high]
+
+
+def _missed_of_fleet(table: ChecklistTable, report: Report) -> dict[str, list[MissedRecord]]:
+    """Missed checks of every checklist, deleted ones included, by checklist: one ByPeriod Query per
+    month (the same records the per-checklist Queries would read, once)."""
+    low, high = to_utc_iso(report.start), to_utc_iso(report.end)
+    grouped: dict[str, list[MissedRecord]] = defaultdict(list)
+    year, month = int(low[:4]), int(low[5:7])
+    while f"{year:04d}-{month:02d}" <= high[:7]:
+        for item in table.query(
+            keys.BY_PERIOD_INDEX,
+            KeyConditionExpression="gsi2pk = :pk AND gsi2sk BETWEEN :low AND :high",
+            ExpressionAttributeValues=serialize({":pk": keys.fleet_missed_pk(f"{year:04d}-{month:02d}"),
+                                                 ":low": low, ":high": high}),
+            **_MISSED_PROJECTION,
+        ):
+            if item["window_start"] < high:
+                grouped[str(item["checklist_id"])].append(MissedRecord.from_item(item))
+        year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+    return grouped
 
 
 # -- named equipment ------------------------------------------------------------------------------
 def _by_equipment(table: ChecklistTable, report: Report, equipment_ids: list[str], only: set[str],
                   progress: Progress | None) -> None:
     checklists: dict[str, Checklist | None] = {}
+    # checklist id -> (judged windows, current-rule windows), read once for all the equipment
+    windows: dict[str, tuple[list[JudgedWindow], list[Any]]] = {}
     low, high = to_utc_iso(report.start), to_utc_iso(report.end)
     for equipment_id in equipment_ids:
         assignments = [a for a in _assignments_of_equipment(table, equipment_id)
                        if not only or a.checklist_id in only]
         for assignment in assignments:
             if assignment.checklist_id not in checklists:
-                checklists[assignment.checklist_id] = table.get_checklist(assignment.checklist_id)
+                checklist = checklists[assignment.checklist_id] = table.get_checklist(assignment.checklist_id)
+                if checklist is not None:
+                    windows[checklist.checklist_id] = (_judged(table, checklist.checklist_id, report),
+                                                       _windows(checklist, report))
         live = [(a, checklists[a.checklist_id]) for a in assignments if checklists[a.checklist_id] is not None]
-        windows = {a.checklist_id: _windows(c, report) for a, c in live if c is not None}
-        until = max((_checks_until(w, report) for w in windows.values()), default=high)
+        until = max((_checks_until([*windows[a.checklist_id][0], *windows[a.checklist_id][1]], report)
+                     for a, _ in live), default=high)
         performed: dict[str, list[str]] = defaultdict(list)
         missed: dict[str, list[MissedRecord]] = defaultdict(list)
         for item in table.query(
@@ -174,7 +229,7 @@ def _by_equipment(table: ChecklistTable, report: Report, equipment_ids: list[str
                                                  ":high": until + keys.HIGH}),
         ):
             kind, checklist_id = item.get("type"), str(item.get("checklist_id"))
-            if checklist_id not in windows:
+            if checklist_id not in windows or (only and checklist_id not in only):
                 continue
             if kind == "performed_check":
                 performed[checklist_id].append(str(item["performed_at"]))
@@ -183,7 +238,7 @@ def _by_equipment(table: ChecklistTable, report: Report, equipment_ids: list[str
         for assignment, checklist in live:
             if checklist is None:
                 continue
-            report.rows.extend(_rows(checklist, windows[checklist.checklist_id], [assignment],
+            report.rows.extend(_rows(checklist, *windows[checklist.checklist_id], [assignment],
                                      {equipment_id: performed[checklist.checklist_id]},
                                      missed[checklist.checklist_id], report))
         if progress:
