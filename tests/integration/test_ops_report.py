@@ -183,3 +183,35 @@ def test_rerun_starts_the_state_machine_and_records_nothing_twice(runtime: Local
     assert cli("rerun", "--checklist", "nope", "--at", "2026-03-02T14:00:00Z").code == 1
     people = cli("rerun", "--checklist", "forklift-daily", "--at", "2026-03-03T14:00:00Z")
     assert people.code == 0 and "console.aws.amazon.com" in people.out and "executions/details" in people.out
+
+
+def test_a_rule_edit_mid_range_counts_each_window_by_the_rule_that_judged_it(runtime: LocalRuntime,
+                                                                             cli: Cli) -> None:
+    """The reviewer's case: daily 06:00 for 8 h (Berlin); a check at 14:30 Berlin on Monday, after the
+    window (missed); the rule is edited on Tuesday to 07:00; Tuesday missed. Monday under today's
+    rule would run 07:00-15:00 and make the check on time: that window never existed."""
+    def rule(hour: int) -> list[str]:
+        return ["checklist", "put", "daily-edit", "--window", "PT8H",
+                "--recurrence", f"DTSTART;TZID=Europe/Berlin:20260302T{hour:02d}0000",
+                "--recurrence", "RRULE:FREQ=DAILY"]
+
+    cli.ok(*rule(6))
+    cli.ok("equipment", "assign", "--checklist", "daily-edit", "E1")
+    runtime.settle()
+    runtime.advance_to(utc("2026-03-02T13:40:00Z"))  # Monday judged at 13:00Z: missed
+    cli.ok("check", "record", "--checklist", "daily-edit", "--equipment", "E1", "--at", "2026-03-02T14:30:00+01:00")
+    runtime.advance_to(utc("2026-03-03T03:00:00Z"))
+    cli.ok(*rule(7))
+    runtime.settle()
+    runtime.advance_to(utc("2026-03-03T15:00:00Z"))  # Tuesday 06:00Z-14:00Z judged under the new rule: missed
+
+    report = cli.ok("report", "--from", "2026-03-02", "--to", "2026-03-04", "--tz", "Europe/Berlin")
+    assert counts(report["total"]) == (2, 0, 0, 2, 0, 0)
+    assert report["total"]["compliance_pct"] == 0.0
+
+    # Deleting the checklist keeps its missed checks, and the fleet report keeps counting them.
+    assert cli("checklist", "delete", "daily-edit", "--yes").code == 0
+    runtime.settle()
+    after = cli("report", "--from", "2026-03-02", "--to", "2026-03-04", "--tz", "Europe/Berlin", "--json")
+    assert after.code == 0 and "daily-edit no longer exists" in after.err
+    assert counts(after.json["total"]) == (2, 0, 0, 2, 0, 0)
