@@ -1,8 +1,9 @@
 """Benchmark of the fleet report (not a test): a year of daily checks for 10,000 equipment.
 
 Provisions template.yaml into an in-process moto (the local stack), loads one daily checklist
-(06:00-14:00 Europe/Berlin, 30 min grace) with N equipment and D days of performed checks and
-missed checks (items built by the product's own item builders), then times
+(06:00-14:00 Europe/Berlin, 30 min grace) with N equipment and D days of performed checks,
+missed checks (items built by the product's own item builders) and judged-window records (as
+CloseWindow writes them), then times
 ``missed_checks.ops.reporting.build_report`` reading it back through the DynamoDB API. Prints the
 time, the DynamoDB requests (counted with a botocore event hook), items and bytes read, and
 checks the totals against the generator's own tally.
@@ -31,13 +32,14 @@ from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from missed_checks import clock
+from missed_checks import clock, keys
 from missed_checks.aws.table import ChecklistTable, serialize
 from missed_checks.local.embedded import embedded_aws
 from missed_checks.local.stack import EmbeddedStack
 from missed_checks.missed_check import missed_check_item
 from missed_checks.ops.reporting import build_report
 from missed_checks.performed_check import PerformedCheck
+from missed_checks.timefmt import to_utc_iso
 
 CHECKLIST = "bench-daily"
 RECURRENCE = "DTSTART;TZID=Europe/Berlin:20250101T060000\nRRULE:FREQ=DAILY"
@@ -116,15 +118,18 @@ def load(table: ChecklistTable, stack: EmbeddedStack, args: argparse.Namespace,
     put = _api_writer(table) if args.via_api else _storage_writer(stack)
     count = 0
     for window in windows:
+        judged = Counter[str]()
         length = (window.end - window.start).total_seconds()
         for equipment_id in equipment:
             roll = rng.random()
             if roll < 0.85:
                 at = window.start + timedelta(seconds=rng.uniform(0, length - 1))
                 truth["on_time"] += 1
+                judged["performed"] += 1
             elif roll < 0.90:
                 at = window.end + timedelta(seconds=rng.uniform(0, 1799))
                 truth["late"] += 1
+                judged["performed"] += 1
             else:
                 item = missed_check_item(checklist_id=CHECKLIST, equipment_id=equipment_id, window=window,
                                          judged_by=judged_by, judged_at=window.evaluate_at, execution="bench")
@@ -134,14 +139,27 @@ def load(table: ChecklistTable, stack: EmbeddedStack, args: argparse.Namespace,
                 else:
                     truth["missed"] += 1
                 batch.append(item)
+                judged["missed"] += 1
                 continue
             batch.append(table.performed_check_item(PerformedCheck(CHECKLIST, equipment_id, at), at))
             if len(batch) >= 10_000:
                 count += put(batch)
                 batch = []
+        # The evaluation's record of the judged window (as CloseWindow writes it): the report takes
+        # its past windows from these.
+        batch.append(judged_window_item(window, len(equipment), judged))
     count += put(batch)
     truth["expected"] = truth["on_time"] + truth["late"] + truth["missed"] + truth["dismissed"]
     return truth, count
+
+
+def judged_window_item(window: Any, counted: int, judged: Counter[str]) -> dict[str, Any]:
+    start = to_utc_iso(window.start)
+    return {**keys.judged_window_key(CHECKLIST, start), "type": "judged_window", "checklist_id": CHECKLIST,
+            "window_start": start, "window_end": to_utc_iso(window.end), "evaluate_at": to_utc_iso(window.evaluate_at),
+            "equipment_counted": counted, "performed": judged["performed"],
+            "missed": judged["missed"], "newly_recorded": judged["missed"], "execution": "bench",
+            "judged_at": to_utc_iso(window.evaluate_at), "announced": True}
 
 
 def _api_writer(table: ChecklistTable) -> Any:
