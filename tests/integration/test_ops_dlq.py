@@ -19,6 +19,13 @@ def table_of(runtime: LocalRuntime) -> ChecklistTable:
     return ChecklistTable(runtime.stack.table_name, runtime.stack.client("dynamodb"))
 
 
+def set_assigned_at(table: ChecklistTable, equipment_id: str, value: str) -> None:
+    """Edit an assignment item by hand, as a damaged import or an operator's repair would."""
+    key = assignment_key("forklift-daily", shard_of(equipment_id), equipment_id)
+    table.client.update_item(TableName=table.name, Key=serialize(key), UpdateExpression="SET assigned_at = :x",
+                             ExpressionAttributeValues=serialize({":x": value}))
+
+
 def put_forklift(cli: Cli, *equipment: str) -> None:
     args = ["checklist", "put", "forklift-daily", "--window", "PT8H", "--grace", "PT30M"]
     for line in BERLIN_WORKDAYS:
@@ -90,9 +97,7 @@ def test_evaluation_queue_failed_window_and_failed_run(runtime: LocalRuntime, cl
     runtime.settle()
     # A broken assignment item makes RecordMissedChecks fail for its shard: the window is dead-lettered.
     table = table_of(runtime)
-    key = assignment_key("forklift-daily", shard_of("E2"), "E2")
-    table.client.update_item(TableName=table.name, Key=serialize(key), UpdateExpression="SET assigned_at = :x",
-                             ExpressionAttributeValues=serialize({":x": "last tuesday"}))
+    set_assigned_at(table, "E2", "last tuesday")
     runtime.advance_to(utc("2026-03-02T15:00:00Z"))
     [window] = cli.ok("dlq", "list", "--queue", "evaluation")["evaluation"]
     assert window["kind"] == "evaluation" and window["checklist_id"] == "forklift-daily"
@@ -101,8 +106,7 @@ def test_evaluation_queue_failed_window_and_failed_run(runtime: LocalRuntime, cl
     assert missed_on_monday(runtime) in ([], ["E1"])  # the window was not completed
 
     # The operator repairs the damaged item (assigning E2 again would keep its assignment as it is).
-    table.client.update_item(TableName=table.name, Key=serialize(key), UpdateExpression="SET assigned_at = :x",
-                             ExpressionAttributeValues=serialize({":x": "2026-03-01T09:00:00Z"}))
+    set_assigned_at(table, "E2", "2026-03-01T09:00:00Z")
     replayed = cli.ok("dlq", "replay", "--queue", "evaluation")
     assert replayed["replayed"] == 1 and finish(runtime, replayed) == ["SUCCEEDED"]
     assert missed_on_monday(runtime) == ["E1", "E2"]
@@ -155,15 +159,12 @@ def test_a_window_the_watermark_passed_since_it_failed_is_not_dropped_silently(r
     put_forklift(cli, "E1", "E2")
     runtime.settle()
     table = table_of(runtime)
-    key = assignment_key("forklift-daily", shard_of("E2"), "E2")
-    table.client.update_item(TableName=table.name, Key=serialize(key), UpdateExpression="SET assigned_at = :x",
-                             ExpressionAttributeValues=serialize({":x": "last tuesday"}))
+    set_assigned_at(table, "E2", "last tuesday")
     runtime.advance_to(utc("2026-03-02T15:00:00Z"))
     assert len(cli.ok("dlq", "list", "--queue", "evaluation")["evaluation"]) == 1
     # The operator pauses, repairs and resumes: the watermark jumps past Monday's window.
     cli.ok("checklist", "pause", "forklift-daily")
-    table.client.update_item(TableName=table.name, Key=serialize(key), UpdateExpression="SET assigned_at = :x",
-                             ExpressionAttributeValues=serialize({":x": "2026-03-01T09:00:00Z"}))
+    set_assigned_at(table, "E2", "2026-03-01T09:00:00Z")
     runtime.clock.advance_to(utc("2026-03-02T16:00:00Z"))
     cli.ok("checklist", "resume", "forklift-daily")
 
