@@ -230,7 +230,7 @@ def checklist_list(args: argparse.Namespace) -> int:
     if not checklists:
         say("no checklists")
         return 0
-    table = Table("id", "name", "status", "rule", "zone", "window", "grace", "evaluated until", "schedule")
+    table = Table("id", "name", "status", "rule", "zone", "window", "grace", "judged up to", "schedule")
     for checklist in checklists:
         schedule = checklist.extra.get("schedule") or {}
         state = ("ERROR: " + str(checklist.extra["sync_error"].get("message"))) if checklist.extra.get(
