@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -71,13 +71,6 @@ class DesiredSchedule:
         """Changes whenever anything in the request would change: equal fingerprints mean no call is needed."""
         document = json.dumps(self.request(target), sort_keys=True, default=str)
         return hashlib.sha256(document.encode("utf-8")).hexdigest()[:32]
-
-    def summary(self) -> dict[str, Any]:
-        data = asdict(self)
-        for name in ("start_date", "end_date"):
-            if data[name] is not None:
-                data[name] = data[name].isoformat()
-        return data
 
 
 def desired_schedule(checklist: Checklist, group_name: str, now: datetime) -> DesiredSchedule | None:

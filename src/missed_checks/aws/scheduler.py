@@ -67,11 +67,3 @@ class ScheduleStore:
                 return False
             raise _translate(error) from error
         return True
-
-    def get(self, name: str) -> dict[str, Any] | None:
-        try:
-            return dict(self.client.get_schedule(Name=name, GroupName=self.group_name))
-        except ClientError as error:
-            if _code(error) == "ResourceNotFoundException":
-                return None
-            raise _translate(error) from error

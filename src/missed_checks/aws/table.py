@@ -99,14 +99,19 @@ class ChecklistTable:
                 return
             request["ExclusiveStartKey"] = last
 
-    def _query_range(self, pk: str, low: str, high: str, index: str | None = None) -> Iterator[dict[str, Any]]:
+    def _query_range(self, pk: str, low: str, high: str, index: str | None = None,
+                     attributes: Sequence[str] = ()) -> Iterator[dict[str, Any]]:
+        """Items of one partition with a sort key in ``[low, high]``; only ``attributes`` when given."""
         pk_name, sk_name = ("pk", "sk") if index is None else (
             ("gsi1pk", "gsi1sk") if index == keys.BY_EQUIPMENT_INDEX else ("gsi2pk", "gsi2sk"))
+        names = {"#pk": pk_name, "#sk": sk_name, **{f"#a{n}": name for n, name in enumerate(attributes)}}
+        projection = {"ProjectionExpression": ", ".join(f"#a{n}" for n in range(len(attributes)))} if attributes else {}
         return self.query(
             index,
             KeyConditionExpression="#pk = :pk AND #sk BETWEEN :low AND :high",
-            ExpressionAttributeNames={"#pk": pk_name, "#sk": sk_name},
+            ExpressionAttributeNames=names,
             ExpressionAttributeValues=serialize({":pk": pk, ":low": low, ":high": high}),
+            **projection,
         )
 
     def _query_prefix(self, pk: str, prefix: str) -> Iterator[dict[str, Any]]:
@@ -427,9 +432,11 @@ class ChecklistTable:
         """Conditional put: True when written now, False when it was already recorded (a re-run)."""
         return self._conditional("put_item", Item=serialize(item), ConditionExpression="attribute_not_exists(pk)")
 
-    def missed_checks_of_checklist(self, checklist_id: str, start: datetime, end: datetime) -> list[dict[str, Any]]:
-        """Missed checks whose window started in ``[start, end)``."""
-        items = self._query_range(keys.missed_pk(checklist_id), to_utc_iso(start), to_utc_iso(end))
+    def missed_checks_of_checklist(self, checklist_id: str, start: datetime, end: datetime,
+                                   attributes: Sequence[str] = ()) -> list[dict[str, Any]]:
+        """Missed checks whose window started in ``[start, end)`` (only ``attributes`` when given)."""
+        items = self._query_range(keys.missed_pk(checklist_id), to_utc_iso(start), to_utc_iso(end),
+                                  attributes=attributes)
         return [item for item in items if item["window_start"] < to_utc_iso(end)]
 
     def missed_equipment_of_window(self, checklist_id: str, window_start: datetime) -> list[str]:
@@ -476,12 +483,14 @@ class ChecklistTable:
             raise_transient(error)
             raise
 
-    def missed_checks_of_fleet(self, start: datetime, end: datetime) -> list[dict[str, Any]]:
-        """Missed checks of every checklist whose window started in ``[start, end)``: one Query per month."""
+    def missed_checks_of_fleet(self, start: datetime, end: datetime,
+                               attributes: Sequence[str] = ()) -> list[dict[str, Any]]:
+        """Missed checks of every checklist, deleted ones included, whose window started in
+        ``[start, end)``: one Query per month (only ``attributes`` when given)."""
         low, high = to_utc_iso(start), to_utc_iso(end)
         results: list[dict[str, Any]] = []
         for month in _months(low[:7], high[:7]):
-            items = self._query_range(keys.fleet_missed_pk(month), low, high, keys.BY_PERIOD_INDEX)
+            items = self._query_range(keys.fleet_missed_pk(month), low, high, keys.BY_PERIOD_INDEX, attributes)
             results.extend(item for item in items if item["window_start"] < high)
         return results
 

@@ -166,38 +166,20 @@ def _performed_shard(table: ChecklistTable, checklist_id: str, shard: int, low: 
     return [(item["sk"][21:], item["sk"][:20]) for item in items]
 
 
-_MISSED_PROJECTION = {"ProjectionExpression": "#c, #e, #w, #d",
-                      "ExpressionAttributeNames": {"#c": "checklist_id", "#e": "equipment_id", "#w": "window_start",
-                                                   "#d": "dismissal"}}
+_MISSED_ATTRIBUTES = ("checklist_id", "equipment_id", "window_start", "dismissal")
 
 
 def _missed_of_checklist(table: ChecklistTable, checklist_id: str, report: Report) -> list[MissedRecord]:
-    low, high = to_utc_iso(report.start), to_utc_iso(report.end)
-    items = table.query(
-        KeyConditionExpression="pk = :pk AND sk BETWEEN :low AND :high",
-        ExpressionAttributeValues=serialize({":pk": keys.missed_pk(checklist_id), ":low": low, ":high": high}),
-        **_MISSED_PROJECTION,
-    )
-    return [MissedRecord.from_item(item) for item in items if item["window_start"] < high]
+    items = table.missed_checks_of_checklist(checklist_id, report.start, report.end, _MISSED_ATTRIBUTES)
+    return [MissedRecord.from_item(item) for item in items]
 
 
 def _missed_of_fleet(table: ChecklistTable, report: Report) -> dict[str, list[MissedRecord]]:
     """Missed checks of every checklist, deleted ones included, by checklist: one ByPeriod Query per
     month (the same records the per-checklist Queries would read, once)."""
-    low, high = to_utc_iso(report.start), to_utc_iso(report.end)
     grouped: dict[str, list[MissedRecord]] = defaultdict(list)
-    year, month = int(low[:4]), int(low[5:7])
-    while f"{year:04d}-{month:02d}" <= high[:7]:
-        for item in table.query(
-            keys.BY_PERIOD_INDEX,
-            KeyConditionExpression="gsi2pk = :pk AND gsi2sk BETWEEN :low AND :high",
-            ExpressionAttributeValues=serialize({":pk": keys.fleet_missed_pk(f"{year:04d}-{month:02d}"),
-                                                 ":low": low, ":high": high}),
-            **_MISSED_PROJECTION,
-        ):
-            if item["window_start"] < high:
-                grouped[str(item["checklist_id"])].append(MissedRecord.from_item(item))
-        year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+    for item in table.missed_checks_of_fleet(report.start, report.end, _MISSED_ATTRIBUTES):
+        grouped[str(item["checklist_id"])].append(MissedRecord.from_item(item))
     return grouped
 
 
