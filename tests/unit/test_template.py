@@ -106,7 +106,11 @@ def test_every_state_has_a_comment_and_the_windows_map_runs_oldest_first_one_at_
     assert ASL["States"]["JudgeDueWindows"]["MaxConcurrency"] == 1
 
 
-def test_handlers_named_by_the_template_exist_and_are_callable():
+def test_handlers_named_by_the_template_exist_and_are_callable(monkeypatch):
+    # Import as Lambda does, with the Globals' plain-string settings (Powertools reads them at import).
+    for key, value in TEMPLATE["Globals"]["Function"]["Environment"]["Variables"].items():
+        if isinstance(value, str):
+            monkeypatch.setenv(key, value)
     for name, resource in functions().items():
         props = resource["Properties"]
         module_path = props["CodeUri"].strip("/").replace("/", ".")
