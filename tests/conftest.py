@@ -13,11 +13,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from missed_checks.local.clock import SimulatedClock
-from missed_checks.local.embedded import embedded_aws
-from missed_checks.local.lambda_runtime import LambdaRuntime
-from missed_checks.local.runtime import LocalRuntime
-from missed_checks.local.stack import EmbeddedStack
+from missed_checks_local.clock import SimulatedClock
+from missed_checks_local.embedded import embedded_aws
+from missed_checks_local.lambda_runtime import LambdaRuntime
+from missed_checks_local.runtime import LocalRuntime
+from missed_checks_local.stack import EmbeddedStack
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from missed_checks.cli.main import main
+from missed_checks_ops.cli.main import main
 
 pytestmark = [
     pytest.mark.e2e,
@@ -86,7 +86,7 @@ def test_serve_runs_the_stack_behind_an_endpoint(tmp_path: Path) -> None:
     import boto3
 
     from missed_checks.aws.table import ChecklistTable
-    from missed_checks.local.serve import LocalServer
+    from missed_checks_local.serve import LocalServer
 
     # An hour of simulated time per real second, from 05:30: the checklist is written well before its
     # 08:00-09:00 window starts (even on a busy machine), and the window closes after about 3.5 s.

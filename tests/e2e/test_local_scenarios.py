@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from missed_checks.local.scenario import Scenario, run_scenario
+from missed_checks_local.scenario import Scenario, run_scenario
 
 pytestmark = [
     pytest.mark.e2e,

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 from ops_support import Cli, ops_runtime
 
-from missed_checks.local.runtime import LocalRuntime
+from missed_checks_local.runtime import LocalRuntime
 
 
 @pytest.fixture

@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from missed_checks.cli.main import main
-from missed_checks.local.clock import SimulatedClock
-from missed_checks.local.runtime import LocalRuntime
-from missed_checks.local.stack import EmbeddedStack
-from missed_checks.ops.target import publish_outputs
+from missed_checks_local.clock import SimulatedClock
+from missed_checks_local.runtime import LocalRuntime
+from missed_checks_local.stack import EmbeddedStack
+from missed_checks_ops.cli.main import main
+from missed_checks_ops.target import publish_outputs
 
 START = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)  # a Sunday
 BERLIN_WORKDAYS = ["DTSTART;TZID=Europe/Berlin:20260302T060000", "RRULE:FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR"]

@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 from ops_support import BERLIN_WORKDAYS, START, Cli
 
-from missed_checks.cli.main import build_parser
-from missed_checks.local.runtime import LocalRuntime
+from missed_checks_local.runtime import LocalRuntime
+from missed_checks_ops.cli.main import build_parser
 
 
 def put_forklift(cli: Cli, checklist_id: str = "forklift-daily") -> dict:

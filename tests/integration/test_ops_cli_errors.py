@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ops_support import Cli
 
-from missed_checks.local.runtime import LocalRuntime
+from missed_checks_local.runtime import LocalRuntime
 
 
 def test_an_unwritable_report_output_is_refused_before_the_report_runs(runtime: LocalRuntime, cli: Cli) -> None:

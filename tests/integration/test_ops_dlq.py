@@ -9,8 +9,8 @@ from ops_support import BERLIN_WORKDAYS, Cli, utc
 from missed_checks.aws.table import ChecklistTable, serialize
 from missed_checks.equipment import shard_of
 from missed_checks.keys import assignment_key
-from missed_checks.local.runtime import LocalRuntime
-from missed_checks.ops.rerun import wait_for
+from missed_checks_local.runtime import LocalRuntime
+from missed_checks_ops.rerun import wait_for
 
 MONDAY = "2026-03-02T05:00:00Z"
 

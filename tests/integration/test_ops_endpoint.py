@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 from ops_support import BERLIN_WORKDAYS, Cli
 
-from missed_checks.local.serve import LocalServer
+from missed_checks_local.serve import LocalServer
 
 
 def free_port() -> int:

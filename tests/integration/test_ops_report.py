@@ -12,8 +12,8 @@ from ops_support import BERLIN_WORKDAYS, Cli, utc
 
 from missed_checks.aws.table import ChecklistTable, serialize
 from missed_checks.keys import checklist_key
-from missed_checks.local.runtime import LocalRuntime
-from missed_checks.ops.target import StackTarget
+from missed_checks_local.runtime import LocalRuntime
+from missed_checks_ops.target import StackTarget
 
 MONDAY = "2026-03-02T05:00:00Z"  # 06:00 Berlin; window until 13:00Z, judged from 13:30Z
 TUESDAY = "2026-03-03T05:00:00Z"

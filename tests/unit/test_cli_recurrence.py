@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from missed_checks.cli.main import main
+from missed_checks_ops.cli.main import main
 
 WEEKDAYS = r"DTSTART;TZID=Europe/Berlin:20260105T060000\nRRULE:FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from missed_checks.local.filters import FilterPatternError, matches, matches_any
+from missed_checks_local.filters import FilterPatternError, matches, matches_any
 
 CHECKLIST_ONLY = {"dynamodb": {"Keys": {"sk": {"S": ["CHECKLIST"]}}}}
 

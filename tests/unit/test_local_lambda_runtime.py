@@ -11,8 +11,8 @@ from pathlib import Path
 import boto3
 import pytest
 
-from missed_checks.local.lambda_runtime import LambdaRuntime
-from missed_checks.local.stack import EmbeddedStack
+from missed_checks_local.lambda_runtime import LambdaRuntime
+from missed_checks_local.stack import EmbeddedStack
 
 HANDLER = """
 import json

@@ -7,7 +7,7 @@ import io
 
 from rich.console import Console
 
-from missed_checks.local.report import render_csv, render_table, summarize
+from missed_checks_local.report import render_csv, render_table, summarize
 
 MISSED = [
     {"checklist": "fl", "equipment": "a", "window_start": "2026-03-04T05:00:00Z", "window_end": "2026-03-04T13:00:00Z"},

@@ -8,7 +8,7 @@ import pytest
 
 from missed_checks import clock
 from missed_checks.aws.table import ChecklistTable
-from missed_checks.local.runtime import LocalRuntime
+from missed_checks_local.runtime import LocalRuntime
 
 pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish:UserWarning")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from missed_checks.errors import InvalidInput
-from missed_checks.local.scenario import Scenario, load_scenario
+from missed_checks_local.scenario import Scenario, load_scenario
 
 RULE = "DTSTART;TZID=Europe/Berlin:20260302T060000\nRRULE:FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR"
 PUT = {"at": "2026-03-02T00:00:00Z", "put_checklist": {"id": "fl", "recurrence": RULE, "window": "PT8H"}}
@@ -135,7 +135,7 @@ def test_load_scenario_reports_unreadable_and_malformed_files(tmp_path: Path) ->
 def test_bundled_demo_scenario_is_valid() -> None:
     from importlib import resources
 
-    text = resources.files("missed_checks.local").joinpath("scenarios", "demo.json").read_text("utf-8")
+    text = resources.files("missed_checks_local").joinpath("scenarios", "demo.json").read_text("utf-8")
     demo = Scenario.from_dict(json.loads(text))
     actions = {event.action for event in demo.events}
     assert {"put_checklist", "assign", "unassign", "performed", "pause_checklist", "resume_checklist"} <= actions

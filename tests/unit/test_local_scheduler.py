@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from missed_checks.local.clock import SimulatedClock
-from missed_checks.local.runtime import moto_on_simulated_time
-from missed_checks.local.scheduler import ScheduleDefinitionError, SimulatedScheduler, next_fire_time
-from missed_checks.local.stack import EmbeddedStack
+from missed_checks_local.clock import SimulatedClock
+from missed_checks_local.runtime import moto_on_simulated_time
+from missed_checks_local.scheduler import ScheduleDefinitionError, SimulatedScheduler, next_fire_time
+from missed_checks_local.stack import EmbeddedStack
 
 T0 = datetime(2026, 3, 2, tzinfo=UTC)
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from missed_checks.local.stack import EmbeddedStack
-from missed_checks.local.template import TemplateError, default_template_path, load_template
+from missed_checks_local.stack import EmbeddedStack
+from missed_checks_local.template import TemplateError, default_template_path, load_template
 
 TEMPLATE = load_template(default_template_path())
 RESOURCES = TEMPLATE["Resources"]

@@ -33,8 +33,8 @@ from missed_checks.timefmt import to_utc_iso
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from missed_checks.local.runtime import LocalRuntime
-    from missed_checks.local.scenario import Scenario
+    from missed_checks_local.runtime import LocalRuntime
+    from missed_checks_local.scenario import Scenario
 
 __all__ = ["SUMMARY_COLUMNS", "build_report", "render_csv", "render_table"]
 

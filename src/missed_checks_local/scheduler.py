@@ -43,7 +43,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from botocore.exceptions import ClientError
 
-from missed_checks.local.stack import EmbeddedStack
+from missed_checks_local.stack import EmbeddedStack
 
 __all__ = [
     "Firing",

@@ -1,11 +1,11 @@
 """DynamoDB Streams to Lambda, as an event source mapping delivers them.
 
 :class:`StreamPoller` reads the table's stream through moto's ``dynamodbstreams`` API and calls
-the mapped function (through :class:`~missed_checks.local.lambda_runtime.LambdaRuntime`) with
+the mapped function (through :class:`~missed_checks_local.lambda_runtime.LambdaRuntime`) with
 Lambda's event shape. It honours the mapping from the template:
 
 * ``FilterCriteria``: records matching no pattern are dropped before batching
-  (:mod:`missed_checks.local.filters`);
+  (:mod:`missed_checks_local.filters`);
 * ``BatchSize``: at most that many records per invocation, in stream order;
 * ``FunctionResponseTypes: [ReportBatchItemFailures]``: a ``batchItemFailures`` answer makes the
   mapping retry from the lowest failed sequence number (records before it are done); an
@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from missed_checks.local.filters import matches_any
-from missed_checks.local.lambda_runtime import Invocation, LambdaRuntime
-from missed_checks.local.stack import EmbeddedStack, StreamMappingSpec
+from missed_checks_local.filters import matches_any
+from missed_checks_local.lambda_runtime import Invocation, LambdaRuntime
+from missed_checks_local.stack import EmbeddedStack, StreamMappingSpec
 
 __all__ = ["StreamBlocked", "StreamPoller", "StreamStats"]
 

@@ -19,11 +19,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from missed_checks.local.clock import RealTimeClock
-from missed_checks.local.embedded import MOTO_CONFIG, local_environment, reset_clients
-from missed_checks.local.runtime import LocalRuntime
-from missed_checks.local.scheduler import Firing
-from missed_checks.local.stack import DEFAULT_REGION, EmbeddedStack
+from missed_checks_local.clock import RealTimeClock
+from missed_checks_local.embedded import MOTO_CONFIG, local_environment, reset_clients
+from missed_checks_local.runtime import LocalRuntime
+from missed_checks_local.scheduler import Firing
+from missed_checks_local.stack import DEFAULT_REGION, EmbeddedStack
 
 __all__ = ["LocalServer"]
 
@@ -82,7 +82,7 @@ class LocalServer:
         reset_clients()
         self.stack = EmbeddedStack.provision(self.template_path, parameters=self.parameters, endpoint_url=self.endpoint)
         # Publish the Outputs as a CloudFormation stack, so ops commands find them as for a deployed stack.
-        from missed_checks.ops.target import publish_outputs
+        from missed_checks_ops.target import publish_outputs
 
         publish_outputs(self.stack.client("cloudformation"), self.stack.stack_name, self.stack.outputs,
                         self.stack.parameters)

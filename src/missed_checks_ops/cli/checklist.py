@@ -12,7 +12,11 @@ from rich.table import Table
 from missed_checks import clock
 from missed_checks.aws.table import NotFound
 from missed_checks.checklist import Checklist, validate_checklist_id
-from missed_checks.cli.common import (
+from missed_checks.errors import InvalidInput
+from missed_checks.performed_check import PerformedCheck
+from missed_checks.timefmt import to_utc_iso
+from missed_checks_ops.checklists import preview, validate_rule
+from missed_checks_ops.cli.common import (
     add_command,
     add_group,
     console,
@@ -24,11 +28,7 @@ from missed_checks.cli.common import (
     say,
     target_of,
 )
-from missed_checks.errors import InvalidInput
-from missed_checks.ops.checklists import preview, validate_rule
-from missed_checks.ops.inputs import checklist_specs, equipment_ids, performed_checks_csv
-from missed_checks.performed_check import PerformedCheck
-from missed_checks.timefmt import to_utc_iso
+from missed_checks_ops.inputs import checklist_specs, equipment_ids, performed_checks_csv
 
 CHUNK = 500
 FUTURE_TOLERANCE = timedelta(minutes=5)

@@ -29,7 +29,7 @@ from typing import Any
 import boto3
 from botocore.config import Config
 
-from missed_checks.local.template import (
+from missed_checks_local.template import (
     Resolver,
     TemplateError,
     default_template_path,
@@ -131,7 +131,7 @@ class EmbeddedStack:
     outputs: dict[str, str] = field(default_factory=dict)
     _clients: dict[tuple[int, str], Any] = field(default_factory=dict, repr=False, compare=False)
     lambda_runtime: Any = field(default=None, repr=False, compare=False)
-    """The :class:`~missed_checks.local.lambda_runtime.LambdaRuntime` serving the functions, once
+    """The :class:`~missed_checks_local.lambda_runtime.LambdaRuntime` serving the functions, once
     one is installed (set by the caller)."""
 
     # -- lookups -------------------------------------------------------------------------
@@ -353,7 +353,7 @@ class _Provisioner:
             if resource.get("Type") not in handlers:
                 raise TemplateError(
                     f"{logical_id}: resource type {resource.get('Type')} is not supported by the "
-                    "local runtime (add it to missed_checks.local.stack)"
+                    "local runtime (add it to missed_checks_local.stack)"
                 )
             deps = references(resource.get("Properties") or {})
             if resource.get("Type") == "AWS::Serverless::Function":

@@ -10,12 +10,12 @@ from typing import Any
 from missed_checks import clock
 from missed_checks.aws.table import NotFound
 from missed_checks.checklist import validate_checklist_id
-from missed_checks.cli.common import add_command, add_group, instant_arg, print_json, say, target_of
 from missed_checks.errors import InvalidInput
-from missed_checks.ops.dlq import list_dead_letters, replay_queues
-from missed_checks.ops.rerun import execution_name, start_evaluation, wait_for
-from missed_checks.ops.target import QUEUE_OUTPUTS
 from missed_checks.timefmt import to_utc_iso
+from missed_checks_ops.cli.common import add_command, add_group, instant_arg, print_json, say, target_of
+from missed_checks_ops.dlq import list_dead_letters, replay_queues
+from missed_checks_ops.rerun import execution_name, start_evaluation, wait_for
+from missed_checks_ops.target import QUEUE_OUTPUTS
 
 QUEUE_CHOICES = (*QUEUE_OUTPUTS, "all")
 

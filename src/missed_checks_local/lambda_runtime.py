@@ -37,7 +37,7 @@ import boto3
 from botocore.awsrequest import AWSResponse
 from botocore.response import StreamingBody
 
-from missed_checks.local.stack import LOCAL_CREDENTIALS, EmbeddedStack, FunctionSpec
+from missed_checks_local.stack import LOCAL_CREDENTIALS, EmbeddedStack, FunctionSpec
 
 __all__ = ["Invocation", "LambdaContext", "LambdaRuntime"]
 

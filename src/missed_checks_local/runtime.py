@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-from missed_checks.local.clock import RealTimeClock, SimulatedClock, installed
-from missed_checks.local.lambda_runtime import LambdaRuntime
-from missed_checks.local.scheduler import Firing, SimulatedScheduler
-from missed_checks.local.stack import EmbeddedStack
-from missed_checks.local.streams import StreamPoller
+from missed_checks_local.clock import RealTimeClock, SimulatedClock, installed
+from missed_checks_local.lambda_runtime import LambdaRuntime
+from missed_checks_local.scheduler import Firing, SimulatedScheduler
+from missed_checks_local.stack import EmbeddedStack
+from missed_checks_local.streams import StreamPoller
 
 __all__ = ["ExecutionRecord", "LocalRuntime", "RuntimeStuck"]
 

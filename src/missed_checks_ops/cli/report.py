@@ -13,7 +13,11 @@ from rich.table import Table
 
 from missed_checks import clock
 from missed_checks.checklist import validate_checklist_id
-from missed_checks.cli.common import (
+from missed_checks.equipment import validate_equipment_id
+from missed_checks.errors import InvalidInput
+from missed_checks.report import COLUMNS, ReportRow
+from missed_checks.timefmt import parse_instant, to_utc_iso
+from missed_checks_ops.cli.common import (
     add_command,
     add_group,
     console,
@@ -23,11 +27,7 @@ from missed_checks.cli.common import (
     say,
     target_of,
 )
-from missed_checks.equipment import validate_equipment_id
-from missed_checks.errors import InvalidInput
-from missed_checks.ops.reporting import Report, build_report
-from missed_checks.report import COLUMNS, ReportRow
-from missed_checks.timefmt import parse_instant, to_utc_iso
+from missed_checks_ops.reporting import Report, build_report
 
 DEFINITION = ("expected = on time + late + missed + dismissed (judged windows); pending = closed windows the "
               "evaluation has not reached yet; compliance = (on time + late) / (expected - dismissed)")

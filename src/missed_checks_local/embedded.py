@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from missed_checks.local.stack import DEFAULT_REGION, LOCAL_CREDENTIALS
+from missed_checks_local.stack import DEFAULT_REGION, LOCAL_CREDENTIALS
 
 __all__ = ["MOTO_CONFIG", "embedded_aws", "local_environment", "reset_clients"]
 

@@ -81,16 +81,16 @@ def _default_log(path: Path | None) -> Path:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from missed_checks.local.scenario import load_scenario
+    from missed_checks_local.scenario import load_scenario
 
     scenario = load_scenario(args.scenario)
     return _play(scenario, args, source=args.scenario)
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from missed_checks.local.scenario import Scenario
+    from missed_checks_local.scenario import Scenario
 
-    text = resources.files("missed_checks.local").joinpath("scenarios", DEMO_SCENARIO).read_text("utf-8")
+    text = resources.files("missed_checks_local").joinpath("scenarios", DEMO_SCENARIO).read_text("utf-8")
     if args.show_scenario:
         sys.stdout.write(text)
         return 0
@@ -101,8 +101,8 @@ def _demo(args: argparse.Namespace) -> int:
 def _play(scenario: Any, args: argparse.Namespace, *, source: str, demo: bool = False) -> int:
     from rich.console import Console
 
-    from missed_checks.local.report import render_csv, render_table
-    from missed_checks.local.scenario import run_scenario
+    from missed_checks_local.report import render_csv, render_table
+    from missed_checks_local.scenario import run_scenario
 
     log_path = _default_log(args.log_file)
     console = Console()
@@ -133,7 +133,7 @@ def _play(scenario: Any, args: argparse.Namespace, *, source: str, demo: bool = 
 def _with_progress(scenario: Any, console: Any, log_path: Path) -> dict[str, Any]:
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from missed_checks.local.scenario import run_scenario
+    from missed_checks_local.scenario import run_scenario
 
     total = (scenario.end - scenario.start).total_seconds()
     with Progress(
@@ -180,8 +180,8 @@ def _where_next(report: dict[str, Any], source: str, log_path: Path) -> list[str
 def _serve(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from missed_checks.local.serve import LocalServer
     from missed_checks.timefmt import parse_instant
+    from missed_checks_local.serve import LocalServer
 
     if args.speed <= 0:
         raise InvalidInput("--speed", "must be positive")

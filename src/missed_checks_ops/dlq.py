@@ -35,11 +35,11 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from missed_checks.aws.scheduler import ScheduleStore
 from missed_checks.errors import MissedChecksError
-from missed_checks.ops.rerun import Started, execution_name, start_evaluation, wait_for
-from missed_checks.ops.target import QUEUE_OUTPUTS, StackTarget
 from missed_checks.schedule import Target
 from missed_checks.schedule_sync import Action, SyncResult, sync_checklist
 from missed_checks.timefmt import parse_instant, to_utc_iso
+from missed_checks_ops.rerun import Started, execution_name, start_evaluation, wait_for
+from missed_checks_ops.target import QUEUE_OUTPUTS, StackTarget
 
 LIST_VISIBILITY_S = 60
 REPLAY_VISIBILITY_S = 300

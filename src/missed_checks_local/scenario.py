@@ -308,12 +308,12 @@ def run_scenario(
     template_path: str | Path | None = None,
 ) -> dict[str, Any]:
     """Provision a fresh embedded stack, play ``scenario`` and return its report (see
-    :func:`missed_checks.local.report.build_report`)."""
-    from missed_checks.local.clock import SimulatedClock
-    from missed_checks.local.embedded import embedded_aws
-    from missed_checks.local.report import build_report
-    from missed_checks.local.runtime import LocalRuntime
-    from missed_checks.local.stack import EmbeddedStack
+    :func:`missed_checks_local.report.build_report`)."""
+    from missed_checks_local.clock import SimulatedClock
+    from missed_checks_local.embedded import embedded_aws
+    from missed_checks_local.report import build_report
+    from missed_checks_local.runtime import LocalRuntime
+    from missed_checks_local.stack import EmbeddedStack
 
     started = time.monotonic()
     with embedded_aws():

@@ -23,8 +23,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from missed_checks import clock
 from missed_checks.errors import InvalidInput, MissedChecksError
-from missed_checks.ops.target import StackTarget, TargetError, resolve_target
 from missed_checks.timefmt import parse_instant
+from missed_checks_ops.target import StackTarget, TargetError, resolve_target
 
 Handler = Callable[[argparse.Namespace], int | None]
 

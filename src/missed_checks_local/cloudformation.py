@@ -1,0 +1,239 @@
+"""Deploy a SAM template into the embedded AWS the way ``sam deploy`` does on AWS.
+
+1. **Package** (what ``sam package`` does): every local ``CodeUri``/``ContentUri`` directory is
+   zipped and uploaded to an artifacts bucket in the embedded S3, and a local state machine
+   ``DefinitionUri`` is inlined as ``Definition``.
+2. **Transform**: ``aws-sam-translator`` (the library behind CloudFormation's
+   ``AWS::Serverless-2016-10-31`` transform) turns the SAM template into plain CloudFormation.
+3. **Create the stack** with moto's CloudFormation: it resolves parameters, conditions,
+   ``Ref``/``GetAtt``/``Sub``, orders the resources and creates each through its service.
+
+moto's CloudFormation lacks three things this template needs. Each is filled by a small shim
+registered here, and nothing else is restated:
+
+- ``AWS::Scheduler::ScheduleGroup``: moto has no CloudFormation model for it (it would be
+  skipped, leaving its ``Ref`` empty). :class:`ScheduleGroupResource` creates it through moto's
+  Scheduler backend.
+- ``AWS::StepFunctions::StateMachine``: moto's model ignores ``DefinitionSubstitutions`` and
+  creates the machine in the backend that does not execute definitions.
+  :class:`StateMachineResource` applies the substitutions (CloudFormation's ``${Name}``
+  replacement) and creates it in the executing backend.
+- ``AWS::Lambda::LayerVersion``: moto gives it no physical id, so ``Ref`` (the layer version
+  ARN, which functions list in ``Layers``) would be empty. :func:`install_shims` gives it one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import threading
+import zipfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from missed_checks.errors import MissedChecksError
+
+__all__ = ["ARTIFACTS_BUCKET", "DeployError", "install_shims", "load_sam_template", "package", "transform"]
+
+ARTIFACTS_BUCKET = "missed-checks-local-artifacts"
+
+_SHIMS_LOCK = threading.Lock()
+_shims_installed = False
+_ZIP_CACHE: dict[tuple[str, float, int], bytes] = {}
+
+
+class DeployError(MissedChecksError):
+    """The template cannot be packaged, transformed or created in the embedded AWS."""
+
+
+# -- 1. package --------------------------------------------------------------------------------
+def load_sam_template(path: Path) -> dict[str, Any]:
+    """The template as plain data (YAML short forms such as ``!Ref`` in their long form)."""
+    from samtranslator.yaml_helper import yaml_parse
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise DeployError(f"{path}: no such template") from None
+    try:
+        template = yaml_parse(text)
+    except Exception as error:  # yaml's own error types
+        raise DeployError(f"{path}: cannot read the template: {error}") from error
+    if not isinstance(template, dict) or not isinstance(template.get("Resources"), dict):
+        raise DeployError(f"{path}: not a CloudFormation template (no Resources)")
+    return template
+
+
+def _zip_directory(directory: Path) -> bytes:
+    """A deployment package of ``directory`` (cached per process by path and modification time)."""
+    files = sorted(path for path in directory.rglob("*") if path.is_file() and "__pycache__" not in path.parts)
+    stamp = max((path.stat().st_mtime for path in files), default=0.0)
+    key = (str(directory.resolve()), stamp, len(files))
+    if key not in _ZIP_CACHE:
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_STORED) as archive:
+            for path in files:
+                archive.write(path, path.relative_to(directory).as_posix())
+        _ZIP_CACHE[key] = buffer.getvalue()
+    return _ZIP_CACHE[key]
+
+
+def package(template: dict[str, Any], base_dir: Path, s3: Any) -> dict[str, Any]:
+    """``template`` with local code uploaded to the artifacts bucket and definitions inlined."""
+    packaged = json.loads(json.dumps(template))
+    s3.create_bucket(Bucket=ARTIFACTS_BUCKET)
+    for logical_id, resource in packaged["Resources"].items():
+        properties = resource.get("Properties") or {}
+        kind = resource.get("Type")
+        key = {"AWS::Serverless::Function": "CodeUri", "AWS::Serverless::LayerVersion": "ContentUri"}.get(kind)
+        if key and isinstance(properties.get(key), str) and not properties[key].startswith("s3://"):
+            directory = (base_dir / properties[key]).resolve()
+            if not directory.is_dir():
+                raise DeployError(f"{logical_id}: {key} {directory} is not a directory (run 'make build')")
+            body = _zip_directory(directory)
+            object_key = f"{logical_id}/{hashlib.sha256(body).hexdigest()}.zip"
+            s3.put_object(Bucket=ARTIFACTS_BUCKET, Key=object_key, Body=body)
+            properties[key] = f"s3://{ARTIFACTS_BUCKET}/{object_key}"
+        if kind == "AWS::Serverless::StateMachine" and isinstance(properties.get("DefinitionUri"), str):
+            path = (base_dir / properties.pop("DefinitionUri")).resolve()
+            try:
+                properties["Definition"] = json.loads(path.read_text(encoding="utf-8"))
+            except FileNotFoundError:
+                raise DeployError(f"{logical_id}: DefinitionUri {path} does not exist") from None
+            except ValueError as error:
+                raise DeployError(f"{logical_id}: {path} is not JSON: {error}") from None
+    return packaged
+
+
+# -- 2. transform ------------------------------------------------------------------------------
+class _NoManagedPolicies:
+    """The translator asks for AWS managed policy ARNs only for ``Policies: [name]`` entries;
+    our template names none, and none can be fetched offline."""
+
+    def load(self) -> dict[str, str]:
+        return {}
+
+
+def transform(template: Mapping[str, Any], parameters: Mapping[str, str], region: str) -> dict[str, Any]:
+    """The SAM template as plain CloudFormation, exactly as the serverless transform makes it."""
+    from samtranslator.model.exceptions import InvalidDocumentException
+    from samtranslator.translator.transform import transform as sam_transform
+
+    previous = os.environ.get("AWS_DEFAULT_REGION")
+    os.environ["AWS_DEFAULT_REGION"] = region  # the translator reads the region from boto3's session
+    try:
+        return sam_transform(dict(template), dict(parameters), _NoManagedPolicies())
+    except InvalidDocumentException as error:
+        causes = "; ".join(cause.message for cause in error.causes)
+        raise DeployError(f"the SAM transform rejected the template: {causes}") from None
+    finally:
+        if previous is None:
+            os.environ.pop("AWS_DEFAULT_REGION", None)
+        else:
+            os.environ["AWS_DEFAULT_REGION"] = previous
+
+
+# -- 3. shims for moto's CloudFormation --------------------------------------------------------
+def install_shims() -> None:
+    """Register the resource models moto's CloudFormation lacks (idempotent)."""
+    global _shims_installed  # noqa: PLW0603 - moto's model registry is process-wide
+    with _SHIMS_LOCK:
+        if _shims_installed:
+            return
+        from moto.awslambda.models import LayerVersion
+        from moto.cloudformation import parsing
+
+        _define_models()
+        LayerVersion.physical_resource_id = property(lambda self: self.arn)  # type: ignore[attr-defined]
+        for cached in (parsing.get_model_list, parsing.get_model_map, parsing.get_name_type_map):
+            cached.cache_clear()
+        _shims_installed = True
+
+
+def _define_models() -> None:
+    """Define the shim models (subclasses of moto's ``CloudFormationModel`` register themselves)."""
+    from moto.core.common_models import CloudFormationModel
+    from moto.scheduler.models import scheduler_backends
+    from moto.stepfunctions.responses import get_backend as stepfunctions_backend
+
+    class ScheduleGroupResource(CloudFormationModel):
+        """``AWS::Scheduler::ScheduleGroup`` through moto's Scheduler backend."""
+
+        def __init__(self, group: Any) -> None:
+            self.group = group
+
+        @staticmethod
+        def cloudformation_type() -> str:
+            return "AWS::Scheduler::ScheduleGroup"
+
+        @staticmethod
+        def cloudformation_name_type() -> str:
+            return "Name"
+
+        @classmethod
+        def has_cfn_attr(cls, attr: str) -> bool:
+            return attr == "Arn"
+
+        @property
+        def physical_resource_id(self) -> str:
+            return str(self.group.name)
+
+        def get_cfn_attribute(self, attribute_name: str) -> Any:
+            if attribute_name == "Arn":
+                return self.group.arn
+            raise DeployError(f"AWS::Scheduler::ScheduleGroup has no attribute {attribute_name}")
+
+        @classmethod
+        def create_from_cloudformation_json(  # type: ignore[override]
+            cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str, **kwargs: Any
+        ) -> ScheduleGroupResource:
+            properties = cloudformation_json.get("Properties") or {}
+            backend = scheduler_backends[account_id][region_name]
+            group = backend.create_schedule_group(
+                name=properties.get("Name", resource_name), tags=properties.get("Tags") or []
+            )
+            return cls(group)
+
+        @classmethod
+        def delete_from_cloudformation_json(  # type: ignore[override]
+            cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str
+        ) -> None:
+            scheduler_backends[account_id][region_name].delete_schedule_group(resource_name)
+
+    class StateMachineResource(CloudFormationModel):
+        """``AWS::StepFunctions::StateMachine`` with ``DefinitionSubstitutions``, executing."""
+
+        @staticmethod
+        def cloudformation_type() -> str:
+            return "AWS::StepFunctions::StateMachine"
+
+        @staticmethod
+        def cloudformation_name_type() -> str:
+            return "StateMachineName"
+
+        @classmethod
+        def has_cfn_attr(cls, attr: str) -> bool:
+            return attr in ("Arn", "Name")
+
+        @classmethod
+        def create_from_cloudformation_json(  # type: ignore[override]
+            cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str, **kwargs: Any
+        ) -> Any:
+            properties = cloudformation_json["Properties"]
+            definition = properties.get("DefinitionString")
+            if definition is None and "Definition" in properties:
+                definition = json.dumps(properties["Definition"])
+            if not isinstance(definition, str):
+                raise DeployError(f"{kwargs.get('LogicalId')}: the state machine has no definition")
+            for name, value in (properties.get("DefinitionSubstitutions") or {}).items():
+                definition = definition.replace("${" + name + "}", str(value))
+            tags = [{"key": tag["Key"], "value": tag["Value"]} for tag in properties.get("Tags") or []]
+            backend = stepfunctions_backend(account_id, region_name)
+            return backend.create_state_machine(
+                properties.get("StateMachineName", resource_name), definition, properties["RoleArn"], tags=tags
+            )
+
+    del ScheduleGroupResource, StateMachineResource  # registered by being defined

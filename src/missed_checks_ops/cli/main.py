@@ -1,0 +1,75 @@
+"""Entry point of the ``missed-checks`` console script.
+
+Each command group lives in its own module with a ``register(subparsers)`` function; this file
+only assembles them. Exit codes: 0 ok, 1 failure, 2 bad usage or invalid input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from missed_checks.errors import InvalidInput
+
+# Command-group modules, in the order ``--help`` lists them.
+COMMAND_MODULES = (
+    "missed_checks_ops.cli.recurrence",
+    "missed_checks_local.cli",  # the emulator's commands: present only where it is installed
+    "missed_checks_ops.cli.checklist",
+    "missed_checks_ops.cli.report",
+    "missed_checks_ops.cli.operate",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="missed-checks",
+        description="Record and report the checks nobody did.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as error:
+            if not name.startswith("missed_checks_local") or not (error.name or "").startswith("missed_checks_local"):
+                raise
+            _register_missing_emulator(subparsers)
+            continue
+        module.register(subparsers)
+    return parser
+
+
+def _register_missing_emulator(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """``local`` without the emulator installed (an operator's install): say how to get it."""
+
+    def missing(_args: argparse.Namespace) -> int:
+        print(
+            "missed-checks: error: the local emulator (package missed_checks_local) is not installed; "
+            "it comes with the development install: pip install -e '.[dev]' (or run 'make demo')",
+            file=sys.stderr,
+        )
+        return 2
+
+    local = subparsers.add_parser("local", help="run the whole system on an embedded AWS (needs the dev install)")
+    local.add_argument("rest", nargs=argparse.REMAINDER)
+    local.set_defaults(handler=missing)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args) or 0)
+    except InvalidInput as error:
+        print(f"missed-checks: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("missed-checks: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
