@@ -2,6 +2,10 @@
 #   make demo   - run the bundled five-week scenario on the embedded AWS and print the report
 #   make test   - lint the template and state machine, then run every test
 #   make bench  - benchmarks (report over a year of checks; one evaluation of a large fleet)
+#   make build  - sam build into .aws-sam/build (layer and functions; needs a Python 3.13, no Docker)
+#   make runtime - the Lambda runtime's own boto3/botocore for the local emulator, .aws-sam/lambda-runtime
+#   make artifacts - both of the above
+#   make check-layer - build, then check the layer's contents and size
 SHELL := /bin/bash
 export SAM_CLI_TELEMETRY := 0
 PYTHON ?= python3
@@ -10,7 +14,7 @@ BIN := $(VENV)/bin
 SAM_VENV := .venv-sam
 ASL_VALIDATOR := tools/node_modules/.bin/asl-validator
 
-.PHONY: demo test lint unit bench build clean help
+.PHONY: demo test lint unit bench build runtime artifacts check-layer clean help FORCE
 help:
 	@grep -E '^#   make' Makefile | sed 's/^#   //'
 
@@ -29,7 +33,7 @@ $(ASL_VALIDATOR): tools/package.json tools/package-lock.json
 	cd tools && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-demo: $(BIN)/.installed
+demo: $(BIN)/.installed artifacts
 	$(BIN)/missed-checks local demo
 
 lint: $(BIN)/.installed $(SAM_VENV)/.installed $(ASL_VALIDATOR)
@@ -38,17 +42,69 @@ lint: $(BIN)/.installed $(SAM_VENV)/.installed $(ASL_VALIDATOR)
 	$(SAM_VENV)/bin/sam validate --lint --template-file template.yaml
 	$(ASL_VALIDATOR) --json-path statemachines/evaluate_checklist.asl.json
 
-unit: $(BIN)/.installed
+unit: $(BIN)/.installed artifacts
 	$(BIN)/pytest
 
-test: lint unit
+test: lint check-layer unit
 
-bench: $(BIN)/.installed
+bench: $(BIN)/.installed artifacts
 	$(BIN)/python tools/bench_report.py
 	$(BIN)/python tools/bench_evaluation.py
 
-build: $(SAM_VENV)/.installed
-	$(SAM_VENV)/bin/sam build
+# --- sam build, without Docker -------------------------------------------------------------------
+# The functions are python3.13: SAM's builder insists on a python3.13 on PATH, so a directory
+# holding just a `python3.13` (a wrapper for the interpreter tools/find_python313 finds) goes first
+# on PATH. The layer is BuildMethod makefile (src/Makefile): pip fetches arm64 CPython 3.13 wheels
+# from src/layer-requirements.txt with the SAM virtualenv's pip. `sam build` runs only when an
+# input changed (then SAM's own cache, samconfig.toml, rebuilds only what changed).
+AWS_SAM := .aws-sam
+BUILT := $(AWS_SAM)/build/template.yaml
+RUNTIME_DIR := $(AWS_SAM)/lambda-runtime
+PYTHON313_FILE := $(RUNTIME_DIR)/python313
+PYTHON313_BIN := $(RUNTIME_DIR)/bin/python3.13
+BUILD_INPUTS := template.yaml samconfig.toml $(wildcard statemachines/*) src/Makefile src/layer-requirements.txt \
+	$(shell find functions src/missed_checks -type f ! -path '*/__pycache__/*' ! -name '*.py[co]' 2>/dev/null)
+
+# The interpreter's path, rewritten only when it changes (so a rebuild follows a new interpreter).
+$(PYTHON313_FILE): tools/find_python313 FORCE
+	@mkdir -p $(@D)
+	@python313="$$(tools/find_python313)" || exit 1; \
+	if [ "$$(cat $@ 2>/dev/null)" != "$$python313" ]; then \
+		printf '%s\n' "$$python313" > $@; echo "$@: $$python313"; \
+	fi
+
+$(PYTHON313_BIN): $(PYTHON313_FILE)
+	@mkdir -p $(@D)
+	printf '#!/bin/sh\nexec "%s" "$$@"\n' "$$(cat $<)" > $@
+	chmod +x $@
+
+$(BUILT): $(BUILD_INPUTS) $(PYTHON313_BIN) | $(SAM_VENV)/.installed
+	MAKEFLAGS= MAKELEVEL= PATH="$(CURDIR)/$(dir $(PYTHON313_BIN)):$$PATH" \
+	LAYER_PIP="$(CURDIR)/$(SAM_VENV)/bin/python -m pip" \
+		$(SAM_VENV)/bin/sam build --parallel
+	touch $@
+
+build: $(BUILT)
+
+# --- the runtime's own SDK, for the local emulator ---------------------------------------------
+# Pure-Python wheels at the Lambda runtime's versions (lambda-runtime/requirements.txt), compiled
+# with the Python 3.13 the emulator runs the functions with ($(PYTHON313_FILE)).
+$(RUNTIME_DIR)/.installed: lambda-runtime/requirements.txt $(PYTHON313_FILE) | $(SAM_VENV)/.installed
+	rm -rf $(RUNTIME_DIR)/python
+	$(SAM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --no-compile \
+		--only-binary=:all: --implementation cp --python-version 3.13 --platform manylinux2014_x86_64 \
+		--target $(RUNTIME_DIR)/python --requirement lambda-runtime/requirements.txt
+	"$$(cat $(PYTHON313_FILE))" -m compileall -q $(RUNTIME_DIR)/python
+	touch $@
+
+runtime: $(RUNTIME_DIR)/.installed
+
+artifacts: build runtime
+
+check-layer: $(BIN)/.installed build
+	$(BIN)/python tools/check_layer.py
+
+FORCE:
 
 clean:
 	rm -rf $(VENV) $(SAM_VENV) tools/node_modules .aws-sam .pytest_cache .hypothesis

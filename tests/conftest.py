@@ -1,9 +1,10 @@
-"""Shared fixtures: the whole template provisioned into an in-process moto.
+"""Shared fixtures: what ``sam build`` produced, deployed into an in-process moto.
 
-``local_stack`` is the stack from ``template.yaml`` (tables, queues, schedule group, roles, the
-state machine with its substitutions resolved) with our Lambda handlers answering every Lambda
-invoke in-process, so a started execution runs the real handlers. ``local_runtime`` adds the
-simulated clock, the stream poller and the simulated EventBridge Scheduler.
+``local_stack`` is the built template deployed with the SAM transform and moto's CloudFormation
+(tables, queues, schedule group, roles, functions, the state machine), each function answering
+in its own Python 3.13 worker with its role's credentials (IAM enforced), so a started execution
+runs the real, built functions. ``local_runtime`` adds the simulated clock, the stream poller and
+the simulated EventBridge Scheduler. ``make test`` builds the artifacts first.
 """
 
 from __future__ import annotations
@@ -29,9 +30,9 @@ def embedded() -> Iterator[None]:
 
 @pytest.fixture
 def local_stack(embedded: None) -> Iterator[EmbeddedStack]:
-    """``template.yaml`` provisioned in moto, handlers answering Lambda invokes in-process.
+    """The built template deployed in moto, its functions answering in their workers.
 
-    ``local_stack.lambda_runtime.invocations`` lists every handler call with its event,
+    ``local_stack.lambda_runtime.invocations`` lists every function call with its event,
     result or error and captured logs.
     """
     stack = EmbeddedStack.provision()

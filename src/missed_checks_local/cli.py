@@ -127,6 +127,13 @@ def _play(scenario: Any, args: argparse.Namespace, *, source: str, demo: bool = 
     else:
         render_table(report, console, where_next=_where_next(report, source, log_path))
         console.print(f"\nPlayed {len(scenario.events)} events in {report['elapsed_s']:.1f} s.", style="dim")
+    problems = report.get("deployment_problems") or []
+    if problems:  # the built stack itself is broken: it would fail the same way on AWS
+        print("missed-checks: the deployed stack is broken (it would fail the same way on AWS):", file=sys.stderr)
+        for problem in problems[:10]:
+            print(f"  - {problem[:500]}", file=sys.stderr)
+        print(f"missed-checks: handler and moto logs: {log_path}", file=sys.stderr)
+        return 1
     return 0
 
 

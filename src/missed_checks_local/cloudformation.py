@@ -20,6 +20,19 @@ registered here, and nothing else is restated:
   replacement) and creates it in the executing backend.
 - ``AWS::Lambda::LayerVersion``: moto gives it no physical id, so ``Ref`` (the layer version
   ARN, which functions list in ``Layers``) would be empty. :func:`install_shims` gives it one.
+- ``AWS::Lambda::Function``: moto's model drops ``Layers``; :func:`install_shims` attaches them.
+- ``AWS::IAM::Role``: moto's model drops ``ManagedPolicyArns`` (SAM gives a function's generated
+  role AWS managed policies such as ``AWSLambdaDynamoDBExecutionRole``); :func:`install_shims`
+  attaches them.
+
+One service fix rides along: moto's Scheduler ``CreateSchedule`` in a missing group raises a bare
+``KeyError`` (an HTTP 500 that SDK clients retry for minutes); AWS answers
+``ResourceNotFoundException``, and so does the emulator (:func:`install_shims`).
+
+Two checks CloudFormation makes and moto does not are made here: parameter values against
+``AllowedValues``/``MinValue``/``MaxValue`` (:func:`validate_parameters`), and a resource moto
+cannot create fails the deployment instead of being skipped with a warning
+(:func:`missing_resources`).
 """
 
 from __future__ import annotations
@@ -34,9 +47,22 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from moto.core.common_models import CloudFormationModel
+from moto.scheduler.models import scheduler_backends
+from moto.stepfunctions.responses import get_backend as stepfunctions_backend
+
 from missed_checks.errors import MissedChecksError
 
-__all__ = ["ARTIFACTS_BUCKET", "DeployError", "install_shims", "load_sam_template", "package", "transform"]
+__all__ = [
+    "ARTIFACTS_BUCKET",
+    "DeployError",
+    "install_shims",
+    "load_sam_template",
+    "missing_resources",
+    "package",
+    "transform",
+    "validate_parameters",
+]
 
 ARTIFACTS_BUCKET = "missed-checks-local-artifacts"
 
@@ -108,6 +134,42 @@ def package(template: dict[str, Any], base_dir: Path, s3: Any) -> dict[str, Any]
     return packaged
 
 
+def validate_parameters(template: Mapping[str, Any], overrides: Mapping[str, str]) -> None:
+    """Refuse what CloudFormation refuses: an undeclared parameter, a value outside
+    ``AllowedValues`` or a Number outside ``MinValue``/``MaxValue``, a parameter with no value."""
+    declared = template.get("Parameters") or {}
+    unknown = sorted(set(overrides) - set(declared))
+    if unknown:
+        raise DeployError(f"Parameters: {unknown} do not exist in the template")
+    for name, spec in declared.items():
+        value = overrides.get(name, spec.get("Default"))
+        if value is None:
+            raise DeployError(f"Parameters: [{name}] must have values")
+        value = str(value)
+        allowed = [str(item) for item in spec.get("AllowedValues") or []]
+        if allowed and value not in allowed:
+            raise DeployError(f"Parameter '{name}' must be one of AllowedValues: {', '.join(allowed)} (got {value!r})")
+        if spec.get("Type") == "Number":
+            try:
+                number = float(value)
+            except ValueError:
+                raise DeployError(f"Parameter '{name}' must be a number (got {value!r})") from None
+            if "MinValue" in spec and number < float(spec["MinValue"]):
+                raise DeployError(f"Parameter '{name}' must be a number not less than {spec['MinValue']}")
+            if "MaxValue" in spec and number > float(spec["MaxValue"]):
+                raise DeployError(f"Parameter '{name}' must be a number not greater than {spec['MaxValue']}")
+
+
+def missing_resources(cfn: Mapping[str, Any], created: set[str]) -> list[str]:
+    """``LogicalId (Type)`` of every resource of the CloudFormation template moto did not create
+    (conditions aside: a resource whose Condition is false is not expected)."""
+    return [
+        f"{logical_id} ({resource.get('Type')})"
+        for logical_id, resource in (cfn.get("Resources") or {}).items()
+        if logical_id not in created and "Condition" not in resource
+    ]
+
+
 # -- 2. transform ------------------------------------------------------------------------------
 class _NoManagedPolicies:
     """The translator asks for AWS managed policy ARNs only for ``Policies: [name]`` entries;
@@ -143,97 +205,123 @@ def install_shims() -> None:
     with _SHIMS_LOCK:
         if _shims_installed:
             return
-        from moto.awslambda.models import LayerVersion
+        from moto.awslambda.models import LambdaFunction, LayerVersion
         from moto.cloudformation import parsing
+        from moto.iam.models import Role, iam_backends
+        from moto.scheduler.exceptions import ScheduleGroupNotFound
+        from moto.scheduler.models import EventBridgeSchedulerBackend
+        from moto.utilities.utils import get_partition
 
-        _define_models()
         LayerVersion.physical_resource_id = property(lambda self: self.arn)  # type: ignore[attr-defined]
+        create_function = LambdaFunction.create_from_cloudformation_json.__func__  # type: ignore[attr-defined]
+
+        def create_with_layers(cls: Any, name: str, cloudformation_json: Any, *args: Any, **kwargs: Any) -> Any:
+            function = create_function(cls, name, cloudformation_json, *args, **kwargs)
+            layers = (cloudformation_json.get("Properties") or {}).get("Layers") or []
+            if layers:
+                function.layers = function._get_layers_data(layers)
+            return function
+
+        LambdaFunction.create_from_cloudformation_json = classmethod(create_with_layers)  # type: ignore[assignment]
+        create_role = Role.create_from_cloudformation_json.__func__  # type: ignore[attr-defined]
+
+        def create_with_managed_policies(cls: Any, name: str, cloudformation_json: Any, account_id: str,
+                                         region_name: str, **kwargs: Any) -> Any:
+            role = create_role(cls, name, cloudformation_json, account_id, region_name, **kwargs)
+            backend = iam_backends[account_id][get_partition(region_name)]
+            for arn in (cloudformation_json.get("Properties") or {}).get("ManagedPolicyArns") or []:
+                backend.attach_role_policy(arn, role.name)
+            return role
+
+        Role.create_from_cloudformation_json = classmethod(create_with_managed_policies)  # type: ignore[assignment]
+        create_schedule = EventBridgeSchedulerBackend.create_schedule
+
+        def create_schedule_in_existing_group(self: Any, *args: Any, **kwargs: Any) -> Any:
+            group = kwargs.get("group_name")
+            if group and group not in self.schedule_groups:
+                raise ScheduleGroupNotFound(group)
+            return create_schedule(self, *args, **kwargs)
+
+        EventBridgeSchedulerBackend.create_schedule = create_schedule_in_existing_group  # type: ignore[method-assign]
         for cached in (parsing.get_model_list, parsing.get_model_map, parsing.get_name_type_map):
             cached.cache_clear()
         _shims_installed = True
 
 
-def _define_models() -> None:
-    """Define the shim models (subclasses of moto's ``CloudFormationModel`` register themselves)."""
-    from moto.core.common_models import CloudFormationModel
-    from moto.scheduler.models import scheduler_backends
-    from moto.stepfunctions.responses import get_backend as stepfunctions_backend
+# Subclasses of moto's CloudFormationModel register themselves by being defined.
+class ScheduleGroupResource(CloudFormationModel):
+    """``AWS::Scheduler::ScheduleGroup`` through moto's Scheduler backend."""
 
-    class ScheduleGroupResource(CloudFormationModel):
-        """``AWS::Scheduler::ScheduleGroup`` through moto's Scheduler backend."""
+    def __init__(self, group: Any) -> None:
+        self.group = group
 
-        def __init__(self, group: Any) -> None:
-            self.group = group
+    @staticmethod
+    def cloudformation_type() -> str:
+        return "AWS::Scheduler::ScheduleGroup"
 
-        @staticmethod
-        def cloudformation_type() -> str:
-            return "AWS::Scheduler::ScheduleGroup"
+    @staticmethod
+    def cloudformation_name_type() -> str:
+        return "Name"
 
-        @staticmethod
-        def cloudformation_name_type() -> str:
-            return "Name"
+    @classmethod
+    def has_cfn_attr(cls, attr: str) -> bool:
+        return attr == "Arn"
 
-        @classmethod
-        def has_cfn_attr(cls, attr: str) -> bool:
-            return attr == "Arn"
+    @property
+    def physical_resource_id(self) -> str:
+        return str(self.group.name)
 
-        @property
-        def physical_resource_id(self) -> str:
-            return str(self.group.name)
+    def get_cfn_attribute(self, attribute_name: str) -> Any:
+        if attribute_name == "Arn":
+            return self.group.arn
+        raise DeployError(f"AWS::Scheduler::ScheduleGroup has no attribute {attribute_name}")
 
-        def get_cfn_attribute(self, attribute_name: str) -> Any:
-            if attribute_name == "Arn":
-                return self.group.arn
-            raise DeployError(f"AWS::Scheduler::ScheduleGroup has no attribute {attribute_name}")
+    @classmethod
+    def create_from_cloudformation_json(  # type: ignore[override]
+        cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str, **kwargs: Any
+    ) -> ScheduleGroupResource:
+        properties = cloudformation_json.get("Properties") or {}
+        backend = scheduler_backends[account_id][region_name]
+        group = backend.create_schedule_group(
+            name=properties.get("Name", resource_name), tags=properties.get("Tags") or []
+        )
+        return cls(group)
 
-        @classmethod
-        def create_from_cloudformation_json(  # type: ignore[override]
-            cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str, **kwargs: Any
-        ) -> ScheduleGroupResource:
-            properties = cloudformation_json.get("Properties") or {}
-            backend = scheduler_backends[account_id][region_name]
-            group = backend.create_schedule_group(
-                name=properties.get("Name", resource_name), tags=properties.get("Tags") or []
-            )
-            return cls(group)
+    @classmethod
+    def delete_from_cloudformation_json(  # type: ignore[override]
+        cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str
+    ) -> None:
+        scheduler_backends[account_id][region_name].delete_schedule_group(resource_name)
 
-        @classmethod
-        def delete_from_cloudformation_json(  # type: ignore[override]
-            cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str
-        ) -> None:
-            scheduler_backends[account_id][region_name].delete_schedule_group(resource_name)
+class StateMachineResource(CloudFormationModel):
+    """``AWS::StepFunctions::StateMachine`` with ``DefinitionSubstitutions``, executing."""
 
-    class StateMachineResource(CloudFormationModel):
-        """``AWS::StepFunctions::StateMachine`` with ``DefinitionSubstitutions``, executing."""
+    @staticmethod
+    def cloudformation_type() -> str:
+        return "AWS::StepFunctions::StateMachine"
 
-        @staticmethod
-        def cloudformation_type() -> str:
-            return "AWS::StepFunctions::StateMachine"
+    @staticmethod
+    def cloudformation_name_type() -> str:
+        return "StateMachineName"
 
-        @staticmethod
-        def cloudformation_name_type() -> str:
-            return "StateMachineName"
+    @classmethod
+    def has_cfn_attr(cls, attr: str) -> bool:
+        return attr in ("Arn", "Name")
 
-        @classmethod
-        def has_cfn_attr(cls, attr: str) -> bool:
-            return attr in ("Arn", "Name")
-
-        @classmethod
-        def create_from_cloudformation_json(  # type: ignore[override]
-            cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str, **kwargs: Any
-        ) -> Any:
-            properties = cloudformation_json["Properties"]
-            definition = properties.get("DefinitionString")
-            if definition is None and "Definition" in properties:
-                definition = json.dumps(properties["Definition"])
-            if not isinstance(definition, str):
-                raise DeployError(f"{kwargs.get('LogicalId')}: the state machine has no definition")
-            for name, value in (properties.get("DefinitionSubstitutions") or {}).items():
-                definition = definition.replace("${" + name + "}", str(value))
-            tags = [{"key": tag["Key"], "value": tag["Value"]} for tag in properties.get("Tags") or []]
-            backend = stepfunctions_backend(account_id, region_name)
-            return backend.create_state_machine(
-                properties.get("StateMachineName", resource_name), definition, properties["RoleArn"], tags=tags
-            )
-
-    del ScheduleGroupResource, StateMachineResource  # registered by being defined
+    @classmethod
+    def create_from_cloudformation_json(  # type: ignore[override]
+        cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str, **kwargs: Any
+    ) -> Any:
+        properties = cloudformation_json["Properties"]
+        definition = properties.get("DefinitionString")
+        if definition is None and "Definition" in properties:
+            definition = json.dumps(properties["Definition"])
+        if not isinstance(definition, str):
+            raise DeployError(f"{kwargs.get('LogicalId')}: the state machine has no definition")
+        for name, value in (properties.get("DefinitionSubstitutions") or {}).items():
+            definition = definition.replace("${" + name + "}", str(value))
+        tags = [{"key": tag["Key"], "value": tag["Value"]} for tag in properties.get("Tags") or []]
+        backend = stepfunctions_backend(account_id, region_name)
+        return backend.create_state_machine(
+            properties.get("StateMachineName", resource_name), definition, properties["RoleArn"], tags=tags
+        )

@@ -14,6 +14,9 @@ __all__ = ["MOTO_CONFIG", "embedded_aws", "local_environment", "reset_clients"]
 MOTO_CONFIG: dict[str, Any] = {
     # Run state machine definitions for real (moto's ASL interpreter) instead of a stub.
     "stepfunctions": {"execute_state_machine": True},
+    # AWS managed policies exist (a role SAM generates gets e.g. AWSLambdaDynamoDBExecutionRole), so
+    # IAM decides on them as AWS would.
+    "iam": {"load_aws_managed_policies": True},
 }
 
 # Variables that would send boto3 somewhere else than the embedded AWS.

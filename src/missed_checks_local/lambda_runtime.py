@@ -1,87 +1,56 @@
-"""An in-process Lambda: our real handlers run where moto's Step Functions calls Lambda.
+"""The local Lambda service: each deployed function runs from its deployment package and
+layers in its own warm Python 3.13 process, with its role's credentials.
 
-moto's ASL interpreter invokes Lambda through a boto3 client of the *default* session (and
-moto's own Lambda invoke needs Docker). :class:`LambdaRuntime` registers a botocore
-``before-call.lambda.Invoke`` handler on that session: when the function named in the request
-is one of the stack's, it imports the handler module, sets the function's environment, calls
-``handler(event, context)`` with a real-looking context, and answers the call as Lambda does:
-``StatusCode`` 200 and the JSON result, or for a raised exception ``FunctionError: Unhandled``
-and ``{"errorMessage", "errorType", "stackTrace"}``, so the state machine's Retry and Catch
-match on the exception's class name as they do in AWS.
+What a function sees is what Lambda gives it: its unzipped package (``/var/task``), its
+layers (``/opt``), the packages the python3.13 runtime ships (boto3/botocore at a pinned,
+runtime-like version, from ``make build``) and the standard library, nothing from the dev
+virtualenv (:mod:`missed_checks_local.workers`). Its environment holds the function's variables,
+the credentials of its execution role (``sts:AssumeRole``: IAM is enforced on every call it
+makes, see :mod:`missed_checks_local.iam`) and ``AWS_ENDPOINT_URL`` pointing at a moto server
+that this process serves on 127.0.0.1, in front of the same embedded AWS.
 
-Invocations are serialized (one at a time, like a function with reserved concurrency 1) because
-the environment variables are process-wide. What handlers print or log is captured per
-invocation (see :attr:`LambdaRuntime.invocations`), optionally appended to a log file, and kept
-out of the user's terminal.
+Invocations arrive the way they do on AWS: the state machine's tasks call ``lambda:Invoke``
+(moto checks the state machine role's permission, then hands the call to
+:meth:`LambdaRuntime.invoke` instead of Docker); the stream poller and the scheduler call
+:meth:`LambdaRuntime.invoke` directly, as the Lambda service's own pollers do.
 """
 
 from __future__ import annotations
 
-import importlib
-import io
 import json
-import os
-import sys
+import logging
 import threading
 import time
-import traceback
 import uuid
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
-from urllib.parse import unquote
+from typing import Any
+from unittest import mock
 
-import boto3
-from botocore.awsrequest import AWSResponse
-from botocore.response import StreamingBody
+from missed_checks import clock as product_clock
+from missed_checks_local.iam import RoleSessions, enforced
+from missed_checks_local.stack import DeployError, EmbeddedStack, FunctionSpec, project_root
+from missed_checks_local.workers import FunctionWorker, WorkerResult
 
-from missed_checks_local.stack import LOCAL_CREDENTIALS, EmbeddedStack, FunctionSpec
+__all__ = ["Invocation", "LambdaRuntime", "lambda_runtime_paths"]
 
-__all__ = ["Invocation", "LambdaContext", "LambdaRuntime"]
-
-_EVENT = "before-call.lambda.Invoke"
-_URL_MARKER = "/functions/"
-
-# Set for every invocation on top of the function's own environment.
+# Set for every function on top of its own environment, as the Lambda service does.
 _RUNTIME_ENVIRONMENT = {
     "POWERTOOLS_METRICS_DISABLED": "true",
     "POWERTOOLS_TRACE_DISABLED": "true",
-    "POWERTOOLS_DEV": "false",
-    "AWS_EXECUTION_ENV": "AWS_Lambda_python_local",
+    "AWS_EXECUTION_ENV": "AWS_Lambda_python3.13",
     "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
     "AWS_LAMBDA_INITIALIZATION_TYPE": "on-demand",
+    "LAMBDA_TASK_ROOT": "",
+    "TZ": ":UTC",
 }
-
-
-class LambdaContext:
-    """The ``context`` argument of a Python Lambda handler (the fields handlers read)."""
-
-    def __init__(self, spec: FunctionSpec, region: str, request_id: str, deadline: float) -> None:
-        self.function_name = spec.name
-        self.function_version = "$LATEST"
-        self.invoked_function_arn = spec.arn
-        self.memory_limit_in_mb = spec.memory_mb
-        self.aws_request_id = request_id
-        self.log_group_name = f"/aws/lambda/{spec.name}"
-        self.log_stream_name = time.strftime("%Y/%m/%d/[$LATEST]") + request_id.replace("-", "")
-        self.identity = None
-        self.client_context = None
-        self.tenant_id = None
-        self._deadline = deadline
-        self._region = region
-
-    def get_remaining_time_in_millis(self) -> int:
-        return max(0, int((self._deadline - time.monotonic()) * 1000))
-
-    def __repr__(self) -> str:
-        return f"LambdaContext({self.function_name!r}, request {self.aws_request_id})"
 
 
 @dataclass
 class Invocation:
-    """One call of a handler: what went in, what came out, what it logged."""
+    """One call of a function: what went in, what came out, what it logged."""
 
     function: str
     """Logical id of the function (``PlanEvaluationFunction``)."""
@@ -91,8 +60,10 @@ class Invocation:
     payload: bytes = b"null"
     """The result as Lambda returns it (JSON)."""
     error: dict[str, Any] | None = None
-    """Lambda's error payload when the handler raised (``errorType``, ``errorMessage``...)."""
+    """Lambda's error payload when the function failed (``errorType``, ``errorMessage``...)."""
     duration_ms: float = 0.0
+    init_ms: float | None = None
+    """Set on a cold start: the time the worker took to start and import the handler."""
     logs: str = ""
 
     @property
@@ -100,102 +71,22 @@ class Invocation:
         return self.error is None
 
 
-class _ThreadRoutedStream(io.TextIOBase):
-    """Stands in for ``sys.stdout``/``sys.stderr``: writes from a thread that is running a
-    handler go to that invocation's log buffer, every other write to the original stream."""
-
-    def __init__(self, original: TextIO, local: threading.local) -> None:
-        self.original = original
-        self._local = local
-
-    def write(self, text: str) -> int:
-        buffer = getattr(self._local, "buffer", None)
-        if buffer is not None:
-            return buffer.write(text)
-        return self.original.write(text)
-
-    def flush(self) -> None:
-        if getattr(self._local, "buffer", None) is None:
-            self.original.flush()
-
-    def isatty(self) -> bool:
-        return self.original.isatty()
-
-    @property
-    def encoding(self) -> str:  # type: ignore[override]
-        return getattr(self.original, "encoding", "utf-8")
-
-    def fileno(self) -> int:
-        return self.original.fileno()
-
-
-class _ThreadEnviron(dict):  # type: ignore[type-arg]
-    """Stands in for ``os.environ._data``: a thread running a handler sees its function's
-    variables on top of the process's; every other thread sees the process's, unchanged.
-
-    Setting and restoring ``os.environ`` around each call instead would race with the other
-    threads of the process (moto's interpreter creates botocore clients, which read and copy
-    the environment, while a handler runs).
-    """
-
-    def __init__(self, base: dict, local: threading.local) -> None:  # type: ignore[type-arg]
-        super().__init__(base)
-        self._local = local
-
-    def _overlay(self) -> dict | None:  # type: ignore[type-arg]
-        return getattr(self._local, "environment", None)
-
-    def __getitem__(self, key: Any) -> Any:
-        overlay = self._overlay()
-        if overlay is not None and key in overlay:
-            return overlay[key]
-        return super().__getitem__(key)
-
-    def __contains__(self, key: object) -> bool:
-        overlay = self._overlay()
-        return (overlay is not None and key in overlay) or super().__contains__(key)
-
-    def __iter__(self) -> Iterator[Any]:
-        overlay = self._overlay()
-        if overlay is None:
-            return iter(list(super().keys()))
-        return iter(list(dict.fromkeys([*super().keys(), *overlay])))
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
-
-    def get(self, key: Any, default: Any = None) -> Any:
-        return self[key] if key in self else default
-
-
-_capture_local = threading.local()
-_environ_users = [0]
-_environ_lock = threading.Lock()
-_environ_local = threading.local()
-
-
-def _install_environ() -> None:
-    with _environ_lock:
-        if _environ_users[0] == 0 and not isinstance(os.environ._data, _ThreadEnviron):  # type: ignore[attr-defined]
-            os.environ._data = _ThreadEnviron(os.environ._data, _environ_local)  # type: ignore[attr-defined]
-        _environ_users[0] += 1
-
-
-def _uninstall_environ() -> None:
-    with _environ_lock:
-        _environ_users[0] -= 1
-        data = os.environ._data  # type: ignore[attr-defined]
-        if _environ_users[0] == 0 and isinstance(data, _ThreadEnviron):
-            os.environ._data = dict(dict.items(data))  # type: ignore[attr-defined]
+def lambda_runtime_paths(root: Path | None = None) -> tuple[str, Path]:
+    """The Python 3.13 interpreter and the runtime packages directory ``make build`` set up."""
+    base = (root or project_root()) / ".aws-sam" / "lambda-runtime"
+    marker, packages = base / "python313", base / "python"
+    if not marker.is_file() or not packages.is_dir():
+        raise DeployError(
+            f"{base} is not set up: run 'make build' (it finds Python 3.13 and installs the runtime's boto3 there)"
+        )
+    return marker.read_text(encoding="utf-8").strip(), packages
 
 
 class LambdaRuntime:
-    """Runs the stack's functions in-process when anything in this process invokes them.
+    """Runs the stack's functions, one warm worker process per function.
 
     Use as a context manager (or :meth:`install` / :meth:`uninstall`). ``log_path`` appends
-    every invocation's captured output to a file. ``endpoint_url`` is exported to handlers as
-    ``AWS_ENDPOINT_URL`` (server mode: their clients must reach the moto server).
-    ``on_invocation`` is called after each invocation (the scenario runner uses it to count).
+    every invocation's logs to a file. ``on_invocation`` is called after each invocation.
     """
 
     def __init__(
@@ -211,14 +102,12 @@ class LambdaRuntime:
         self.keep_invocations = keep_invocations
         self.on_invocation = on_invocation
         self._log_path = Path(log_path) if log_path else None
-        self._lock = threading.RLock()
-        # Shared by every runtime: a logger that kept an earlier runtime's routing stream (Powertools
-        # pins sys.stdout when the handler module is imported) must still route by thread.
-        self._local = _capture_local
-        self._session: boto3.session.Session | None = None
-        self._streams: tuple[TextIO, TextIO] | None = None
-        self._handlers: dict[str, Callable[[Any, Any], Any]] = {}
-        self._log: TextIO | None = None
+        self._lock = threading.Lock()
+        self._workers: dict[str, FunctionWorker] = {}
+        self._exit: ExitStack | None = None
+        self._endpoint: str | None = None
+        self._log: Any = None
+        self.roles = RoleSessions(lambda: stack.client("sts"))
 
     # -- installation --------------------------------------------------------------------
     def __enter__(self) -> LambdaRuntime:
@@ -229,127 +118,152 @@ class LambdaRuntime:
         self.uninstall()
 
     def install(self) -> None:
-        """Hook into boto3's current default session (again, if it was replaced)."""
-        session = boto3._get_default_session()
-        if session is not self._session:
-            if self._session is not None:
-                self._session.events.unregister(_EVENT, unique_id=self._unique_id)
-            session.events.register(_EVENT, self._before_invoke, unique_id=self._unique_id)
-            self._session = session
-        if self._streams is None:
-            _install_environ()
-            self._streams = (sys.stdout, sys.stderr)
-            sys.stdout = _ThreadRoutedStream(sys.stdout, self._local)  # type: ignore[assignment]
-            sys.stderr = _ThreadRoutedStream(sys.stderr, self._local)  # type: ignore[assignment]
+        if self._exit is not None:
+            return
+        exit_stack = ExitStack()
+        try:
+            self._endpoint = self.stack.endpoint_url or exit_stack.enter_context(_moto_server())
+            exit_stack.enter_context(enforced())
+            exit_stack.enter_context(self._serve_lambda_invoke())
+            exit_stack.enter_context(self._state_machine_credentials())
+        except BaseException:
+            exit_stack.close()
+            raise
+        self._exit = exit_stack
 
     def uninstall(self) -> None:
-        if self._session is not None:
-            self._session.events.unregister(_EVENT, unique_id=self._unique_id)
-            self._session = None
-        if self._streams is not None:
-            if isinstance(sys.stdout, _ThreadRoutedStream):
-                sys.stdout = self._streams[0]
-            if isinstance(sys.stderr, _ThreadRoutedStream):
-                sys.stderr = self._streams[1]
-            self._streams = None
-            _uninstall_environ()
+        with self._lock:
+            workers, self._workers = list(self._workers.values()), {}
+        for worker in workers:
+            worker.close()
+        if self._exit is not None:
+            self._exit.close()
+            self._exit = None
         if self._log is not None:
             self._log.close()
             self._log = None
 
-    @property
-    def _unique_id(self) -> str:
-        return f"missed-checks-local-lambda-{id(self)}"
+    @contextmanager
+    def _serve_lambda_invoke(self) -> Iterator[None]:
+        """moto's ``lambda:Invoke`` (after its IAM check) hands our functions' calls to us."""
+        from moto.awslambda.models import LambdaFunction
+
+        original = LambdaFunction.invoke
+        runtime = self
+
+        def invoke(function: Any, body: Any, request_headers: Any, response_headers: Any) -> Any:
+            spec = runtime.stack.function_by_name(function.function_arn)
+            if spec is None:
+                return original(function, body, request_headers, response_headers)
+            try:
+                event = json.loads(body) if body else {}
+            except ValueError:
+                event = body
+            invocation = runtime.invoke(spec.logical_id, event)
+            if invocation.error is not None:
+                response_headers["x-amz-function-error"] = "Unhandled"
+                return json.dumps(invocation.error).encode()
+            return invocation.payload
+
+        with mock.patch.object(LambdaFunction, "invoke", invoke):
+            yield
+
+    @contextmanager
+    def _state_machine_credentials(self) -> Iterator[None]:
+        """The state machine's tasks call AWS with its role's credentials (moto's use fixed
+        dummy keys), one client per region and service, reused while the runtime runs."""
+        import importlib
+
+        import boto3
+        from botocore.config import Config
+
+        role_arns = {res["RoleArn"] for res in self.stack._of_type("AWS::StepFunctions::StateMachine").values()}
+        if len(role_arns) > 1:
+            raise DeployError("the local runtime runs state machines with one role only")
+        clients: dict[tuple[str, str], Any] = {}
+        lock = threading.Lock()
+        config = Config(parameter_validation=False, retries={"max_attempts": 0, "total_max_attempts": 1})
+
+        def client_for(region: str, service: str, state_credentials: Any = None) -> Any:
+            key = (region, service)
+            with lock:
+                if key not in clients:
+                    credentials = (
+                        self.roles.client_kwargs(next(iter(role_arns)), "states")
+                        if role_arns
+                        else {"aws_access_key_id": "ak", "aws_secret_access_key": "sk"}
+                    )
+                    clients[key] = boto3.client(
+                        service, region_name=region, endpoint_url=self.stack.endpoint_url, config=config, **credentials
+                    )
+                return clients[key]
+
+        with ExitStack() as patches:
+            for name in _INTERPRETER_CLIENT_USERS:
+                module = importlib.import_module(name)
+                if hasattr(module, "boto_client_for"):
+                    patches.enter_context(mock.patch.object(module, "boto_client_for", client_for))
+            yield
 
     # -- invocation ----------------------------------------------------------------------
-    def _before_invoke(self, params: Mapping[str, Any], **_: Any) -> tuple[AWSResponse, dict] | None:
-        path = str(params.get("url_path", ""))
-        if _URL_MARKER not in path:
-            return None
-        name = unquote(path.split(_URL_MARKER, 1)[1].split("/", 1)[0])
-        spec = self.stack.function_by_name(name)
-        if spec is None:
-            return None  # not ours: let the call through
-        body = params.get("body") or b"{}"
-        if isinstance(body, str):
-            body = body.encode()
-        try:
-            event = json.loads(body or b"{}")
-        except ValueError:
-            event = body.decode("utf-8", "replace")
-        invocation = self.invoke(spec.logical_id, event)
-        if invocation.error is not None:
-            payload = json.dumps(invocation.error).encode()
-            parsed: dict[str, Any] = {"FunctionError": "Unhandled"}
-        else:
-            payload = invocation.payload
-            parsed = {}
-        parsed.update(
-            {
-                "StatusCode": 200,
-                "ExecutedVersion": "$LATEST",
-                "Payload": StreamingBody(io.BytesIO(payload), len(payload)),
-                "ResponseMetadata": {"HTTPStatusCode": 200, "RequestId": invocation.request_id},
-            }
-        )
-        headers = {"x-amzn-requestid": invocation.request_id}
-        if invocation.error is not None:
-            headers["x-amz-function-error"] = "Unhandled"
-        http = AWSResponse(url=path, status_code=200, headers=headers, raw=None)
-        return http, parsed
+    def _worker(self, spec: FunctionSpec) -> FunctionWorker:
+        with self._lock:
+            worker = self._workers.get(spec.logical_id)
+            if worker is None:
+                python, runtime_dir = lambda_runtime_paths()
+                environment = {
+                    **spec.environment,
+                    **_RUNTIME_ENVIRONMENT,
+                    "LAMBDA_TASK_ROOT": str(spec.code_dir),
+                    "AWS_LAMBDA_FUNCTION_NAME": spec.name,
+                    "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(spec.memory_mb),
+                    "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{spec.name}",
+                    "AWS_REGION": self.stack.region,
+                    "AWS_DEFAULT_REGION": self.stack.region,
+                    "AWS_ENDPOINT_URL": str(self._endpoint),
+                    **self.roles.environment(spec.role_arn, spec.name),
+                }
+                log_dir = (self._log_path.parent if self._log_path else project_root() / ".aws-sam") / "lambda-logs"
+                log_dir.mkdir(parents=True, exist_ok=True)
+                worker = FunctionWorker(
+                    python=python,
+                    code_dir=spec.code_dir,
+                    layer_dirs=spec.layer_dirs,
+                    runtime_dir=runtime_dir,
+                    handler=spec.handler,
+                    environment=environment,
+                    timeout_s=float(spec.timeout_s),
+                    log_path=log_dir / f"{self.stack.stack_name}-{spec.logical_id}-{id(self)}.log",
+                )
+                self._workers[spec.logical_id] = worker
+            return worker
 
     def invoke(self, function: str, event: Any) -> Invocation:
         """Run ``function`` (logical id, name or ARN) with ``event``, as Lambda would."""
+        if self._exit is None:
+            raise RuntimeError("the Lambda runtime is not installed (use it as a context manager)")
         spec = self.stack.functions.get(function) or self.stack.function_by_name(function)
         if spec is None:
             raise KeyError(f"no function {function!r} in the stack")
         request_id = str(uuid.uuid4())
         invocation = Invocation(function=spec.logical_id, request_id=request_id, event=event)
-        with self._lock, self._environment(spec), self._capture() as buffer:
-            started = time.monotonic()
-            context = LambdaContext(spec, self.stack.region, request_id, started + spec.timeout_s)
-            print(f"START RequestId: {request_id} Version: $LATEST")
-            try:
-                handler = self._handler(spec)
-            except Exception as error:  # Lambda reports import failures this way
-                invocation.error = _error_payload(
-                    error,
-                    request_id=request_id,
-                    message=f"Unable to import module '{spec.module}': {error}",
-                    error_type="Runtime.ImportModuleError",
-                )
-            else:
-                try:
-                    result = handler(event, context)
-                except Exception as error:
-                    invocation.error = _error_payload(error, request_id=request_id)
-                else:
-                    try:
-                        invocation.payload = json.dumps(result).encode()
-                        invocation.result = result
-                    except (TypeError, ValueError) as error:
-                        invocation.error = _error_payload(
-                            error,
-                            request_id=request_id,
-                            message=f"Unable to marshal response: {error}",
-                            error_type="Runtime.MarshalError",
-                        )
-            elapsed = time.monotonic() - started
-            if invocation.error is None and elapsed > spec.timeout_s:
-                invocation.error = {
-                    "errorMessage": f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} "
-                    f"{request_id} Task timed out after {spec.timeout_s:.2f} seconds",
-                    "errorType": "Sandbox.Timedout",
-                }
-            invocation.duration_ms = elapsed * 1000
-            if invocation.error is not None:
-                print(json.dumps(invocation.error))
-            print(f"END RequestId: {request_id}")
-            print(
-                f"REPORT RequestId: {request_id}\tDuration: {invocation.duration_ms:.2f} ms\t"
-                f"Memory Size: {spec.memory_mb} MB"
-            )
-        invocation.logs = buffer.getvalue()
+        context = {
+            "function_name": spec.name,
+            "function_version": "$LATEST",
+            "invoked_function_arn": spec.arn,
+            "memory_limit_in_mb": spec.memory_mb,
+            "log_group_name": f"/aws/lambda/{spec.name}",
+            "log_stream_name": time.strftime("%Y/%m/%d/[$LATEST]") + request_id.replace("-", ""),
+            "clock": product_clock.now().isoformat(),
+        }
+        result: WorkerResult = self._worker(spec).invoke(event, request_id=request_id, context_fields=context)
+        invocation.error = result.error
+        invocation.duration_ms = result.duration_ms
+        invocation.init_ms = result.init_ms
+        invocation.logs = result.logs
+        if result.error is None and result.payload is not None:
+            invocation.payload = result.payload
+            invocation.result = json.loads(result.payload or b"null")
         self._record(invocation)
         return invocation
 
@@ -361,93 +275,35 @@ class LambdaRuntime:
                 if self._log is None:
                     self._log = self._log_path.open("a", encoding="utf-8")
                 self._log.write(f"--- {invocation.function}\n{invocation.logs}")
+                self._log.flush()
         if self.on_invocation is not None:
             self.on_invocation(invocation)
 
-    def _handler(self, spec: FunctionSpec) -> Callable[[Any, Any], Any]:
-        if spec.logical_id not in self._handlers:
-            root = str(self.stack.template_path.parent)
-            if root not in sys.path:
-                # Lambda puts the function's code on the path; here the code is the checkout.
-                sys.path.insert(0, root)
-            module = importlib.import_module(spec.module)
-            self._handlers[spec.logical_id] = getattr(module, spec.attribute)
-        return self._handlers[spec.logical_id]
 
-    @contextmanager
-    def _environment(self, spec: FunctionSpec) -> Iterator[None]:
-        values = {
-            **spec.environment,
-            **_RUNTIME_ENVIRONMENT,
-            "AWS_LAMBDA_FUNCTION_NAME": spec.name,
-            "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(spec.memory_mb),
-            "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{spec.name}",
-            "AWS_REGION": self.stack.region,
-            "AWS_DEFAULT_REGION": self.stack.region,
-        }
-        if not os.environ.get("AWS_ACCESS_KEY_ID"):
-            values["AWS_ACCESS_KEY_ID"] = LOCAL_CREDENTIALS["aws_access_key_id"]
-            values["AWS_SECRET_ACCESS_KEY"] = LOCAL_CREDENTIALS["aws_secret_access_key"]
-        if self.stack.endpoint_url:
-            values["AWS_ENDPOINT_URL"] = self.stack.endpoint_url
-        if not isinstance(os.environ._data, _ThreadEnviron):  # type: ignore[attr-defined]
-            raise RuntimeError("the Lambda runtime is not installed (use it as a context manager)")
-        encode_key, encode_value = os.environ.encodekey, os.environ.encodevalue  # type: ignore[attr-defined]
-        previous = getattr(_environ_local, "environment", None)
-        _environ_local.environment = {encode_key(k): encode_value(v) for k, v in values.items()}
-        try:
-            yield
-        finally:
-            _environ_local.environment = previous
-
-    @contextmanager
-    def _capture(self) -> Iterator[io.StringIO]:
-        buffer = io.StringIO()
-        previous = getattr(self._local, "buffer", None)
-        self._local.buffer = buffer
-        redirected = self._redirect_pinned_log_handlers()
-        try:
-            yield buffer
-        finally:
-            self._local.buffer = previous
-            for handler, stream in redirected:
-                handler.setStream(stream)
-
-    def _redirect_pinned_log_handlers(self) -> list[tuple[Any, Any]]:
-        """Loggers created before :meth:`install` (Powertools pins ``sys.stdout`` at creation)
-        write to the real terminal; point them at the routing stream for this invocation."""
-        import logging
-
-        if self._streams is None:
-            return []
-        routed = {
-            id(stream.original): stream
-            for stream in (sys.stdout, sys.stderr)
-            if isinstance(stream, _ThreadRoutedStream)
-        }
-        changed = []
-        # list() copies in one step: other threads create loggers (botocore clients) meanwhile
-        loggers = [logging.getLogger(), *list(logging.Logger.manager.loggerDict.values())]
-        for logger in loggers:
-            for handler in getattr(logger, "handlers", []):
-                stream = getattr(handler, "stream", None)
-                if isinstance(handler, logging.StreamHandler) and id(stream) in routed:
-                    changed.append((handler, handler.setStream(routed[id(stream)])))
-        return changed
+_INTERPRETER_CLIENT_USERS = (
+    "moto.stepfunctions.parser.asl.component.state.exec.state_task.lambda_eval_utils",
+    "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_sqs",
+    "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_dynamodb",
+    "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_events",
+    "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_sns",
+    "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_aws_sdk",
+)
 
 
-def _error_payload(
-    error: BaseException, *, request_id: str, message: str | None = None, error_type: str | None = None
-) -> dict[str, Any]:
-    return {
-        "errorMessage": message if message is not None else str(error),
-        "errorType": error_type or type(error).__name__,
-        "requestId": request_id,
-        # Like Lambda's: the handler's frames, not the runtime's.
-        "stackTrace": traceback.format_list(
-            [frame for frame in traceback.extract_tb(error.__traceback__) if frame.filename != __file__]
-        ),
-    }
+@contextmanager
+def _moto_server() -> Iterator[str]:
+    """A moto server on a free loopback port, in front of this process's embedded AWS, for the
+    function workers to call."""
+    from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # not a line per request on the terminal
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    try:
+        host, port = server.get_host_and_port()
+        yield f"http://{host}:{port}"
+    finally:
+        server.stop()
 
 
 def invocation_summary(invocations: list[Invocation]) -> dict[str, dict[str, int]]:

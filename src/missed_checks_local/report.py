@@ -113,6 +113,7 @@ def build_report(scenario: Scenario, runtime: LocalRuntime, table: Any) -> dict[
         },
         "schedule_problems": dict(runtime.scheduler.problems),
         "lambda": runtime.invocation_summary(),
+        "deployment_problems": runtime.deployment_problems(),
         "stream": stream_stats[0] if len(stream_stats) == 1 else stream_stats,
     }
 

@@ -92,7 +92,9 @@ class LocalRuntime:
         self.lambda_runtime = LambdaRuntime(self.stack, log_path=self.log_path, keep_invocations=False)
         self.lambda_runtime.on_invocation = self._count_invocation
         self.stack.lambda_runtime = self.lambda_runtime
-        self.scheduler = SimulatedScheduler(self.stack, self.clock.now, invoke_lambda=self._invoke_lambda)
+        self.scheduler = SimulatedScheduler(
+            self.stack, self.clock.now, invoke_lambda=self._invoke_lambda, role_sessions=self.lambda_runtime.roles
+        )
         self.pollers = [
             StreamPoller(self.stack, self.lambda_runtime, mapping, self.clock.now)
             for mapping in self.stack.stream_mappings
@@ -120,7 +122,6 @@ class LocalRuntime:
         self._exit.enter_context(self.lambda_runtime)
         self._exit.enter_context(installed(self.clock))
         self._exit.enter_context(moto_on_simulated_time(self.clock))
-        self._exit.enter_context(_reuse_interpreter_clients())
         self._exit.enter_context(_parse_each_definition_once())
         self._exit.enter_context(_quiet_moto_logs(self.log_path))
         self.settle()
@@ -231,6 +232,21 @@ class LocalRuntime:
             "dead_lettered": sum(1 for f in firings if f.dead_lettered),
         }
 
+    def deployment_problems(self) -> list[str]:
+        """What would break this stack on AWS, not in the data: a function that cannot start
+        (``Runtime.ImportModuleError``, ``Runtime.HandlerNotFound``, a syntax error) or a call
+        its role does not allow (``AccessDenied``), by a function or by the state machine."""
+        problems: list[str] = []
+        for invocation in self.failed_invocations:
+            error = invocation.error or {}
+            kind, message = str(error.get("errorType", "")), str(error.get("errorMessage", ""))
+            if kind.startswith("Runtime.") or "AccessDenied" in kind or "AccessDenied" in message:
+                problems.append(f"{invocation.function}: {kind}: {message}")
+        for record in self.executions:
+            if record.status != "SUCCEEDED" and "AccessDenied" in f"{record.error} {record.cause}":
+                problems.append(f"state machine {record.arn.rsplit(':', 2)[-2]}: {record.error}: {record.cause}")
+        return list(dict.fromkeys(problems))
+
     def invocation_summary(self) -> dict[str, dict[str, int]]:
         summary: dict[str, dict[str, int]] = {}
         for (function, ok), count in sorted(self.invocation_counts.items()):
@@ -278,44 +294,6 @@ def moto_on_simulated_time(clock: SimulatedClock | RealTimeClock) -> Iterator[No
         mock.patch.object(scheduler_models, "utcnow", simulated_utcnow),
         mock.patch.object(retrier_decl, "time", _NoWait()),
     ):
-        yield
-
-
-_CLIENT_USERS = (
-    "moto.stepfunctions.parser.asl.component.state.exec.state_task.lambda_eval_utils",
-    "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_sqs",
-    "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_dynamodb",
-    "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_events",
-    "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_sns",
-    "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_aws_sdk",
-)
-
-
-@contextmanager
-def _reuse_interpreter_clients() -> Iterator[None]:
-    """moto's interpreter builds a new botocore client for every task (about 10 ms of CPU each,
-    most of a Lambda task's cost here); reuse one per region and service while the runtime
-    runs. Clients are created after the in-process Lambda hook is installed, so they carry it."""
-    import importlib
-    import threading
-
-    clients: dict[tuple[str, str], Any] = {}
-    lock = threading.Lock()
-    with ExitStack() as patches:
-        for name in _CLIENT_USERS:
-            module = importlib.import_module(name)
-            original = getattr(module, "boto_client_for", None)
-            if original is None:
-                continue
-
-            def cached(region: str, service: str, state_credentials: Any = None, _original: Any = original) -> Any:
-                key = (region, service)
-                with lock:
-                    if key not in clients:
-                        clients[key] = _original(region=region, service=service, state_credentials=state_credentials)
-                    return clients[key]
-
-            patches.enter_context(mock.patch.object(module, "boto_client_for", cached))
         yield
 
 

@@ -41,6 +41,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+import boto3
 from botocore.exceptions import ClientError
 
 from missed_checks_local.stack import EmbeddedStack
@@ -211,8 +212,13 @@ class SimulatedScheduler:
         *,
         group: str | None = None,
         invoke_lambda: Callable[[str, Any], Any] | None = None,
+        role_sessions: Any = None,
     ) -> None:
         self.stack = stack
+        self.role_sessions = role_sessions
+        """:class:`~missed_checks_local.iam.RoleSessions`: when given, each firing acts with its
+        target's ``RoleArn``, as Scheduler does (so IAM decides whether it may start the target)."""
+        self._role_clients: dict[str, tuple[Any, Any]] = {}
         self.now = now
         self.group = group or stack.schedule_group
         self.invoke_lambda = invoke_lambda
@@ -357,16 +363,30 @@ class SimulatedScheduler:
             self.firings.append(firing)
             return firing
 
+    def _clients(self, target: dict[str, Any]) -> tuple[Any, Any]:
+        """Step Functions and SQS clients acting with the target's role (or the operator's)."""
+        role_arn = target.get("RoleArn")
+        if self.role_sessions is None or not role_arn:
+            return self._sfn, self._sqs
+        if role_arn not in self._role_clients:
+            credentials = self.role_sessions.client_kwargs(role_arn, "scheduler")
+            session = boto3.session.Session(region_name=self.stack.region, **credentials)
+            self._role_clients[role_arn] = tuple(  # type: ignore[assignment]
+                session.client(service, endpoint_url=self.stack.endpoint_url) for service in ("stepfunctions", "sqs")
+            )
+        return self._role_clients[role_arn]
+
     def _invoke_target(self, target: dict[str, Any], payload: str, firing: Firing) -> tuple[str, str] | None:
         arn = target["Arn"]
+        sfn, sqs = self._clients(target)
         try:
             if ":states:" in arn:
                 # Without a name Step Functions generates a UUID; moto's interpreter would use
                 # "None" for every execution (then ExecutionAlreadyExists), so name it the same way.
-                started = self._sfn.start_execution(stateMachineArn=arn, input=payload, name=str(uuid.uuid4()))
+                started = sfn.start_execution(stateMachineArn=arn, input=payload, name=str(uuid.uuid4()))
                 firing.execution_arn = started["executionArn"]
             elif ":sqs:" in arn:
-                self._sqs.send_message(QueueUrl=self._queue_url(arn), MessageBody=payload)
+                sqs.send_message(QueueUrl=self._queue_url(arn), MessageBody=payload)
             elif ":lambda:" in arn and self.invoke_lambda is not None:
                 self.invoke_lambda(arn, json.loads(payload) if payload else {})
             else:
@@ -405,7 +425,7 @@ class SimulatedScheduler:
         }
         if retryable:
             attributes["EXHAUSTED_RETRY_CONDITION"] = attribute("MaximumRetryAttempts")
-        self._sqs.send_message(
+        self._clients(target)[1].send_message(
             QueueUrl=self._queue_url(dead_letter_arn),
             MessageBody=firing.input or "{}",
             MessageAttributes=attributes,

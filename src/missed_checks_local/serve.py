@@ -81,11 +81,6 @@ class LocalServer:
         self._environment.__enter__()
         reset_clients()
         self.stack = EmbeddedStack.provision(self.template_path, parameters=self.parameters, endpoint_url=self.endpoint)
-        # Publish the Outputs as a CloudFormation stack, so ops commands find them as for a deployed stack.
-        from missed_checks_ops.target import publish_outputs
-
-        publish_outputs(self.stack.client("cloudformation"), self.stack.stack_name, self.stack.outputs,
-                        self.stack.parameters)
         # The clock starts once the stack is up (provisioning takes seconds, hours at a high speed).
         self.clock = RealTimeClock(self._start, self._speed)
         self.runtime = LocalRuntime(self.stack, self.clock, log_path=self.log_path, refresh_always=True)

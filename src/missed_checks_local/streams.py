@@ -32,6 +32,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import boto3
+from botocore.config import Config
+
 from missed_checks_local.filters import matches_any
 from missed_checks_local.lambda_runtime import Invocation, LambdaRuntime
 from missed_checks_local.stack import EmbeddedStack, StreamMappingSpec
@@ -88,8 +91,13 @@ class StreamPoller:
         self.function = stack.functions[mapping.function]
         self.now = now
         self.stats = StreamStats()
-        self._streams = stack.client("dynamodbstreams")
-        self._sqs = stack.client("sqs")
+        # Lambda's poller reads the stream and sends to the on-failure destination with the
+        # function's execution role: IAM decides, as on AWS.
+        credentials = runtime.roles.client_kwargs(self.function.role_arn, f"{self.function.name}-poller")
+        session = boto3.session.Session(region_name=stack.region, **credentials)
+        config = Config(account_id_endpoint_mode="disabled")
+        self._streams = session.client("dynamodbstreams", endpoint_url=stack.endpoint_url, config=config)
+        self._sqs = session.client("sqs", endpoint_url=stack.endpoint_url, config=config)
         self._shards: dict[str, _Shard] = {}
         self._pending: list[tuple[str, dict[str, Any]]] = []
         self._polls = 0

@@ -3,17 +3,14 @@
 A deployed stack is found by name: CloudFormation ``DescribeStacks`` returns the Outputs that
 ``template.yaml`` declares (TableName, StateMachineArn, ScheduleGroupName, the three
 ``*DeadLetterQueueUrl`` ...). ``--endpoint URL`` (or ``AWS_ENDPOINT_URL``) sends every call to
-another endpoint, such as ``missed-checks local serve``; the local runtime registers its
-resolved Outputs as a CloudFormation stack there (:func:`publish_outputs`), so the lookup is the
-same. Explicit overrides (``--table`` ...) win over the stack's outputs, and are enough on their
-own when there is no stack to look up.
+another endpoint, such as ``missed-checks local serve``, which deploys the template with
+CloudFormation there, so the lookup is the same. Explicit overrides (``--table`` ...) win over
+the stack's outputs, and are enough on their own when there is no stack to look up.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -164,22 +161,3 @@ def _describe(stack: str, region: str, endpoint: str | None, session: Any,
     if "TableName" not in outputs:
         raise TargetError(f"stack {stack} in {where} is not a missed-checks stack (no TableName output)")
     return outputs, parameters
-
-
-def publish_outputs(cloudformation: Any, stack_name: str, outputs: Mapping[str, str],
-                    parameters: Mapping[str, str] | None = None) -> str:
-    """Register ``outputs`` as a CloudFormation stack (for the local runtime, whose resources are
-    not created by CloudFormation), so ``--stack``/``--endpoint`` find them the same way as a
-    deployed stack's. Returns the stack id."""
-    template = {
-        "Description": "missed-checks local runtime: the resolved Outputs of template.yaml",
-        "Parameters": {name: {"Type": "String"} for name in parameters or {}},
-        "Resources": {"LocalRuntime": {"Type": "AWS::CloudFormation::WaitConditionHandle"}},
-        "Outputs": {name: {"Value": str(value)} for name, value in outputs.items()},
-    }
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # moto: "WaitConditionHandle ... not supported", harmless here
-        response = cloudformation.create_stack(
-            StackName=stack_name, TemplateBody=json.dumps(template),
-            Parameters=[{"ParameterKey": k, "ParameterValue": str(v)} for k, v in (parameters or {}).items()])
-    return str(response["StackId"])

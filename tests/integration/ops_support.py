@@ -14,7 +14,6 @@ from missed_checks_local.clock import SimulatedClock
 from missed_checks_local.runtime import LocalRuntime
 from missed_checks_local.stack import EmbeddedStack
 from missed_checks_ops.cli.main import main
-from missed_checks_ops.target import publish_outputs
 
 START = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)  # a Sunday
 BERLIN_WORKDAYS = ["DTSTART;TZID=Europe/Berlin:20260302T060000", "RRULE:FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR"]
@@ -23,11 +22,10 @@ TARGET = ["--stack", "missed-checks-local", "--region", "us-east-1"]
 
 @contextmanager
 def ops_runtime(start: datetime = START) -> Iterator[LocalRuntime]:
-    """template.yaml provisioned into the embedded AWS (call inside the ``embedded`` fixture), its
-    Outputs published as the CloudFormation stack ``missed-checks-local`` as ``local serve`` does,
-    and the local runtime (streams, scheduler, in-process Lambda) on a simulated clock."""
+    """The built template deployed into the embedded AWS as the CloudFormation stack
+    ``missed-checks-local`` (call inside the ``embedded`` fixture), and the local runtime (streams,
+    scheduler, Lambda workers) on a simulated clock."""
     stack = EmbeddedStack.provision()
-    publish_outputs(stack.client("cloudformation"), stack.stack_name, stack.outputs, stack.parameters)
     with LocalRuntime(stack, SimulatedClock(start)) as runtime:
         yield runtime
 

@@ -1,42 +1,35 @@
-"""Every AWS action a handler really makes is granted by its function's role in template.yaml.
+"""Every AWS call a function or the state machine makes is allowed by the role template.yaml
+gives it, down to the resource.
 
-moto does not enforce IAM, so a missing permission would only show on AWS. Here every call the
-handlers make (recorded per function while the real flow runs) is checked against the role the
-template gives that function.
+The local runtime enforces IAM by action (moto's policy engine: a call the role does not allow
+fails with AccessDenied, so the flow below succeeding proves the actions). moto does not compare
+a statement's ``Resource`` with the request's for most services, so this test does: it records
+every role-signed call while the real flow runs, derives the ARN the call acts on, and checks it
+against the statements of the deployed role (as CloudFormation resolved them).
 """
 
 from __future__ import annotations
 
+import ast
+import fnmatch
 import json
-import os
 import time
 from collections import defaultdict
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from urllib.parse import unquote
 
 import moto.scheduler.models
-from cfnlint.decode import decode
 
 from missed_checks import clock
-from missed_checks.aws import clients
 from missed_checks.aws.table import ChecklistTable
 from missed_checks.performed_check import PerformedCheck
+from missed_checks_local.iam import RoleCall, observed
 
 ROOT = Path(__file__).resolve().parents[2]
-TEMPLATE, _ = decode(str(ROOT / "template.yaml"))
 RULE = "DTSTART;TZID=Europe/Berlin:20260302T060000\nRRULE:FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR"
 CREATED = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 EVALUATE_AT = datetime(2026, 3, 2, 13, 30, tzinfo=UTC)
-
-
-def granted_actions(function_logical_id: str) -> set[str]:
-    role = TEMPLATE["Resources"][function_logical_id]["Properties"]["Role"]["Fn::GetAtt"][0]
-    actions = set()
-    for policy in TEMPLATE["Resources"][role]["Properties"]["Policies"]:
-        for statement in policy["PolicyDocument"]["Statement"]:
-            listed = statement["Action"]
-            actions.update(listed if isinstance(listed, list) else [listed])
-    return actions
 
 
 def stream_record(table: ChecklistTable, event_name: str, checklist_id: str) -> dict:
@@ -50,48 +43,98 @@ def stream_record(table: ChecklistTable, event_name: str, checklist_id: str) -> 
     return sample
 
 
-def test_every_call_the_handlers_make_is_allowed_by_their_role(local_stack, monkeypatch):
+def resource_of(call: RoleCall, stack) -> str | None:
+    """The ARN a call acts on (None where the request names none, e.g. GetRecords' iterator)."""
+    prefix = f"{stack.region}:{stack.account_id}"
+    service = call.action.split(":", 1)[0]
+    if service == "dynamodb":
+        if "StreamArn" in call.body:
+            return call.body["StreamArn"]
+        if "TableName" in call.body:
+            return f"arn:aws:dynamodb:{prefix}:table/{call.body['TableName']}"
+        return None
+    if service == "scheduler" and call.path.startswith("/schedules/"):
+        group = (call.query.get("groupName") or call.body.get("GroupName") or ["default"])
+        group = group[0] if isinstance(group, list) else group
+        return f"arn:aws:scheduler:{prefix}:schedule/{group}/{unquote(call.path.split('/')[2])}"
+    if service == "events":
+        buses = {entry.get("EventBusName", "default") for entry in call.body.get("Entries", [])}
+        (bus,) = buses
+        return bus if bus.startswith("arn:") else f"arn:aws:events:{prefix}:event-bus/{bus}"
+    if service == "sqs" and "QueueUrl" in call.body:
+        lid = stack.queue_logical_id(call.body["QueueUrl"])
+        return stack.queue_arns[lid]
+    if service == "lambda" and "/functions/" in call.path:
+        return stack.function_by_name(unquote(call.path.split("/functions/")[1].split("/")[0])).arn
+    return None
+
+
+def statements(stack, role_arn: str) -> list[dict]:
+    iam = stack.client("iam")
+    name = role_arn.rsplit("/", 1)[1]
+    found = []
+    for policy in iam.list_role_policies(RoleName=name)["PolicyNames"]:
+        document = iam.get_role_policy(RoleName=name, PolicyName=policy)["PolicyDocument"]
+        if isinstance(document, str):  # moto answers with the Python repr of a CloudFormation-made document
+            document = ast.literal_eval(document)
+        found += document["Statement"] if isinstance(document["Statement"], list) else [document["Statement"]]
+    return found
+
+
+def allowed(call: RoleCall, resource: str | None, role_statements: list[dict]) -> bool:
+    for statement in role_statements:
+        actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+        resources = statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
+        if statement["Effect"] == "Allow" and any(fnmatch.fnmatchcase(call.action, a) for a in actions):
+            if resource is None or any(fnmatch.fnmatchcase(resource, r) for r in resources):
+                return True
+    return False
+
+
+def test_every_call_the_functions_and_the_state_machine_make_is_allowed_by_their_role(local_stack, monkeypatch):
     monkeypatch.setattr(moto.scheduler.models, "utcnow", lambda: CREATED.replace(tzinfo=None))
-    made: dict[str, set[str]] = defaultdict(set)
-    names = {spec.name: logical for logical, spec in local_stack.functions.items()}
-
-    def record(model, **_):
-        function = names.get(os.environ.get("AWS_LAMBDA_FUNCTION_NAME", ""))
-        if function:
-            prefix = model.service_model.signing_name
-            made[function].add(f"{prefix}:{model.name}")
-
-    for service in ("dynamodb", "scheduler", "sqs", "events"):
-        clients.client(service).meta.events.register(f"before-call.{service}", record)
-
+    calls: list[RoleCall] = []
     clock.set_source(lambda: EVALUATE_AT)
     try:
-        table = ChecklistTable(local_stack.table_name)
-        table.put_checklist("forklift", recurrence=RULE, window="PT8H", grace="PT30M", now=CREATED)
-        table.assign_equipment("forklift", ["fl-1", "fl-2"], at=CREATED)
-        table.record_performed_check(PerformedCheck("forklift", "fl-1", EVALUATE_AT - timedelta(hours=6)), CREATED)
-        # schedule-sync: create, then an invalid edit (delete + dead letter), then delete.
-        sync = local_stack.lambda_runtime
-        assert sync.invoke("ScheduleSyncFunction", {"Records": [stream_record(table, "INSERT", "forklift")]}).ok
-        table.put_checklist("broken", recurrence="RRULE:FREQ=MINUTELY", timezone="UTC", now=CREATED, validate=False)
-        assert sync.invoke("ScheduleSyncFunction", {"Records": [stream_record(table, "INSERT", "broken")]}).ok
-        # The evaluation: plan, shards, close (announce, watermark).
-        sfn = local_stack.client("stepfunctions")
-        arn = sfn.start_execution(stateMachineArn=local_stack.state_machine_arn, name="permissions",
-                                  input=json.dumps({"checklist_id": "forklift",
-                                                    "instant": "2026-03-02T13:30:00Z"}))["executionArn"]
-        deadline = time.monotonic() + 120
-        while (status := sfn.describe_execution(executionArn=arn)["status"]) == "RUNNING":
-            assert time.monotonic() < deadline, "the evaluation did not finish in 120 s"
-            time.sleep(0.05)
-        failures = [e for e in sfn.get_execution_history(executionArn=arn)["events"]
-                    if "Failed" in e["type"]]
-        assert status == "SUCCEEDED", [f.get("taskFailedEventDetails") for f in failures[:1]]
+        with observed(calls.append):
+            table = ChecklistTable(local_stack.table_name)
+            table.put_checklist("forklift", recurrence=RULE, window="PT8H", grace="PT30M", now=CREATED)
+            table.assign_equipment("forklift", ["fl-1", "fl-2"], at=CREATED)
+            table.record_performed_check(PerformedCheck("forklift", "fl-1", EVALUATE_AT - timedelta(hours=6)), CREATED)
+            # schedule-sync: create, then an invalid edit (delete + dead letter).
+            sync = local_stack.lambda_runtime
+            assert sync.invoke("ScheduleSyncFunction", {"Records": [stream_record(table, "INSERT", "forklift")]}).ok
+            table.put_checklist("broken", recurrence="RRULE:FREQ=MINUTELY", timezone="UTC", now=CREATED,
+                                validate=False)
+            assert sync.invoke("ScheduleSyncFunction", {"Records": [stream_record(table, "INSERT", "broken")]}).ok
+            # The evaluation: plan, shards, close (announce, watermark).
+            sfn = local_stack.client("stepfunctions")
+            arn = sfn.start_execution(stateMachineArn=local_stack.state_machine_arn, name="permissions",
+                                      input=json.dumps({"checklist_id": "forklift",
+                                                        "instant": "2026-03-02T13:30:00Z"}))["executionArn"]
+            deadline = time.monotonic() + 120
+            while (status := sfn.describe_execution(executionArn=arn)["status"]) == "RUNNING":
+                assert time.monotonic() < deadline, "the evaluation did not finish in 120 s"
+                time.sleep(0.05)
+            failures = [e for e in sfn.get_execution_history(executionArn=arn)["events"] if "Failed" in e["type"]]
+            assert status == "SUCCEEDED", [f.get("taskFailedEventDetails") for f in failures[:1]]
     finally:
         clock.set_source(None)
 
+    roles = local_stack.lambda_runtime.roles
+    callers = {spec.role_arn: logical for logical, spec in local_stack.functions.items()}
+    callers[local_stack.state_machine_role_arn] = "EvaluationStateMachine"
+    made: dict[str, set[str]] = defaultdict(set)
+    for call in calls:
+        role_arn = roles.role_of(call.access_key_id)
+        assert role_arn in callers, f"{call.action} signed by an unknown role {role_arn}"
+        resource = resource_of(call, local_stack)
+        made[callers[role_arn]].add(call.action)
+        assert allowed(call, resource, statements(local_stack, role_arn)), (
+            f"{callers[role_arn]} calls {call.action} on {resource} but its role does not allow it"
+        )
     assert set(made) == {"ScheduleSyncFunction", "PlanEvaluationFunction", "RecordMissedChecksFunction",
-                         "CloseWindowFunction"}
-    for function, actions in made.items():
-        missing = actions - granted_actions(function)
-        assert not missing, f"{function} calls {sorted(missing)} but its role does not allow them"
+                         "CloseWindowFunction", "EvaluationStateMachine"}
+    assert {"dynamodb:PutItem", "dynamodb:Query"} <= made["RecordMissedChecksFunction"]
+    assert {"scheduler:CreateSchedule", "scheduler:DeleteSchedule", "sqs:SendMessage"} <= made["ScheduleSyncFunction"]
+    assert "lambda:InvokeFunction" in made["EvaluationStateMachine"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import io
 import json
 from collections import Counter
 from datetime import UTC, datetime
@@ -13,10 +12,9 @@ import moto.scheduler.models
 import pytest
 from boto3.dynamodb.types import TypeSerializer
 
-import functions.schedule_sync.app as schedule_sync_app
 from missed_checks import clock
-from missed_checks.aws import clients
 from missed_checks.aws.table import ChecklistTable
+from missed_checks_local.iam import RoleCall, observed
 
 SAMPLE = json.loads((Path(__file__).resolve().parents[2] / "events" / "schedule_sync.json").read_text())
 NOW = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
@@ -48,16 +46,19 @@ def sync(local_stack, monkeypatch):
     # Scheduler checks StartDate against its own clock: in this test, AWS's "now" is NOW too.
     monkeypatch.setattr(moto.scheduler.models, "utcnow", lambda: NOW.replace(tzinfo=None))
     table = ChecklistTable(local_stack.table_name)
-    calls: Counter[str] = Counter()
-    clients.client("scheduler").meta.events.register(
-        "before-call.scheduler", lambda model, **_: calls.update([model.name]))
+    calls: Counter[str] = Counter()  # the Scheduler API calls schedule-sync makes, as moto receives them
+
+    def count(call: RoleCall) -> None:
+        if call.action.startswith("scheduler:"):
+            calls.update([call.action.split(":", 1)[1]])
 
     def invoke(*records: dict) -> dict:
         invocation = local_stack.lambda_runtime.invoke("ScheduleSyncFunction", {"Records": list(records)})
         assert invocation.ok, invocation.error
         return invocation.result
 
-    yield local_stack, table, invoke, calls
+    with observed(count):
+        yield local_stack, table, invoke, calls
     clock.set_source(None)
 
 
@@ -155,10 +156,8 @@ def test_an_old_record_replayed_after_a_newer_change_does_not_bring_back_the_old
     assert schedule(stack, "edit")["ScheduleExpression"] == "cron(0 17 ? * MON-FRI *)"
 
 
-def test_an_invalid_recurrence_is_reported_on_the_item_the_logs_and_the_dead_letter_queue_once(sync, monkeypatch):
+def test_an_invalid_recurrence_is_reported_on_the_item_the_logs_and_the_dead_letter_queue_once(sync):
     stack, table, invoke, calls = sync
-    logs = io.StringIO()
-    monkeypatch.setattr(schedule_sync_app.logger.registered_handler, "stream", logs)
     table.put_checklist("bad", recurrence=WORKDAYS, now=NOW)
     invoke(stream_record(table, "INSERT", "bad", None, 1))
     before = table.get_checklist_item("bad")
@@ -167,7 +166,8 @@ def test_an_invalid_recurrence_is_reported_on_the_item_the_logs_and_the_dead_let
     record = stream_record(table, "MODIFY", "bad", before, 2)
 
     assert invoke(record) == {"batchItemFailures": []}
-    (line,) = [json.loads(line) for line in logs.getvalue().splitlines() if '"ERROR"' in line]
+    logs = stack.lambda_runtime.invocations[-1].logs  # what the function wrote in this invocation
+    (line,) = [json.loads(line) for line in logs.splitlines() if '"ERROR"' in line and line.startswith("{")]
     assert (line["checklist_id"], line["error"]["field"]) == ("bad", "recurrence")
     assert "Mars/Olympus" in line["error"]["message"]
 

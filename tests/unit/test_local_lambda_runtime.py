@@ -1,4 +1,6 @@
-"""The in-process Lambda: real handlers answer the Lambda invokes of moto's Step Functions."""
+"""The local Lambda service: a function runs from its deployment package and layers in its own
+Python 3.13 worker, with its role's credentials; moto's Step Functions reaches it through
+lambda:Invoke, which IAM must allow."""
 
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ HANDLER = """
 import json
 import logging
 import os
+
+import greeting_lib  # from the layer
 
 logger = logging.getLogger("fake-function")
 logger.addHandler(logging.StreamHandler())
@@ -41,7 +45,7 @@ def handler(event, context):
         if ATTEMPTS["n"] == 1:
             raise TransientError("try again")
     return {
-        "greeting": os.environ["GREETING"],
+        "greeting": greeting_lib.greet(os.environ["GREETING"]),
         "table": os.environ["TABLE_NAME"],
         "metrics_disabled": os.environ["POWERTOOLS_METRICS_DISABLED"],
         "function": context.function_name,
@@ -70,20 +74,22 @@ DEFINITION = {
 }
 
 
-@pytest.fixture
-def fake_stack(embedded: None, tmp_path: Path) -> EmbeddedStack:
+def write_fake_project(tmp_path: Path, *, layer_has_library: bool = True, invoke_allowed: bool = True) -> Path:
     package = f"fake_fns_{uuid.uuid4().hex[:8]}"
     (tmp_path / package / "echo").mkdir(parents=True)
-    (tmp_path / package / "__init__.py").write_text("")
-    (tmp_path / package / "echo" / "__init__.py").write_text("")
     (tmp_path / package / "echo" / "app.py").write_text(HANDLER)
+    (tmp_path / "layer" / "python").mkdir(parents=True)
+    if layer_has_library:
+        (tmp_path / "layer" / "python" / "greeting_lib.py").write_text("def greet(text):\n    return text\n")
     (tmp_path / "sm.asl.json").write_text(json.dumps(DEFINITION))
+    policies = "[LambdaInvokePolicy: {FunctionName: !Ref Echo}]" if invoke_allowed else "[]"
     (tmp_path / "template.yaml").write_text(
         textwrap.dedent(
             f"""\
             Transform: AWS::Serverless-2016-10-31
             Globals:
               Function:
+                Runtime: python3.13
                 Timeout: 7
                 Environment:
                   Variables:
@@ -95,10 +101,15 @@ def fake_stack(embedded: None, tmp_path: Path) -> EmbeddedStack:
                   BillingMode: PAY_PER_REQUEST
                   AttributeDefinitions: [{{AttributeName: pk, AttributeType: S}}]
                   KeySchema: [{{AttributeName: pk, KeyType: HASH}}]
+              Library:
+                Type: AWS::Serverless::LayerVersion
+                Properties:
+                  ContentUri: layer/
               Echo:
                 Type: AWS::Serverless::Function
                 Properties:
                   CodeUri: {package}/echo/
+                  Layers: [!Ref Library]
                   Handler: app.handler
                   MemorySize: 256
                   Environment:
@@ -110,10 +121,16 @@ def fake_stack(embedded: None, tmp_path: Path) -> EmbeddedStack:
                   DefinitionUri: sm.asl.json
                   DefinitionSubstitutions:
                     FnArn: !GetAtt Echo.Arn
+                  Policies: {policies}
             """
         )
     )
-    return EmbeddedStack.provision(tmp_path / "template.yaml", stack_name="fake")
+    return tmp_path / "template.yaml"
+
+
+@pytest.fixture
+def fake_stack(embedded: None, tmp_path: Path) -> EmbeddedStack:
+    return EmbeddedStack.provision(write_fake_project(tmp_path), stack_name="fake")
 
 
 def _run(stack: EmbeddedStack, payload: dict) -> dict:
@@ -138,24 +155,45 @@ def test_state_machine_runs_the_handler_with_its_environment_and_context(fake_st
     assert output["table"] == fake_stack.table_name
     assert output["metrics_disabled"] == "true"
     assert output["function"] == spec.name and output["arn"] == spec.arn
-    assert output["memory"] == 256
+    assert str(output["memory"]) == "256"
     assert output["remaining_ok"] is True
     (invocation,) = runtime.invocations
     assert invocation.request_id == output["request_id"]
     assert invocation.event == {"x": 1}
-    assert "hello from fake-Echo" in invocation.logs
+    assert f"hello from {spec.name}" in invocation.logs
     assert "logged line" in invocation.logs
     assert "hello from" not in capsys.readouterr().out  # kept out of the terminal
 
 
-def test_environment_is_restored_after_the_call(fake_stack, monkeypatch) -> None:
-    monkeypatch.delenv("GREETING", raising=False)
+def test_the_worker_sees_only_its_package_layers_and_the_runtime(fake_stack) -> None:
     with LambdaRuntime(fake_stack) as runtime:
-        invocation = runtime.invoke("Echo", {})
-    assert invocation.result["greeting"] == "hi from fake"
-    import os
+        worker = runtime._worker(fake_stack.functions["Echo"])
+        path = worker.search_path
+    spec = fake_stack.functions["Echo"]
+    assert path[0] == str(spec.code_dir)
+    assert str(spec.layer_dirs[0] / "python") in path
+    assert not any(".venv" in entry for entry in path)
 
-    assert "GREETING" not in os.environ
+
+def test_a_module_missing_from_the_layer_fails_as_on_lambda(embedded: None, tmp_path: Path) -> None:
+    stack = EmbeddedStack.provision(write_fake_project(tmp_path, layer_has_library=False), stack_name="nolib")
+    with LambdaRuntime(stack) as runtime:
+        described = _run(stack, {"x": 1})
+    assert described["status"] == "FAILED"
+    assert described["error"] == "Runtime.ImportModuleError"
+    (invocation,) = runtime.invocations
+    assert invocation.error["errorMessage"] == "Unable to import module 'app': No module named 'greeting_lib'"
+
+
+def test_a_state_machine_without_invoke_permission_is_denied(embedded: None, tmp_path: Path) -> None:
+    stack = EmbeddedStack.provision(write_fake_project(tmp_path, invoke_allowed=False), stack_name="noinvoke")
+    with LambdaRuntime(stack) as runtime:
+        described = _run(stack, {"x": 1})
+    assert described["status"] == "FAILED"
+    assert "AccessDenied" in described["cause"] and "lambda:InvokeFunction" in described["cause"].replace(
+        "lambda:Invoke", "lambda:InvokeFunction"
+    )
+    assert runtime.invocations == []  # never reached the function
 
 
 def test_exception_becomes_lambda_error_and_catch_matches_its_type(fake_stack) -> None:
@@ -168,37 +206,26 @@ def test_exception_becomes_lambda_error_and_catch_matches_its_type(fake_stack) -
     assert cause["errorType"] == "ValueError"
     assert cause["errorMessage"] == "bad input here"
     assert any("app.py" in frame for frame in cause["stackTrace"])
-    assert not any("lambda_runtime.py" in frame for frame in cause["stackTrace"])
+    assert not any("worker_bootstrap.py" in frame for frame in cause["stackTrace"])
     assert [i.ok for i in runtime.invocations] == [False]
 
 
-def test_retry_on_error_name(fake_stack) -> None:
+def test_retry_on_error_name_reaches_the_same_warm_worker(fake_stack) -> None:
     with LambdaRuntime(fake_stack) as runtime:
         described = _run(fake_stack, {"fail": "once"})
     assert described["status"] == "SUCCEEDED"
-    assert json.loads(described["output"])["attempts"] == 2
+    assert json.loads(described["output"])["attempts"] == 2  # module state kept: one warm process
     assert [i.error["errorType"] if i.error else "ok" for i in runtime.invocations] == ["TransientError", "ok"]
+    assert runtime.invocations[0].init_ms is not None and runtime.invocations[1].init_ms is None
 
 
-def test_direct_boto3_invoke_is_answered_and_unknown_functions_pass_through(fake_stack) -> None:
+def test_direct_boto3_invoke_is_answered_after_uninstall_nothing_runs(fake_stack) -> None:
     spec = fake_stack.functions["Echo"]
-    with LambdaRuntime(fake_stack):
+    with LambdaRuntime(fake_stack) as runtime:
         response = boto3.client("lambda").invoke(FunctionName=spec.name, Payload=b'{"fail": "always"}')
+        worker = runtime._worker(spec)
     assert response["FunctionError"] == "Unhandled"
     assert json.loads(response["Payload"].read())["errorType"] == "ValueError"
-    with LambdaRuntime(fake_stack) as runtime:
-        assert runtime._before_invoke({"url_path": "/2015-03-31/functions/someone-else/invocations"}) is None
-
-
-def test_uninstall_removes_the_hook(fake_stack) -> None:
-    import sys
-
-    original = sys.stdout
-    runtime = LambdaRuntime(fake_stack)
-    runtime.install()
-    assert sys.stdout is not original
-    runtime.uninstall()
-    assert sys.stdout is original
-    with LambdaRuntime(fake_stack) as second:
-        second.invoke("Echo", {})
-    assert runtime.invocations == []
+    assert not worker.running  # uninstall stopped the warm worker
+    with pytest.raises(RuntimeError, match="not installed"):
+        runtime.invoke("Echo", {})

@@ -1,4 +1,5 @@
-"""Provisioning template.yaml into moto: every resource as the template declares it."""
+"""Deploying the built template into moto (SAM transform + moto's CloudFormation): every
+resource as the template declares it, and the functions as sam build packaged them."""
 
 from __future__ import annotations
 
@@ -6,10 +7,10 @@ import json
 
 import pytest
 
-from missed_checks_local.stack import EmbeddedStack
-from missed_checks_local.template import TemplateError, default_template_path, load_template
+from missed_checks_local.cloudformation import DeployError, load_sam_template
+from missed_checks_local.stack import EmbeddedStack, project_root
 
-TEMPLATE = load_template(default_template_path())
+TEMPLATE = load_sam_template(project_root() / "template.yaml")
 RESOURCES = TEMPLATE["Resources"]
 
 
@@ -30,7 +31,7 @@ def test_table_matches_the_template(local_stack: EmbeddedStack) -> None:
         assert indexes[index["IndexName"]]["Projection"] == index["Projection"]
     assert table["StreamSpecification"] == {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
     assert table["LatestStreamArn"] == local_stack.outputs["TableStreamArn"]
-    assert table["DeletionProtectionEnabled"] is True  # the parameter's default
+    assert str(table["DeletionProtectionEnabled"]).lower() == "true"  # the parameter's default (moto keeps the string)
 
 
 def test_queues_keep_their_attributes(local_stack: EmbeddedStack) -> None:
@@ -72,8 +73,13 @@ def test_state_machine_definition_has_its_substitutions_resolved(local_stack: Em
 
 def test_functions_get_globals_and_their_own_environment(local_stack: EmbeddedStack) -> None:
     sync = local_stack.functions["ScheduleSyncFunction"]
-    assert sync.module == "functions.schedule_sync.app"
-    assert sync.attribute == "handler"
+    assert sync.handler == "app.handler"
+    assert (sync.code_dir / "app.py").read_text() == (project_root() / "functions/schedule_sync/app.py").read_text()
+    (layer,) = sync.layer_dirs  # the DomainLayer, as sam build made it
+    assert (layer / "python" / "missed_checks" / "recurrence.py").is_file()
+    assert not (layer / "python" / "botocore").exists()
+    assert not (layer / "python" / "missed_checks_local").exists()
+    assert sync.role_arn == local_stack.resources["ScheduleSyncRole"]["Arn"]
     assert sync.environment["TABLE_NAME"] == local_stack.table_name  # from Globals
     assert sync.environment["POWERTOOLS_LOG_LEVEL"] == "INFO"
     assert sync.environment["SCHEDULE_GROUP_NAME"] == local_stack.schedule_group
@@ -108,15 +114,30 @@ def test_parameters_override_defaults(embedded: None) -> None:
 
 @pytest.mark.parametrize(
     ("parameters", "message"),
-    [({"Nope": "1"}, "unknown template parameter"), ({"LogLevel": "LOUD"}, "is not one of")],
+    [
+        ({"Nope": "1"}, "do not exist in the template"),
+        ({"LogLevel": "LOUD"}, "must be one of AllowedValues"),
+        ({"MaxWindowsPerRun": "51"}, "not greater than 50"),
+    ],
 )
 def test_bad_parameters_are_refused(embedded: None, parameters: dict[str, str], message: str) -> None:
-    with pytest.raises(TemplateError, match=message):
+    with pytest.raises(DeployError, match=message):
         EmbeddedStack.provision(parameters=parameters)
 
 
-def test_unsupported_resource_type_is_an_error(embedded: None, tmp_path) -> None:
+def test_a_resource_the_embedded_aws_cannot_create_fails_the_deployment(embedded: None, tmp_path) -> None:
     template = tmp_path / "template.yaml"
-    template.write_text("Resources:\n  Topic:\n    Type: AWS::SNS::Topic\n", encoding="utf-8")
-    with pytest.raises(TemplateError, match="AWS::SNS::Topic is not supported"):
+    template.write_text("Resources:\n  Budget:\n    Type: AWS::Budgets::Budget\n", encoding="utf-8")
+    with pytest.raises(DeployError, match=r"cannot create: Budget \(AWS::Budgets::Budget\)"):
+        EmbeddedStack.provision(template)
+
+
+def test_a_missing_build_is_a_clear_error(embedded: None, tmp_path) -> None:
+    template = tmp_path / "template.yaml"
+    template.write_text(
+        "Transform: AWS::Serverless-2016-10-31\nResources:\n  Fn:\n    Type: AWS::Serverless::Function\n"
+        "    Properties: {CodeUri: missing/, Handler: app.handler, Runtime: python3.13}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(DeployError, match="Fn: CodeUri .*missing is not a directory"):
         EmbeddedStack.provision(template)
