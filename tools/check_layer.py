@@ -118,7 +118,9 @@ def runs_on_lambda(tag: str) -> bool:
     if len(parts) != 3:
         return False
     interpreters, abis, platforms = (set(part.split(".")) for part in parts)
-    return (bool(interpreters & {"py3", "cp3", "cp313"}) and bool(abis & {"none", "abi3", "cp313"})
+    # abi3 wheels built for CPython 3.X run on any later 3.Y.
+    stable = {f"cp3{minor}" for minor in range(2, 14)} if "abi3" in abis else set()
+    return (bool(interpreters & ({"py3", "cp313"} | stable)) and bool(abis & {"none", "abi3", "cp313"})
             and any(p == "any" or (p.startswith("manylinux") and p.endswith("_aarch64")) for p in platforms))
 
 
@@ -286,8 +288,8 @@ def check_build(build_dir: Path, layer_name: str = "DomainLayer", max_mb: float 
         for function in functions:
             report.lines.append(f"  {function.name:<48} {human(tree_size(function)):>10}")
     caches = [c for d in (layer, *functions) for c in bytecode_caches(d)]
-    if caches:  # harmless on Lambda, but not what `sam build` wrote: something ran Python on the build
-        report.lines.append(f"warning: {len(caches)} __pycache__ director{'y' if len(caches) == 1 else 'ies'} in the "
+    if caches:  # not what `sam build` wrote (bytecode of whatever Python ran on the build): not shipped
+        report.problems.append(f"{len(caches)} __pycache__ director{'y' if len(caches) == 1 else 'ies'} in the "
                             f"build (first: {caches[0].relative_to(build_dir)}); run Python on it with -B or "
                             "PYTHONPYCACHEPREFIX, or rebuild (rm -rf .aws-sam/build && make build)")
     return report

@@ -8,7 +8,7 @@
 3. **Create the stack** with moto's CloudFormation: it resolves parameters, conditions,
    ``Ref``/``GetAtt``/``Sub``, orders the resources and creates each through its service.
 
-moto's CloudFormation lacks three things this template needs. Each is filled by a small shim
+moto's CloudFormation lacks five things this template needs. Each is filled by a small shim
 registered here, and nothing else is restated:
 
 - ``AWS::Scheduler::ScheduleGroup``: moto has no CloudFormation model for it (it would be
@@ -42,6 +42,7 @@ import io
 import json
 import os
 import threading
+import warnings
 import zipfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -230,6 +231,11 @@ def install_shims() -> None:
             role = create_role(cls, name, cloudformation_json, account_id, region_name, **kwargs)
             backend = iam_backends[account_id][get_partition(region_name)]
             for arn in (cloudformation_json.get("Properties") or {}).get("ManagedPolicyArns") or []:
+                if arn not in {policy.arn for policy in backend.managed_policies.values()}:
+                    # AWS managed policies exist only with moto's iam.load_aws_managed_policies
+                    # (embedded.MOTO_CONFIG sets it): without them the role gets none, and says so.
+                    warnings.warn(f"{role.name}: managed policy {arn} is unknown to moto: not attached", stacklevel=2)
+                    continue
                 backend.attach_role_policy(arn, role.name)
             return role
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any
 from unittest import mock
@@ -46,6 +46,8 @@ class RoleCall:
     query: dict[str, list[str]]
     body: Any
     """The JSON body, decoded (``{}`` for other protocols)."""
+    denied: bool = False
+    """IAM refused it (the caller got AccessDenied)."""
 
 
 _observers: list[Callable[[RoleCall], None]] = []
@@ -62,7 +64,7 @@ def observed(observer: Callable[[RoleCall], None]) -> Iterator[None]:
         _observers.remove(observer)
 
 
-def _notify(response: Any, access_key_id: str) -> None:
+def _notify(response: Any, access_key_id: str, denied: bool) -> None:
     if not _observers:
         return
     scope = str(response.headers.get("Authorization") or "").split("Credential=", 1)[1].split(",", 1)[0]
@@ -72,7 +74,7 @@ def _notify(response: Any, access_key_id: str) -> None:
         body = json.loads(response.body or b"{}")
     except (TypeError, ValueError):
         body = {}
-    call = RoleCall(access_key_id, action, str(response.path), dict(response.querystring or {}), body)
+    call = RoleCall(access_key_id, action, str(response.path), dict(response.querystring or {}), body, denied)
     for observer in list(_observers):
         observer(call)
 
@@ -91,9 +93,10 @@ def enforced() -> Iterator[None]:
     (blocks may nest; the checks stop when the outermost one ends)."""
     with _LOCK:
         if _depth[0] == 0:
-            _patches[:] = _make_patches()
-            for patch in _patches:
-                patch.start()
+            with ExitStack() as starting:  # a patch that fails to start undoes the ones before it
+                for patch in _make_patches():
+                    starting.enter_context(patch)
+                _active[:] = [starting.pop_all()]
         _depth[0] += 1
     try:
         yield
@@ -101,17 +104,18 @@ def enforced() -> Iterator[None]:
         with _LOCK:
             _depth[0] -= 1
             if _depth[0] == 0:
-                for patch in reversed(_patches):
-                    patch.stop()
-                _patches.clear()
+                _active.pop().close()
 
 
-_patches: list[Any] = []
+_active: list[ExitStack] = []
+# Services whose errors are JSON documents: AccessDenied as the service itself shapes it there.
+_XML_SERVICES = {"sqs", "iam", "sts", "s3", "cloudformation"}
 
 
 def _make_patches() -> list[Any]:
     from moto import settings
     from moto.core.authorization import ActionAuthenticatorMixin
+    from moto.core.exceptions import JsonRESTError
     from moto.iam.access_control import IAMPolicy, IAMPolicyStatement, IAMRequestBase
 
     original_policy_init = IAMPolicy.__init__
@@ -122,8 +126,19 @@ def _make_patches() -> list[Any]:
         access_key_id = _access_key_id(self.headers)
         if not access_key_id.startswith(_TEMPORARY_KEY_PREFIX):
             return  # the operator's own credentials: not restricted
-        _notify(self, access_key_id)
-        original_authorize(self, iam_request_cls, resource)
+        try:
+            original_authorize(self, iam_request_cls, resource)
+        except Exception as error:
+            if "AccessDenied" not in type(error).__name__:
+                raise
+            _notify(self, access_key_id, denied=True)
+            service = str(self.headers.get("Authorization") or "").split("Credential=", 1)[1].split("/")[3]
+            if service in _XML_SERVICES:
+                raise
+            # moto answers in XML for every service; JSON-protocol services answer like this on AWS,
+            # so clients (and the state machine's Retry/Catch) see AccessDeniedException.
+            raise JsonRESTError("AccessDeniedException", str(getattr(error, "message", error))) from None
+        _notify(self, access_key_id, denied=False)
 
     def matches(self: Any, statement_element: Any, value: str) -> bool:
         if statement_element in ("Action", "NotAction"):

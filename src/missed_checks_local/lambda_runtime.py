@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import tempfile
 import threading
 import time
 import uuid
@@ -30,7 +31,7 @@ from typing import Any
 from unittest import mock
 
 from missed_checks import clock as product_clock
-from missed_checks_local.iam import RoleSessions, enforced
+from missed_checks_local.iam import RoleCall, RoleSessions, enforced, observed
 from missed_checks_local.stack import DeployError, EmbeddedStack, FunctionSpec, project_root
 from missed_checks_local.workers import FunctionWorker, WorkerResult
 
@@ -107,7 +108,11 @@ class LambdaRuntime:
         self._exit: ExitStack | None = None
         self._endpoint: str | None = None
         self._log: Any = None
+        self._closed = False
+        self._worker_logs: Path | None = None
         self.roles = RoleSessions(lambda: stack.client("sts"))
+        self.denied: list[RoleCall] = []
+        """Every call IAM refused to a role of this stack while the runtime ran."""
 
     # -- installation --------------------------------------------------------------------
     def __enter__(self) -> LambdaRuntime:
@@ -122,8 +127,11 @@ class LambdaRuntime:
             return
         exit_stack = ExitStack()
         try:
+            self._closed = False
             self._endpoint = self.stack.endpoint_url or exit_stack.enter_context(_moto_server())
+            self._worker_logs = Path(exit_stack.enter_context(tempfile.TemporaryDirectory(prefix="lambda-logs-")))
             exit_stack.enter_context(enforced())
+            exit_stack.enter_context(observed(self._record_denial))
             exit_stack.enter_context(self._serve_lambda_invoke())
             exit_stack.enter_context(self._state_machine_credentials())
         except BaseException:
@@ -131,8 +139,13 @@ class LambdaRuntime:
             raise
         self._exit = exit_stack
 
+    def _record_denial(self, call: RoleCall) -> None:
+        if call.denied:
+            self.denied.append(call)
+
     def uninstall(self) -> None:
         with self._lock:
+            self._closed = True  # no worker starts after this
             workers, self._workers = list(self._workers.values()), {}
         for worker in workers:
             worker.close()
@@ -201,13 +214,16 @@ class LambdaRuntime:
         with ExitStack() as patches:
             for name in _INTERPRETER_CLIENT_USERS:
                 module = importlib.import_module(name)
-                if hasattr(module, "boto_client_for"):
-                    patches.enter_context(mock.patch.object(module, "boto_client_for", client_for))
+                if not hasattr(module, "boto_client_for"):  # moto changed: the tasks would escape IAM
+                    raise DeployError(f"{name} has no boto_client_for: the state machine's role cannot be applied")
+                patches.enter_context(mock.patch.object(module, "boto_client_for", client_for))
             yield
 
     # -- invocation ----------------------------------------------------------------------
     def _worker(self, spec: FunctionSpec) -> FunctionWorker:
         with self._lock:
+            if self._closed:
+                raise RuntimeError("the Lambda runtime is not installed (use it as a context manager)")
             worker = self._workers.get(spec.logical_id)
             if worker is None:
                 python, runtime_dir = lambda_runtime_paths()
@@ -223,8 +239,7 @@ class LambdaRuntime:
                     "AWS_ENDPOINT_URL": str(self._endpoint),
                     **self.roles.environment(spec.role_arn, spec.name),
                 }
-                log_dir = (self._log_path.parent if self._log_path else project_root() / ".aws-sam") / "lambda-logs"
-                log_dir.mkdir(parents=True, exist_ok=True)
+                assert self._worker_logs is not None  # set by install()
                 worker = FunctionWorker(
                     python=python,
                     code_dir=spec.code_dir,
@@ -233,14 +248,14 @@ class LambdaRuntime:
                     handler=spec.handler,
                     environment=environment,
                     timeout_s=float(spec.timeout_s),
-                    log_path=log_dir / f"{self.stack.stack_name}-{spec.logical_id}-{id(self)}.log",
+                    log_path=self._worker_logs / f"{spec.logical_id}.log",
                 )
                 self._workers[spec.logical_id] = worker
             return worker
 
     def invoke(self, function: str, event: Any) -> Invocation:
         """Run ``function`` (logical id, name or ARN) with ``event``, as Lambda would."""
-        if self._exit is None:
+        if self._exit is None or self._closed:
             raise RuntimeError("the Lambda runtime is not installed (use it as a context manager)")
         spec = self.stack.functions.get(function) or self.stack.function_by_name(function)
         if spec is None:
@@ -256,7 +271,10 @@ class LambdaRuntime:
             "log_stream_name": time.strftime("%Y/%m/%d/[$LATEST]") + request_id.replace("-", ""),
             "clock": product_clock.now().isoformat(),
         }
-        result: WorkerResult = self._worker(spec).invoke(event, request_id=request_id, context_fields=context)
+        worker = self._worker(spec)
+        result: WorkerResult = worker.invoke(event, request_id=request_id, context_fields=context)
+        if result.error is not None and result.error.get("errorType") in _INIT_ERRORS:
+            worker.close()  # as Lambda does after a failed init: the next invocation initialises again
         invocation.error = result.error
         invocation.duration_ms = result.duration_ms
         invocation.init_ms = result.init_ms
@@ -279,6 +297,13 @@ class LambdaRuntime:
         if self.on_invocation is not None:
             self.on_invocation(invocation)
 
+
+_INIT_ERRORS = {
+    "Runtime.ImportModuleError",
+    "Runtime.UserCodeSyntaxError",
+    "Runtime.HandlerNotFound",
+    "Runtime.MalformedHandlerName",
+}
 
 _INTERPRETER_CLIENT_USERS = (
     "moto.stepfunctions.parser.asl.component.state.exec.state_task.lambda_eval_utils",

@@ -242,6 +242,10 @@ class LocalRuntime:
             kind, message = str(error.get("errorType", "")), str(error.get("errorMessage", ""))
             if kind.startswith("Runtime.") or "AccessDenied" in kind or "AccessDenied" in message:
                 problems.append(f"{invocation.function}: {kind}: {message}")
+        roles = {spec.role_arn: logical for logical, spec in self.stack.functions.items()}
+        for call in self.lambda_runtime.denied:
+            role = self.lambda_runtime.roles.role_of(call.access_key_id) or "?"
+            problems.append(f"{roles.get(role, role)}: AccessDenied: its role does not allow {call.action}")
         for record in self.executions:
             if record.status != "SUCCEEDED" and "AccessDenied" in f"{record.error} {record.cause}":
                 problems.append(f"state machine {record.arn.rsplit(':', 2)[-2]}: {record.error}: {record.cause}")

@@ -232,7 +232,7 @@ class EmbeddedStack:
     ) -> EmbeddedStack:
         """Deploy the template into the embedded AWS the clients reach, as ``sam deploy`` would.
 
-        Call it inside ``moto.mock_aws(...)`` (``endpoint_url=None``) or against a moto server
+        Call it inside ``moto.mock_aws(config=embedded.MOTO_CONFIG)`` (``endpoint_url=None``) or against a moto server
         running in this process (``endpoint_url="http://127.0.0.1:PORT"``). ``template_path``
         defaults to the template ``sam build`` wrote; a source template works too when its
         ``CodeUri`` directories hold everything the functions need. ``parameters`` override
@@ -298,12 +298,19 @@ def unzip_cache_root() -> Path:
 def _unzipped(content: bytes) -> Path:
     """``content`` (a zip) unzipped into a directory named by its digest (made once, atomically)."""
     target = unzip_cache_root() / hashlib.sha256(content).hexdigest()[:32]
+    complete = target / ".unzipped"  # written last: a directory without it is not trusted
     with _UNZIP_LOCK:
-        if not target.is_dir():
+        if not complete.is_file():
+            shutil.rmtree(target, ignore_errors=True)
             target.parent.mkdir(parents=True, exist_ok=True)
             scratch = Path(tempfile.mkdtemp(dir=target.parent, prefix=".unzip-"))
             with zipfile.ZipFile(io.BytesIO(content)) as archive:
-                archive.extractall(scratch)
+                for member in archive.infolist():
+                    path = Path(archive.extract(member, scratch))
+                    mode = member.external_attr >> 16
+                    if mode and not member.is_dir():  # keep execute bits, as Lambda does
+                        path.chmod(mode & 0o777)
+            (scratch / ".unzipped").write_text("ok\n")
             try:
                 scratch.rename(target)
             except OSError:  # another process made it meanwhile

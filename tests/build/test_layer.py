@@ -120,6 +120,19 @@ def test_a_wheel_for_another_platform_fails(good_build):
     assert "wrapt 2.5.2 is built for cp313-cp313-manylinux2014_x86_64" in err
 
 
+def test_an_abi3_wheel_for_an_older_cpython_runs_on_313(good_build):
+    (good_build / "DomainLayer" / "python" / "wrapt-2.5.2.dist-info" / "WHEEL").write_text(
+        "Tag: cp39-abi3-manylinux2014_aarch64\n")
+    assert verdict(good_build)[0] == 0
+
+
+def test_bytecode_in_the_build_fails(good_build):
+    write(good_build / "DomainLayer" / "python" / "missed_checks" / "__pycache__" / "x.cpython-311.pyc")
+    code, _, err = verdict(good_build)
+    assert code == 1
+    assert "__pycache__" in err
+
+
 def test_nothing_built_is_exit_2_with_the_command_to_run(tmp_path):
     code, _, err = verdict(tmp_path / "nothing")
     assert code == 2

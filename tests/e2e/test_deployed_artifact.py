@@ -111,3 +111,19 @@ def test_a_write_permission_left_out_of_a_role_fails_with_access_denied(tmp_path
                             check=False)
     assert result.returncode == 1, result.stderr
     assert "the deployed stack is broken" in result.stderr and "dynamodb:PutItem" in result.stderr
+
+
+def test_a_denied_call_that_the_function_survives_still_fails_the_local_run(tmp_path: Path) -> None:
+    """schedule-sync reports a failed record as a partial batch failure (its invocation succeeds):
+    the denial is still what the run reports."""
+    project = copy_project(tmp_path)
+    template = project / "template.yaml"
+    text = template.read_text()
+    create = "                  - scheduler:CreateSchedule\n"
+    assert text.count(create) == 1
+    template.write_text(text.replace(create, ""))
+    report = play(build(project))
+    assert "ScheduleSyncFunction: AccessDenied: its role does not allow scheduler:CreateSchedule" in (
+        report["deployment_problems"]
+    )
+    assert report["schedules"] == {}  # no schedule, so nothing was ever judged

@@ -51,7 +51,8 @@ def resource_of(call: RoleCall, stack) -> str | None:
         if "StreamArn" in call.body:
             return call.body["StreamArn"]
         if "TableName" in call.body:
-            return f"arn:aws:dynamodb:{prefix}:table/{call.body['TableName']}"
+            table = f"arn:aws:dynamodb:{prefix}:table/{call.body['TableName']}"
+            return f"{table}/index/{call.body['IndexName']}" if "IndexName" in call.body else table
         return None
     if service == "scheduler" and call.path.startswith("/schedules/"):
         group = (call.query.get("groupName") or call.body.get("GroupName") or ["default"])

@@ -183,6 +183,10 @@ def test_a_module_missing_from_the_layer_fails_as_on_lambda(embedded: None, tmp_
     assert described["error"] == "Runtime.ImportModuleError"
     (invocation,) = runtime.invocations
     assert invocation.error["errorMessage"] == "Unable to import module 'app': No module named 'greeting_lib'"
+    with LambdaRuntime(stack) as runtime:  # Lambda initialises again after a failed init: it fails again
+        first, second = runtime.invoke("Echo", {}), runtime.invoke("Echo", {})
+    assert first.init_ms is not None and second.init_ms is not None
+    assert second.error["errorType"] == "Runtime.ImportModuleError"
 
 
 def test_a_state_machine_without_invoke_permission_is_denied(embedded: None, tmp_path: Path) -> None:
@@ -190,10 +194,10 @@ def test_a_state_machine_without_invoke_permission_is_denied(embedded: None, tmp
     with LambdaRuntime(stack) as runtime:
         described = _run(stack, {"x": 1})
     assert described["status"] == "FAILED"
-    assert "AccessDenied" in described["cause"] and "lambda:InvokeFunction" in described["cause"].replace(
-        "lambda:Invoke", "lambda:InvokeFunction"
-    )
+    # As on AWS: Lambda's JSON error type, which a Retry/Catch can name.
+    assert "AccessDeniedException" in described["cause"], described["cause"]
     assert runtime.invocations == []  # never reached the function
+    assert [call.action for call in runtime.denied] == ["lambda:InvokeFunction"]
 
 
 def test_exception_becomes_lambda_error_and_catch_matches_its_type(fake_stack) -> None:
