@@ -2,6 +2,7 @@
 #   make demo   - run the bundled five-week scenario on the embedded AWS and print the report
 #   make test   - lint the template and state machine, then run every test
 #   make bench  - benchmarks (report over a year of checks; one evaluation of a large fleet)
+#   make chaos  - the demo under random faults (seeds 1-3), recovered and compared with a clean run
 #   make build  - sam build into .aws-sam/build (layer and functions; needs a Python 3.13, no Docker)
 #   make runtime - the Lambda runtime's own boto3/botocore for the local emulator, .aws-sam/lambda-runtime
 #   make artifacts - both of the above
@@ -14,7 +15,7 @@ BIN := $(VENV)/bin
 SAM_VENV := .venv-sam
 ASL_VALIDATOR := tools/node_modules/.bin/asl-validator
 
-.PHONY: demo test lint unit bench build runtime artifacts check-layer clean help FORCE
+.PHONY: demo test lint unit bench chaos build runtime artifacts check-layer clean help FORCE
 help:
 	@grep -E '^#   make' Makefile | sed 's/^#   //'
 
@@ -46,6 +47,9 @@ unit: $(BIN)/.installed artifacts
 	$(BIN)/pytest
 
 test: lint check-layer unit
+
+chaos: $(BIN)/.installed artifacts
+	@for seed in 1 2 3; do $(BIN)/missed-checks local chaos --seed $$seed --json .aws-sam/chaos-$$seed.json || exit 1; done
 
 bench: $(BIN)/.installed artifacts
 	$(BIN)/python tools/bench_report.py

@@ -1,9 +1,12 @@
 """CloseWindow task: record the judged window, announce it once on EventBridge, advance the watermark.
 
-The judged-window record doubles as the announcement claim: only the execution that judged the
-window first (or a retry of it, or a later one if the first never got its event out) announces,
-so duplicate firings and re-runs do not page anyone twice. The watermark moves last and only
-forward, so a failure before it leaves the window to be judged (idempotently) again.
+The judged-window record doubles as the announcement claim, won by exactly one execution per
+window in a conditional write: the first to judge it. Only that execution announces (on its first
+attempt, or on a retry or redrive when an earlier attempt failed before the event went out), so
+an execution racing it (a duplicate Scheduler delivery, a re-run, a dead-letter replay) neither
+announces nor overwrites the totals; it still succeeds and moves the watermark. The watermark
+moves last and only forward, so a failure before it leaves the window to be judged
+(idempotently) again.
 """
 
 from __future__ import annotations
@@ -70,9 +73,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     table = ChecklistTable(settings.required("TABLE_NAME"))
     summary = window_summary(window, list(event.get("batches") or []))
 
-    announce = table.claim_window_announcement(checklist_id, {**summary, "judged_at": to_utc_iso(clock.now())},
-                                               execution)
-    if announce:
+    claim = table.claim_window(checklist_id, {**summary, "judged_at": to_utc_iso(clock.now())}, execution)
+    if claim.must_announce:
         listed = (table.missed_equipment_of_window(checklist_id, window.start)
                   if summary["missed"] <= MAX_LISTED else None)
         detail = window_event(checklist_id, window, summary, execution, listed)
@@ -86,8 +88,14 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
             raise TransientError(f"EventBridge did not accept the window event: {response.get('Entries')}")
         table.mark_window_announced(checklist_id, summary["window_start"])
         metrics.add_metric(name="WindowsAnnounced", unit=MetricUnit.Count, value=1)
+    elif not claim.won:
+        # Another execution judged this window first and owns its announcement: if it has not
+        # announced yet it is doing so now (or failed, and its dead letter's replay takes it over).
+        log = logger.info if claim.announced else logger.warning
+        log("window claimed by another execution", claimed_by=claim.holder, announced_by_it=claim.announced)
+        metrics.add_metric(name="WindowsClaimedByAnotherExecution", unit=MetricUnit.Count, value=1)
     advanced = table.advance_watermark(checklist_id, window.end)
     metrics.add_metric(name="WindowsJudged", unit=MetricUnit.Count, value=1)
-    logger.info("window closed", missed=summary["missed"], announced=announce, watermark_advanced=advanced)
+    logger.info("window closed", missed=summary["missed"], announced=claim.won, watermark_advanced=advanced)
     return {**{k: summary[k] for k in ("window_start", "window_end", "missed", "newly_recorded")},
-            "announced": announce, "watermark_advanced": advanced}
+            "announced": claim.won, "claimed_by": claim.holder, "watermark_advanced": advanced}

@@ -3,7 +3,9 @@
 Thin handler: Powertools' batch processor feeds each record to ``sync_record``, which asks the
 domain (``missed_checks.schedule_sync``) what to do. A record that raises is reported as a partial
 batch failure (retried, then sent to the OnFailure queue); an invalid recurrence does not raise:
-it is noted on the checklist, logged, counted and sent to the dead-letter queue at once.
+it is noted on the checklist, logged, counted and sent to the dead-letter queue at once. Only AWS
+errors (throttling, an outage) make a record fail: whatever a hand-written item holds ends on the
+invalid-rule path.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from missed_checks.aws.queues import send_json
 from missed_checks.aws.scheduler import ScheduleStore
 from missed_checks.aws.table import ChecklistTable
 from missed_checks.schedule import Target
-from missed_checks.schedule_sync import Action, needs_sync, sync_checklist, took_effect_unnoticed
+from missed_checks.schedule_sync import Action, needs_sync, sync_checklist, takes_effect_at
 
 logger = Logger()
 tracer = Tracer()
@@ -66,10 +68,13 @@ def sync_record(record: DynamoDBRecord) -> None:
         logger.debug("no schedule field changed", checklist_id=checklist_id, event_id=record.event_id)
         return
     table = ChecklistTable(settings.required("TABLE_NAME"))
-    if took_effect_unnoticed(event_name, old_image, new_image) and stream and stream.approximate_creation_date_time:
-        changed_at = datetime.fromtimestamp(stream.approximate_creation_date_time, UTC)
-        table.move_effective_from(checklist_id, changed_at)
-        logger.warning("rule changed outside the ops tools; it takes effect from the change", checklist_id=checklist_id)
+    record_time = None
+    if stream and stream.approximate_creation_date_time:
+        record_time = datetime.fromtimestamp(stream.approximate_creation_date_time, UTC)
+    effective_from = takes_effect_at(event_name, old_image, new_image, record_time)
+    if effective_from is not None and table.move_effective_from(checklist_id, effective_from):
+        logger.warning("rule written outside the ops tools; it takes effect from the write", checklist_id=checklist_id,
+                       event_name=event_name, effective_from=effective_from.isoformat())
 
     def report_rejected(checklist: str, error: dict[str, str], revision: int) -> None:
         send_json(settings.required("SYNC_DLQ_URL"), {

@@ -5,16 +5,20 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
 from missed_checks import keys
-from missed_checks.errors import InvalidInput
+from missed_checks.errors import InvalidInput, describe
 from missed_checks.recurrence import Recurrence, parse_recurrence
 from missed_checks.timefmt import parse_instant, to_utc_iso
 
 # Schedule names allow [0-9a-zA-Z-_.]{1,64}; the schedule is named after the checklist id.
 _CHECKLIST_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+_PK_PREFIX = keys.checklist_pk("")
+_MAX_REVISION = 10**15  # far beyond any number of edits; bounds the conversion of a hand-written number
 
 # The fields that decide the schedule and the windows: a change to any of them is a
 # "recurrence change" (the watermark jumps forward, the schedule is replaced).
@@ -40,6 +44,8 @@ def validate_checklist_id(checklist_id: object, field: str = "id") -> str:
 class Checklist:
     checklist_id: str
     recurrence: str
+    """The rule fields hold what the item holds: a hand-edited item may carry a number here, which
+    :meth:`parsed` refuses (InvalidRecurrence naming the field) rather than reading it as text."""
     name: str = ""
     timezone: str | None = None
     window: str | None = None
@@ -97,34 +103,72 @@ class Checklist:
 
     @classmethod
     def from_item(cls, item: dict[str, Any]) -> Checklist:
-        """Read a table item, tolerating a hand-edited one: a missing attribute is a clear error."""
+        """Read a table item, tolerating a hand-edited one: whatever its attributes, the only error
+        is :class:`InvalidInput` naming the attribute (a missing recurrence, an instant that is not
+        one, a revision that is not a whole number). The rule fields are kept as they are (an empty
+        string counts as absent) so that :meth:`parsed` judges them, types included."""
 
         def instant(name: str) -> datetime | None:
             value = item.get(name)
-            return parse_instant(value, name) if value else None
+            return None if value is None or value == "" else parse_instant(value, name)
 
-        if not item.get("recurrence"):
+        def rule_field(name: str) -> Any:
+            value = item.get(name)
+            return None if value is None or value == "" else value
+
+        if item.get("recurrence") is None or item.get("recurrence") == "":
             raise InvalidInput("recurrence", "the checklist item has no recurrence attribute")
-        status_text = str(item.get("status") or Status.ACTIVE.value).upper()
+        status_value = item.get("status")
+        if status_value is None or status_value == "":
+            status_value = Status.ACTIVE.value
         try:
-            status = Status(status_text)
-        except ValueError:
-            raise InvalidInput("status", f"{item.get('status')!r} is not ACTIVE or PAUSED") from None
+            status = Status(status_value.upper() if isinstance(status_value, str) else status_value)
+        except (ValueError, TypeError):
+            raise InvalidInput("status", f"{describe(status_value)} is not ACTIVE or PAUSED") from None
+        name = item.get("name")
         known = {"pk", "sk", "type", "gsi2pk", "gsi2sk", "checklist_id", "name", "recurrence", "status",
                  "revision", "timezone", "window", "grace", "created_at", "updated_at", "evaluated_until",
                  "effective_from"}
         return cls(
-            checklist_id=str(item.get("checklist_id") or item["pk"].removeprefix("CHECKLIST#")),
-            name=str(item.get("name") or ""),
-            recurrence=str(item["recurrence"]),
-            timezone=item.get("timezone") or None,
-            window=item.get("window") or None,
-            grace=item.get("grace") or None,
+            checklist_id=_checklist_id_of(item),
+            name=name if isinstance(name, str) else "" if name is None else str(name),
+            recurrence=item["recurrence"],
+            timezone=rule_field("timezone"),
+            window=rule_field("window"),
+            grace=rule_field("grace"),
             status=status,
             created_at=instant("created_at"),
             updated_at=instant("updated_at"),
             evaluated_until=instant("evaluated_until"),
             effective_from=instant("effective_from"),
-            revision=int(item.get("revision") or 0),
+            revision=revision_of(item),
             extra={k: v for k, v in item.items() if k not in known},
         )
+
+
+def revision_of(item: dict[str, Any]) -> int:
+    """The item's ``revision`` (0 when absent); InvalidInput when it is not a whole number >= 0.
+
+    Every conditional write of the checklist compares it, so a value that cannot be written back
+    as the same number (a string, a fraction) is refused rather than rounded.
+    """
+    value = item.get("revision")
+    if value is None:
+        return 0
+    if (isinstance(value, bool) or not isinstance(value, int | Decimal)
+            or (isinstance(value, Decimal) and not value.is_finite())
+            or not 0 <= value <= _MAX_REVISION or value != int(value)):
+        raise InvalidInput("revision", f"is {describe(value)}, not a whole number >= 0")
+    return int(value)
+
+
+def _checklist_id_of(item: dict[str, Any]) -> str:
+    """The id the item's key names (the schedule and every evaluation use it, so a hand-edited
+    ``checklist_id`` attribute cannot point them at another checklist)."""
+    pk = item.get("pk")
+    if isinstance(pk, str) and pk.startswith(_PK_PREFIX) and len(pk) > len(_PK_PREFIX):
+        return pk.removeprefix(_PK_PREFIX)
+    attribute = item.get("checklist_id")
+    if not isinstance(attribute, str) or not attribute:
+        raise InvalidInput("checklist_id", f"the item has no checklist key (pk {describe(pk)})")
+    return attribute

@@ -2,8 +2,11 @@
 
 Accepted: ``PnW``, ``PnD``, ``PTnH``, ``PTnM``, ``PTnS`` and combinations such as ``P1DT2H30M``
 (weeks may be combined with days). Years and months are rejected (their length depends on the
-calendar and RFC 5545 does not allow them), so are negative durations, fractions and empty
-duration such as ``P`` or ``PT``.
+calendar and RFC 5545 does not allow them), so are negative durations, fractions, empty
+durations such as ``P`` or ``PT``, anything longer than :data:`MAX_DURATION_DAYS` days (366: a
+window or grace of more than a year is a typo, and the bound keeps every instant computed from
+one far from ``datetime``'s limits), text longer than :data:`MAX_DURATION_CHARS` characters, and
+values that are not strings (a number stored as ``window`` in a hand-edited item).
 
 Adding a duration to an instant follows RFC 5545 §3.3.6: weeks and days are *nominal* (added on
 the local calendar of the zone, keeping the wall-clock time, then resolved as §3.3.5 says: a
@@ -19,9 +22,15 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
 
-from missed_checks.errors import InvalidRecurrence
+from missed_checks.errors import InvalidRecurrence, describe, shorten
 
-__all__ = ["Duration", "add_duration", "parse_duration", "resolve_local"]
+__all__ = ["MAX_DURATION_CHARS", "MAX_DURATION_DAYS", "Duration", "add_duration", "parse_duration", "resolve_local"]
+
+MAX_DURATION_DAYS = 366
+"""Longest window or grace accepted: P366D (= P52W2D = PT8784H)."""
+
+MAX_DURATION_CHARS = 32
+"""Longest duration text accepted (``P52W2DT23H59M59S`` is 16)."""
 
 _ACCEPTED = (
     "an ISO 8601 duration in weeks, days, hours, minutes, seconds such as PT8H, P1D, P1W, PT30M or P1DT2H"
@@ -92,13 +101,23 @@ class Duration:
         return text
 
 
-def parse_duration(text: str, field: str, *, allow_zero: bool = True) -> Duration:
+def parse_duration(text: object, field: str, *, allow_zero: bool = True) -> Duration:
     """Parse ``text`` for ``field`` ("window", "grace"), raising :class:`InvalidRecurrence`.
 
-    ``allow_zero=False`` rejects ``PT0S`` and the like (a window must have a length).
+    ``allow_zero=False`` rejects ``PT0S`` and the like (a window must have a length). Anything
+    that is not such a duration (a number, an empty or overlong string, more than
+    :data:`MAX_DURATION_DAYS` days) raises :class:`InvalidRecurrence` naming ``field``, never
+    another exception.
     """
-    if not isinstance(text, str) or not text.strip():
+    if not isinstance(text, str):
+        raise InvalidRecurrence(field, f"is {describe(text)}, not a duration string; expected {_ACCEPTED}")
+    if not text.strip():
         raise InvalidRecurrence(field, f"is empty; expected {_ACCEPTED}")
+    if len(text) > MAX_DURATION_CHARS:
+        raise InvalidRecurrence(
+            field,
+            f"{shorten(text)} is {len(text)} characters long (at most {MAX_DURATION_CHARS}); expected {_ACCEPTED}",
+        )
     raw = text.strip().upper()
     if raw.startswith(("-", "+")):
         raise InvalidRecurrence(
@@ -108,12 +127,13 @@ def parse_duration(text: str, field: str, *, allow_zero: bool = True) -> Duratio
     if match is None or raw in ("P", "PT") or raw.endswith("T"):
         raise InvalidRecurrence(field, f"{text!r} is not {_ACCEPTED}{_why_not(raw)}")
     parts = {name: int(value) for name, value in match.groupdict(default="0").items()}
-    duration = Duration(
-        days=parts["weeks"] * 7 + parts["days"],
-        seconds=parts["hours"] * 3600 + parts["minutes"] * 60 + parts["seconds"],
-    )
-    if duration.days > 3660:
-        raise InvalidRecurrence(field, f"{text!r} is longer than ten years")
+    days = parts["weeks"] * 7 + parts["days"]
+    seconds = parts["hours"] * 3600 + parts["minutes"] * 60 + parts["seconds"]
+    if days * 86400 + seconds > MAX_DURATION_DAYS * 86400:
+        raise InvalidRecurrence(
+            field, f"{text!r} is longer than {MAX_DURATION_DAYS} days (P{MAX_DURATION_DAYS}D), the longest accepted"
+        )
+    duration = Duration(days=days, seconds=seconds)
     if not allow_zero and duration.is_zero:
         raise InvalidRecurrence(field, f"{text!r} is zero; it must be longer than zero, e.g. PT8H or P1D")
     return duration

@@ -30,3 +30,38 @@ class TransientError(MissedChecksError):
 
 class ScheduleRejected(MissedChecksError):
     """EventBridge Scheduler refused a schedule (ValidationException): retrying will not help."""
+
+
+def describe(value: object) -> str:
+    """What a value of the wrong type is, for error messages: ``a number (5)``, ``a list ([1])``.
+
+    DynamoDB hands numbers over as ``Decimal``, binary as ``Binary``/``bytes``, NULL as ``None``.
+    """
+    if value is None:
+        return "missing (NULL)"
+    if isinstance(value, bool):
+        kind = "a boolean"
+    elif isinstance(value, int | float) or type(value).__name__ == "Decimal":
+        kind = "a number"
+    elif isinstance(value, bytes | bytearray) or type(value).__name__ == "Binary":
+        kind = "binary data"
+    elif isinstance(value, set | frozenset):
+        kind = "a set"
+    elif isinstance(value, list | tuple):
+        kind = "a list"
+    elif isinstance(value, dict):
+        kind = "a map"
+    elif isinstance(value, str):
+        kind = "a string"
+    else:
+        kind = f"a {type(value).__name__}"
+    return f"{kind} ({shorten(value)})"
+
+
+def shorten(value: object, limit: int = 60) -> str:
+    """``repr(value)`` cut to at most ``limit`` characters, so that messages stay small."""
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - huge ints refuse repr(); a message must never fail
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -45,13 +45,18 @@ class Plan:
 
 
 def plan_evaluation(
-    checklist_id: str, checklist: Checklist | None, instant: datetime, max_windows: int, now: datetime
+    checklist_id: str, checklist: Checklist | None, instant: datetime, max_windows: int, now: datetime,
+    claimed: OccurrenceWindow | None = None,
 ) -> Plan:
     """Every window with ``end + grace <= instant`` and ``end`` after the watermark, oldest first,
     at most ``max_windows`` (``more_due`` says whether more remain for the next run).
 
     An instant in the future (a typo in a hand-started run) is judged only up to ``now``: a
     window that has not closed is never judged.
+
+    ``claimed`` is a window whose unannounced claim this execution holds (a dead-letter replay was
+    handed it: the execution that judged it failed before announcing it). It is judged again
+    (nothing is written twice) and so announced, first, when the watermark has passed it already.
 
     Raises InvalidRecurrence when the checklist's rule cannot be used: the state machine routes
     that to the evaluation dead-letter queue.
@@ -67,15 +72,20 @@ def plan_evaluation(
     until = min(instant, now)
     note = f" (the instant is in the future: judged up to {to_utc_iso(now)})" if until < instant else ""
     due = recurrence.due_windows(watermark, until, max_windows)
-    if not due.windows:
+    windows = list(due.windows)
+    if claimed is not None and claimed.end <= watermark:  # ahead of the watermark it is among the due ones
+        windows.insert(0, claimed)
+    if not windows:
         return Plan(
             checklist_id, instant, Outcome.NOTHING_DUE,
             f"no occurrence window closed (end + grace) between {to_utc_iso(watermark)} and {to_utc_iso(until)}"
             + note,
             judged_by=checklist.rule(),
         )
+    again = (f" (and the window starting {to_utc_iso(claimed.start)} again, to announce it)"
+             if claimed is not None and windows[0] is claimed else "")
     return Plan(
         checklist_id, instant, Outcome.EVALUATE,
-        f"{len(due.windows)} window(s) due" + (", more remain for the next run" if due.more else "") + note,
-        windows=tuple(due.windows), more_due=due.more, judged_by=checklist.rule(),
+        f"{len(due.windows)} window(s) due" + again + (", more remain for the next run" if due.more else "") + note,
+        windows=tuple(windows), more_due=due.more, judged_by=checklist.rule(),
     )

@@ -31,7 +31,8 @@ def assignment_key(checklist_id: str, shard: int, equipment_id: str) -> dict[str
 
 
 def judged_window_key(checklist_id: str, window_start: str) -> dict[str, str]:
-    """One record per judged window: its totals, and who announced it (so it is announced once)."""
+    """One record per judged window: its totals and the execution that claimed it (the only one that
+    announces it, so it is announced once)."""
     return {"pk": checklist_pk(checklist_id), "sk": f"WINDOW#{window_start}"}
 
 

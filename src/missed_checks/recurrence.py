@@ -18,6 +18,14 @@ Every occurrence becomes an :class:`OccurrenceWindow` ``[start, end)`` with
 nominal, hours exact). A local start time in a spring-forward gap is read with the offset before
 the gap (02:30 becomes 03:30 summer time) and an ambiguous one is the first of the two (§3.3.5).
 Occurrences that resolve to the same instant count once.
+
+Bounds (anything outside raises :class:`InvalidRecurrence`, never another exception): the text
+is at most :data:`MAX_TEXT_CHARS` characters; DTSTART, UNTIL, EXDATE and RDATE lie in the years
+:data:`FIRST_YEAR` to :data:`LAST_YEAR` (AWS cron's years: no schedule can fire outside them);
+occurrences after :data:`LAST_YEAR` are not produced (a COUNT that reaches further ends there);
+each BYxxx list has at most as many values as it has distinct ones (24 for BYHOUR); window and
+grace are at most ``P366D`` (``missed_checks.durations``); the time zone is a string naming an
+IANA zone.
 """
 
 from __future__ import annotations
@@ -31,13 +39,17 @@ from itertools import islice
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from dateutil.rrule import DAILY, HOURLY, WEEKLY, YEARLY, rrule, rruleset, rrulestr
+from dateutil.rrule import DAILY, HOURLY, MONTHLY, WEEKLY, YEARLY, rrule, rruleset, rrulestr
 
 from missed_checks.durations import Duration, add_duration, parse_duration, resolve_local
-from missed_checks.errors import InvalidRecurrence
+from missed_checks.errors import InvalidRecurrence, describe, shorten
+from missed_checks.timefmt import FIRST_YEAR
 
 __all__ = [
+    "FIRST_YEAR",
+    "LAST_YEAR",
     "MAX_COUNT",
+    "MAX_TEXT_CHARS",
     "DueWindows",
     "OccurrenceWindow",
     "Recurrence",
@@ -48,10 +60,20 @@ MAX_COUNT = 100_000
 """Largest accepted ``COUNT``."""
 
 LAST_YEAR = 2199
-"""AWS cron's last year: an ``UNTIL`` after it is rejected (leave UNTIL out for open-ended)."""
+"""AWS cron's last year: DTSTART, UNTIL, EXDATE and RDATE after it are rejected (leave UNTIL out
+for open-ended), no occurrence after it is produced, and a rule with no occurrence up to its end
+is rejected as never occurring."""
 
-_FIRST_OCCURRENCE_HORIZON_YEARS = 8
-"""A rule whose first occurrence is further than this from DTSTART is rejected as never occurring."""
+MAX_TEXT_CHARS = 4096
+"""Longest recurrence text accepted (about 400 EXDATE dates: enough holidays for a decade)."""
+
+_MAX_ZONE_CHARS = 64  # the longest IANA name is 32
+
+# Iteration never starts earlier than this (no occurrence can: DTSTART is local 1970 or later).
+_EARLIEST = datetime(FIRST_YEAR - 1, 12, 30, tzinfo=UTC)
+# ... and every window has been judged by this: the last start (end of 2199) plus a P366D window
+# and a P366D grace is early January 2202.
+_LATEST = datetime(LAST_YEAR + 4, 1, 1, tzinfo=UTC)
 
 _GAP_SAMPLE_YEARS = 2
 _GAP_SAMPLE_MAX = 10_000  # more than a year of an hourly rule: both DST changes
@@ -65,6 +87,11 @@ _LINE = re.compile(r"(?P<name>[A-Za-z-]+)(?P<params>(?:;[^:;=]+=(?:\"[^\"]*\"|[^
 _DATE = re.compile(r"(\d{4})(\d{2})(\d{2})")
 _DATE_TIME = re.compile(r"(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})(Z?)")
 _ORDINAL_DAY = re.compile(r"([+-]?\d{1,2})?(MO|TU|WE|TH|FR|SA|SU)")
+# How many distinct values each BYxxx list can have: a longer list is refused.
+_LIST_SIZES = {
+    "BYMONTH": 12, "BYMONTHDAY": 62, "BYYEARDAY": 732, "BYWEEKNO": 106, "BYSETPOS": 732, "BYHOUR": 24,
+    "BYDAY": 7 + 7 * 106,
+}  # fmt: skip
 _FORMAT_HINT = (
     "expected RFC 5545 lines such as 'DTSTART;TZID=Europe/Berlin:20260105T060000' and "
     "'RRULE:FREQ=WEEKLY;BYDAY=MO,FR', optionally 'EXDATE'/'RDATE' lines"
@@ -98,10 +125,14 @@ class OccurrenceWindow:
         for key in ("start", "end", "evaluate_at"):
             try:
                 value = datetime.fromisoformat(str(data[key]).replace("Z", "+00:00"))
-            except (KeyError, ValueError) as error:
+            except (KeyError, ValueError, TypeError) as error:
                 raise InvalidRecurrence("window", f"window {key} is missing or not ISO 8601: {error}") from None
             if value.tzinfo is None:
-                raise InvalidRecurrence("window", f"window {key} {data[key]!r} has no UTC offset")
+                raise InvalidRecurrence("window", f"window {key} {shorten(data[key])} has no UTC offset")
+            if not _EARLIEST <= value <= _LATEST:
+                raise InvalidRecurrence(
+                    "window", f"window {key} {shorten(data[key])} is outside {FIRST_YEAR}..{LAST_YEAR}"
+                )
             values.append(value.astimezone(zone) if zone is not None else value)
         return cls(*values)
 
@@ -170,10 +201,14 @@ class Recurrence:
     def _iter_occurrences(self, after: datetime) -> Iterator[tuple[datetime, datetime]]:
         """(nominal wall time, resolved start) of occurrences starting at or after ``after``."""
         _require_aware(after, "after")
-        floor = after.astimezone(UTC)
+        if after > _LATEST:
+            return
+        floor = max(after, _EARLIEST).astimezone(UTC)
         # Iterate from a day earlier: dateutil compares wall times, a resolved start can move.
         previous: datetime | None = None
-        for nominal in self._set.xafter(after.astimezone(self.zone) - timedelta(days=1), inc=True):
+        for nominal in self._set.xafter(floor.astimezone(self.zone) - timedelta(days=1), inc=True):
+            if nominal.year > LAST_YEAR:
+                return  # no schedule can fire after LAST_YEAR (a COUNT reaching further ends here)
             wall = nominal.replace(tzinfo=None)
             start = resolve_local(wall, self.zone)
             if previous is not None and start <= previous:
@@ -195,7 +230,7 @@ class Recurrence:
     def windows(self, start: datetime, end: datetime) -> list[OccurrenceWindow]:
         """Every window whose start is in ``[start, end)``, oldest first."""
         _require_aware(end, "end")
-        stop = end.astimezone(UTC)
+        stop = min(end, _LATEST).astimezone(UTC)
         found = []
         for window in self.iter_windows(start):
             if window.start.astimezone(UTC) >= stop:
@@ -213,10 +248,12 @@ class Recurrence:
         _require_aware(watermark, "watermark")
         _require_aware(instant, "instant")
         cap = max(limit, 1)
-        mark, now = watermark.astimezone(UTC), instant.astimezone(UTC)
+        # Clamped to where windows can be: the same answer, and no arithmetic overflows.
+        mark = min(max(watermark, _EARLIEST), _LATEST).astimezone(UTC)
+        now = min(max(instant, _EARLIEST), _LATEST).astimezone(UTC)
         lookback = self.window.longest_elapsed() + timedelta(minutes=1)
         due: list[OccurrenceWindow] = []
-        for window in self.iter_windows(watermark - lookback):
+        for window in self.iter_windows(mark - lookback):
             if window.evaluate_at.astimezone(UTC) > now:
                 break
             if window.end.astimezone(UTC) <= mark:
@@ -253,35 +290,39 @@ class Recurrence:
 
 
 def parse_recurrence(
-    text: str,
+    text: object,
     *,
-    timezone: str | None = None,
-    window: str | None = None,
-    grace: str | None = None,
+    timezone: object = None,
+    window: object = None,
+    grace: object = None,
 ) -> Recurrence:
     """Parse and validate a checklist's recurrence, raising :class:`InvalidRecurrence`.
 
     ``timezone`` is the checklist's IANA zone, needed when DTSTART has no TZID (it must agree
-    with a TZID). ``window`` defaults to ``P1D``, ``grace`` to ``PT0S``. Rejected, naming the
-    field: garbage lines, a missing DTSTART or RRULE, sub-hourly rules, COUNT above
-    :data:`MAX_COUNT`, rules that never occur, unknown zones, bad durations, a zero window, and a
+    with a TZID). ``window`` defaults to ``P1D``, ``grace`` to ``PT0S`` (only when not given:
+    an empty string is refused). Rejected, naming the field: garbage lines, a missing DTSTART or
+    RRULE, sub-hourly rules, COUNT above :data:`MAX_COUNT`, dates outside
+    :data:`FIRST_YEAR`..:data:`LAST_YEAR`, oversized text or BYxxx lists, rules that never occur,
+    unknown zones, bad or overlong durations, a zero window, values that are not strings, and a
     window (or window + grace) longer than the shortest gap between consecutive occurrences, so
-    that a performed check can never count for two windows.
+    that a performed check can never count for two windows. Whatever the arguments, the only
+    exception raised is :class:`InvalidRecurrence`.
     """
     lines = _content_lines(text)
     dtstart_line = _single(lines, "DTSTART", required=True)
     rrule_line = _single(lines, "RRULE", required=True)
     assert dtstart_line is not None and rrule_line is not None
-    zone_name, zone, dtstart, date_only = _parse_dtstart(dtstart_line, timezone)
-    window_duration = parse_duration(window, "window", allow_zero=False) if window else Duration(days=1)
-    grace_duration = parse_duration(grace, "grace") if grace else Duration()
+    zone_name, zone, dtstart, date_only = _parse_dtstart(dtstart_line, _zone_name(timezone))
+    window_duration = Duration(days=1) if window is None else parse_duration(window, "window", allow_zero=False)
+    grace_duration = Duration() if grace is None else parse_duration(grace, "grace")
     parts = _parse_rrule_parts(rrule_line[2])
     until = _until(parts.get("UNTIL"), zone)
     rule = _build_rule(parts, dtstart, until)
     exdates, exdate_dates = _parse_exdates(lines, zone)
     rdates = _parse_rdates(lines, zone)
     rule_set = rruleset(cache=True)
-    rule_set.rrule(rule)
+    # Without COUNT or UNTIL the rule ends with LAST_YEAR: dateutil would otherwise walk to 9999.
+    rule_set.rrule(rule if until is not None or "COUNT" in parts else rule.replace(until=_range_end(zone)))
     for rdate in rdates:
         rule_set.rdate(rdate)
     recurrence = Recurrence(
@@ -310,9 +351,15 @@ def parse_recurrence(
 _Line = tuple[str, dict[str, str], str]
 
 
-def _content_lines(text: str) -> list[_Line]:
-    if not isinstance(text, str) or not text.strip():
+def _content_lines(text: object) -> list[_Line]:
+    if not isinstance(text, str):
+        raise InvalidRecurrence("recurrence", f"is {describe(text)}, not RFC 5545 text; {_FORMAT_HINT}")
+    if not text.strip():
         raise InvalidRecurrence("recurrence", f"is empty; {_FORMAT_HINT}")
+    if len(text) > MAX_TEXT_CHARS:
+        raise InvalidRecurrence(
+            "recurrence", f"is {len(text)} characters long; at most {MAX_TEXT_CHARS} are accepted"
+        )
     unfolded = re.sub(r"\r?\n[ \t]", "", text.replace("\r\n", "\n"))
     lines: list[_Line] = []
     for raw in unfolded.split("\n"):
@@ -321,11 +368,11 @@ def _content_lines(text: str) -> list[_Line]:
             continue
         match = _LINE.fullmatch(line)
         if match is None:
-            raise InvalidRecurrence("recurrence", f"cannot read line {line!r}; {_FORMAT_HINT}")
+            raise InvalidRecurrence("recurrence", f"cannot read line {shorten(line)}; {_FORMAT_HINT}")
         name = match["name"].upper()
         if name not in ("DTSTART", "RRULE", "EXDATE", "RDATE"):
             raise InvalidRecurrence(
-                "recurrence", f"unsupported line {name!r}; accepted lines are DTSTART, RRULE, EXDATE, RDATE"
+                "recurrence", f"unsupported line {shorten(name)}; accepted lines are DTSTART, RRULE, EXDATE, RDATE"
             )
         params = {}
         for param in filter(None, match["params"].split(";")):
@@ -345,24 +392,58 @@ def _single(lines: list[_Line], name: str, *, required: bool) -> _Line | None:
     return found[0] if found else None
 
 
+def _zone_name(timezone: object) -> str | None:
+    """The checklist's ``timezone``: None when not given; anything but a zone name is refused."""
+    if timezone is None:
+        return None
+    if not isinstance(timezone, str):
+        raise InvalidRecurrence(
+            "timezone", f"is {describe(timezone)}, not an IANA zone name such as Europe/Berlin"
+        )
+    if not timezone.strip():
+        raise InvalidRecurrence(
+            "timezone", "is empty; give an IANA zone such as Europe/Berlin, or leave it out when DTSTART has a TZID"
+        )
+    return timezone.strip()
+
+
 def _load_zone(name: str, field_name: str) -> ZoneInfo:
     try:
+        if len(name) > _MAX_ZONE_CHARS:
+            raise ValueError(name)
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError, TypeError, OSError):
         raise InvalidRecurrence(
-            field_name, f"unknown time zone {name!r}; give an IANA zone such as Europe/Berlin or UTC"
+            field_name, f"unknown time zone {shorten(name)}; give an IANA zone such as Europe/Berlin or UTC"
         ) from None
 
 
-def _parse_dtstart(line: _Line, timezone: str | None) -> tuple[str, ZoneInfo, datetime, bool]:
+def _range_end(zone: ZoneInfo) -> datetime:
+    """The last instant an occurrence may start: the end of :data:`LAST_YEAR` on the local clock."""
+    return datetime(LAST_YEAR, 12, 31, 23, 59, 59, tzinfo=zone)
+
+
+def _check_year(value: datetime, name: str, raw: str) -> None:
+    if value.year > LAST_YEAR and name == "UNTIL":
+        raise InvalidRecurrence(
+            "recurrence", f"UNTIL is after {LAST_YEAR}, beyond what schedules can express; leave UNTIL out"
+        )
+    if not FIRST_YEAR <= value.year <= LAST_YEAR:
+        raise InvalidRecurrence(
+            "recurrence",
+            f"{name} {shorten(raw)} is outside the years {FIRST_YEAR} to {LAST_YEAR} (what EventBridge Scheduler's "
+            "cron can fire in)",
+        )
+
+
+def _parse_dtstart(line: _Line, given: str | None) -> tuple[str, ZoneInfo, datetime, bool]:
     _, params, value = line
     tzid = params.get("TZID")
-    given = timezone.strip() if timezone and timezone.strip() else None
     if given is not None:
         _load_zone(given, "timezone")
     if tzid and given and tzid != given:
         raise InvalidRecurrence(
-            "timezone", f"{given!r} conflicts with DTSTART's TZID={tzid}; leave it empty or make them equal"
+            "timezone", f"{given!r} conflicts with DTSTART's TZID={shorten(tzid)}; leave it empty or make them equal"
         )
     parsed, is_date, is_utc = _parse_value(value, "DTSTART", params)
     if tzid and is_utc:
@@ -377,6 +458,7 @@ def _parse_dtstart(line: _Line, timezone: str | None) -> tuple[str, ZoneInfo, da
         start = parsed.replace(tzinfo=UTC).astimezone(zone)
     else:
         start = resolve_local(parsed, zone)
+    _check_year(start, "DTSTART", value)
     return zone_name, zone, start, is_date
 
 
@@ -385,17 +467,21 @@ def _parse_value(value: str, name: str, params: dict[str, str]) -> tuple[datetim
     text = value.strip().upper()
     if params.get("VALUE", "").upper() == "PERIOD" or "/" in text:
         raise InvalidRecurrence("recurrence", f"{name} periods are not supported; give dates or date-times")
+    date_time, date_only = _DATE_TIME.fullmatch(text), _DATE.fullmatch(text)
+    if date_time is None and date_only is None:
+        raise InvalidRecurrence(
+            "recurrence", f"{name} value {shorten(value)} is not YYYYMMDD, YYYYMMDDTHHMMSS or YYYYMMDDTHHMMSSZ"
+        )
     try:
-        if match := _DATE_TIME.fullmatch(text):
-            numbers = [int(g) for g in match.groups()[:6]]
-            return datetime(*numbers), False, bool(match[7])  # type: ignore[misc]
-        if match := _DATE.fullmatch(text):
-            return datetime(int(match[1]), int(match[2]), int(match[3])), True, False
+        if date_time is not None:
+            parsed = datetime(*(int(g) for g in date_time.groups()[:6]))  # type: ignore[misc]
+        else:
+            assert date_only is not None
+            parsed = datetime(int(date_only[1]), int(date_only[2]), int(date_only[3]))
     except ValueError as error:
-        raise InvalidRecurrence("recurrence", f"{name} value {value!r} is not a real date: {error}") from None
-    raise InvalidRecurrence(
-        "recurrence", f"{name} value {value!r} is not YYYYMMDD, YYYYMMDDTHHMMSS or YYYYMMDDTHHMMSSZ"
-    )
+        raise InvalidRecurrence("recurrence", f"{name} value {shorten(value)} is not a real date: {error}") from None
+    _check_year(parsed, name, value)
+    return parsed, date_time is None, date_time is not None and bool(date_time[7])
 
 
 def _parse_rrule_parts(value: str) -> dict[str, str]:
@@ -403,9 +489,9 @@ def _parse_rrule_parts(value: str) -> dict[str, str]:
     for item in filter(None, value.strip().upper().split(";")):
         key, sep, part = item.partition("=")
         if not sep or not part:
-            raise InvalidRecurrence("recurrence", f"RRULE part {item!r} is not NAME=VALUE")
+            raise InvalidRecurrence("recurrence", f"RRULE part {shorten(item)} is not NAME=VALUE")
         if key not in _RRULE_KEYS:
-            raise InvalidRecurrence("recurrence", f"RRULE part {key!r} is not supported")
+            raise InvalidRecurrence("recurrence", f"RRULE part {shorten(key)} is not supported")
         if key in parts:
             raise InvalidRecurrence("recurrence", f"RRULE has {key} twice")
         parts[key] = part
@@ -423,7 +509,7 @@ def _check_frequency(parts: dict[str, str]) -> None:
             "recurrence", f"FREQ={freq} is sub-hourly; the most frequent rule accepted is FREQ=HOURLY"
         )
     if freq not in _SUPPORTED_FREQS:
-        raise InvalidRecurrence("recurrence", f"FREQ={freq} is not one of {', '.join(_SUPPORTED_FREQS)}")
+        raise InvalidRecurrence("recurrence", f"FREQ={shorten(freq)} is not one of {', '.join(_SUPPORTED_FREQS)}")
     for key in ("BYMINUTE", "BYSECOND"):
         if len(parts.get(key, "").split(",")) > 1:
             raise InvalidRecurrence(
@@ -448,6 +534,12 @@ _RANGES = {
 
 
 def _check_numbers(parts: dict[str, str]) -> None:
+    for key, size in _LIST_SIZES.items():
+        count = parts[key].count(",") + 1 if key in parts else 0
+        if count > size:
+            raise InvalidRecurrence(
+                "recurrence", f"{key} has {count} values; it has only {size} distinct ones, give each once"
+            )
     for key, (low, high, signed) in _RANGES.items():
         if key not in parts:
             continue
@@ -455,16 +547,22 @@ def _check_numbers(parts: dict[str, str]) -> None:
             try:
                 number = int(item)
             except ValueError:
-                raise InvalidRecurrence("recurrence", f"{key}={parts[key]} is not a list of integers") from None
+                raise InvalidRecurrence("recurrence", f"{key}={_cut(parts[key])} is not a list of integers") from None
             magnitude = abs(number) if signed else number
             if not low <= magnitude <= high or (not signed and item.startswith(("-", "+"))):
                 span = f"{low}..{high}" + (f" or -{high}..-{low}" if signed else "")
-                raise InvalidRecurrence("recurrence", f"{key}={item} is out of range; accepted: {span}")
+                raise InvalidRecurrence("recurrence", f"{key}={_cut(item)} is out of range; accepted: {span}")
+    # An ordinal counts within the month for MONTHLY (and YEARLY with BYMONTH): a month has at most
+    # 5 of each weekday, and dateutil fails (IndexError) on the months where a larger one overruns.
+    in_month = parts.get("FREQ") == "MONTHLY" or (parts.get("FREQ") == "YEARLY" and "BYMONTH" in parts)
+    largest = 5 if in_month else 53
     for item in parts.get("BYDAY", "").split(",") if "BYDAY" in parts else ():
         match = _ORDINAL_DAY.fullmatch(item)
-        if match is None or (match[1] is not None and not 1 <= abs(int(match[1])) <= 53):
+        if match is None or (match[1] is not None and not 1 <= abs(int(match[1])) <= largest):
             raise InvalidRecurrence(
-                "recurrence", f"BYDAY value {item!r} is not a weekday such as MO, 1MO or -1FR"
+                "recurrence",
+                f"BYDAY value {shorten(item)} is not a weekday such as MO, 1MO or -1FR"
+                + (" (a month has at most 5 of each weekday)" if match is not None and in_month else ""),
             )
 
 
@@ -493,8 +591,9 @@ def _build_rule(parts: dict[str, str], dtstart: datetime, until: datetime | None
     )
     try:
         rule = rrulestr(f"RRULE:{rendered}", dtstart=dtstart, cache=True)
-    except (ValueError, TypeError) as error:
-        raise InvalidRecurrence("recurrence", f"RRULE is not valid: {error}") from None
+    except (ValueError, TypeError, KeyError, IndexError, OverflowError) as error:
+        # dateutil's own verdict on what passed the checks above (e.g. WKST=XX, an empty BYxxx set)
+        raise InvalidRecurrence("recurrence", f"RRULE is not valid: {_cut(str(error), 120)}") from None
     assert isinstance(rule, rrule)
     return rule
 
@@ -507,9 +606,11 @@ def _values(lines: list[_Line], name: str, zone: ZoneInfo) -> Iterator[tuple[dat
         for item in filter(None, value.split(",")):
             parsed, is_date, is_utc = _parse_value(item, name, params)
             if is_utc:
-                yield parsed.replace(tzinfo=UTC).astimezone(zone), False
+                instant, is_date = parsed.replace(tzinfo=UTC).astimezone(zone), False
             else:
-                yield resolve_local(parsed, line_zone).astimezone(zone), is_date
+                instant = resolve_local(parsed, line_zone).astimezone(zone)
+            _check_year(instant, name, item)
+            yield instant, is_date
 
 
 def _parse_exdates(lines: list[_Line], zone: ZoneInfo) -> tuple[tuple[datetime, ...], tuple[date, ...]]:
@@ -531,36 +632,67 @@ def _parse_rdates(lines: list[_Line], zone: ZoneInfo) -> list[datetime]:
 
 
 def _check_occurs(recurrence: Recurrence) -> None:
-    if not recurrence.rdates and _calendar_never_matches(recurrence):
-        _never()
-    horizon = (recurrence.dtstart + timedelta(days=366 * _FIRST_OCCURRENCE_HORIZON_YEARS)).astimezone(UTC)
-    if recurrence.until is not None:
-        horizon = min(horizon, recurrence.until.astimezone(UTC))
-    bounded = recurrence.rule.replace(until=horizon, count=None)
-    probe = rruleset()
-    probe.rrule(bounded)
-    for rdate in recurrence.rdates:
-        probe.rdate(rdate)
-    if recurrence.count is not None:
-        probe = recurrence._set  # noqa: SLF001 - COUNT bounds it already
-    for nominal in probe:
-        start = resolve_local(nominal.replace(tzinfo=None), recurrence.zone)
-        if not recurrence._excluded(start):  # noqa: SLF001
-            return
-    _never()
+    """Reject a rule without an occurrence up to the end of :data:`LAST_YEAR`.
 
-
-def _calendar_never_matches(recurrence: Recurrence) -> bool:
-    """Cheap pre-check: do the day filters of a DAILY/WEEKLY/HOURLY rule match no date at all?
-
-    dateutil walks day by day up to year 9999 when a DAILY rule's filters never match (seconds
-    of CPU), so these filters are first tried as a YEARLY rule, which is the same set of dates
-    (a superset of the rule's, with INTERVAL ignored) and is walked a year at a time.
+    The RRULE itself must occur (RDATEs add occurrences to a rule, they do not replace one), and
+    so must the whole set once EXDATEs are taken out. Rare rules are fine (29 February on a
+    Monday first occurs in 2044); impossible ones are recognised without walking the calendar
+    where that is cheap to know (day filters that match no date, a BYSETPOS beyond what a period
+    can hold), and any other search ends with :data:`LAST_YEAR` (well under a second).
     """
-    probe = yearly_day_filter(recurrence.rule, recurrence.dtstart.replace(tzinfo=None))
-    if probe is None:
-        return False
-    return probe.after(recurrence.dtstart.replace(tzinfo=None), inc=True) is None
+    if _structurally_never(recurrence):
+        _never()
+    end = _range_end(recurrence.zone)
+    horizon = min(end, recurrence.until) if recurrence.until is not None else end
+    probe = recurrence.rule.replace(until=horizon.astimezone(UTC), count=None)
+    if probe.after(recurrence.dtstart - timedelta(days=1), inc=True) is None:
+        _never()
+    if next(recurrence._iter_occurrences(recurrence.dtstart - timedelta(days=1)), None) is None:  # noqa: SLF001
+        _never()
+
+
+def _structurally_never(recurrence: Recurrence) -> bool:
+    """Cheap pre-checks: can the RRULE produce nothing at all?
+
+    dateutil walks period by period when a rule's filters never match (hour by hour for an
+    HOURLY rule: minutes of CPU up to 2199), so these impossibilities are recognised first:
+    day filters of a DAILY/WEEKLY/HOURLY rule that match no date (tried as a YEARLY rule, the
+    same set of dates with INTERVAL ignored, walked a year at a time), a BYSETPOS whose every
+    position lies beyond the most occurrences one period (hour, day, week, month, year) can hold,
+    and a DAILY/HOURLY INTERVAL of whole weeks with a BYDAY that leaves out DTSTART's weekday.
+    """
+    parts = rule_parts(recurrence.rule)
+    if parts["bysetpos"] and all(abs(position) > _most_per_period(parts) for position in parts["bysetpos"]):
+        return True
+    week = {DAILY: 7, HOURLY: 7 * 24}.get(parts["freq"])
+    if week and parts["interval"] % week == 0 and recurrence.dtstart.weekday() not in (parts["weekdays"] or range(7)):
+        return True  # whole weeks apart: every occurrence falls on DTSTART's weekday, which BYDAY leaves out
+    start = recurrence.dtstart.replace(tzinfo=None)
+    probe = yearly_day_filter(recurrence.rule, start, _range_end(recurrence.zone).replace(tzinfo=None))
+    return probe is not None and probe.after(start, inc=True) is None
+
+
+def _most_per_period(parts: dict[str, Any]) -> int:
+    """An upper bound of the occurrences one period of the rule holds (what BYSETPOS selects from).
+
+    dateutil's filters are conjunctive, so the smallest capacity of any given day filter bounds
+    the days (each BYMONTHDAY value appears at most once a week or month, a weekday at most 5
+    times a month and 53 a year, an ordinal weekday once a month).
+    """
+    freq, per_hour = parts["freq"], len(parts["byminute"]) * len(parts["bysecond"])
+    if freq == HOURLY:
+        return per_hour
+    per_day = len(parts["byhour"] or (0,)) * per_hour
+    days = {DAILY: 1, WEEKLY: 7, MONTHLY: 31}.get(freq, 366)
+    if freq != DAILY and (parts["weekdays"] or parts["nweekdays"]):
+        per_weekday = {WEEKLY: 1, MONTHLY: 5}.get(freq, 53)
+        per_ordinal = 12 if freq == YEARLY else 1  # with BYMONTH, a YEARLY ordinal counts in each month
+        days = min(days, per_weekday * len(parts["weekdays"] or ()) + per_ordinal * len(parts["nweekdays"] or ()))
+    if freq != DAILY and parts["bymonthday"]:
+        days = min(days, len(parts["bymonthday"]) * (12 if freq == YEARLY else 1))
+    if freq != DAILY and parts["byyearday"]:
+        days = min(days, len(parts["byyearday"]))
+    return days * per_day
 
 
 def yearly_day_filter(rule: rrule, dtstart: datetime, until: datetime | None = None) -> rrule | None:
@@ -589,7 +721,7 @@ def yearly_day_filter(rule: rrule, dtstart: datetime, until: datetime | None = N
 def _never() -> None:
     raise InvalidRecurrence(
         "recurrence",
-        f"the rule never occurs (not within {_FIRST_OCCURRENCE_HORIZON_YEARS} years of DTSTART); "
+        f"the rule never occurs (not up to the end of {LAST_YEAR}); "
         "check BYMONTH/BYMONTHDAY/BYDAY combinations, INTERVAL, COUNT, UNTIL and EXDATE",
     )
 
@@ -644,6 +776,13 @@ def _advance(wall: datetime, instant: datetime, duration: Duration, zone: ZoneIn
         instant = add_duration(instant, Duration(seconds=duration.seconds), zone)
         wall = instant.replace(tzinfo=None, fold=0)
     return wall, instant
+
+
+def _cut(text: str, limit: int = 40) -> str:
+    """``text`` for an error message: at most ``limit`` characters, control characters escaped."""
+    if not text.isprintable():
+        return shorten(text, limit)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _human(gap: timedelta) -> str:

@@ -4,6 +4,11 @@ The record only says *which* checklist changed: the sync always works from the c
 current item, so a replayed, duplicated or out-of-order record can never bring back an old
 schedule. A fingerprint of the applied schedule, noted on the item, makes repeated records cost
 no Scheduler call.
+
+Whatever the item holds (it may have been written by hand, around our tools), a rule that cannot
+be used ends as :class:`InvalidInput` and so on the invalid-rule path: the schedule is deleted,
+the item gets ``sync_error`` and the dead-letter queue a message naming the checklist. Nothing
+about the item's content makes :func:`sync_checklist` raise (only AWS errors do).
 """
 
 from __future__ import annotations
@@ -14,10 +19,10 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Protocol
 
-from missed_checks.checklist import RULE_FIELDS, Checklist
+from missed_checks.checklist import RULE_FIELDS, Checklist, revision_of
 from missed_checks.errors import InvalidInput, ScheduleRejected
 from missed_checks.schedule import DesiredSchedule, Target, desired_schedule
-from missed_checks.timefmt import to_utc_iso
+from missed_checks.timefmt import parse_instant, to_utc_iso
 
 # Changes to anything else on the checklist item (name, watermark, what the sync itself notes)
 # need no schedule work.
@@ -46,6 +51,8 @@ class Table(Protocol):
 
     def record_schedule_sync(self, checklist_id: str, revision: int, *, schedule: Mapping[str, Any] | None,
                              error: Mapping[str, Any] | None) -> bool: ...
+
+    def adopt_checklist(self, checklist_id: str) -> bool: ...
 
 
 class Schedules(Protocol):
@@ -78,6 +85,29 @@ def took_effect_unnoticed(event_name: str, old_image: Mapping[str, Any] | None,
     return (rule_changed or resumed) and old_image.get("effective_from") == new_image.get("effective_from")
 
 
+def takes_effect_at(event_name: str, old_image: Mapping[str, Any] | None, new_image: Mapping[str, Any] | None,
+                    record_time: datetime | None) -> datetime | None:
+    """Where the checklist's ``effective_from`` must move (forward only) for this record, or None.
+
+    An INSERT is a creation: the rule takes effect when the item reached the table, never earlier,
+    whatever ``created_at``/``effective_from`` a hand-written item claims (our writer sets both to
+    the moment of the write, so for its items this is a no-op). A MODIFY that changed the rule or
+    resumed without moving ``effective_from`` (:func:`took_effect_unnoticed`) takes effect at the
+    record's time.
+    """
+    if record_time is None:
+        return None
+    if event_name == "INSERT" and new_image:
+        claimed = new_image.get("effective_from")
+        try:
+            if isinstance(claimed, str) and parse_instant(claimed, "effective_from") >= record_time:
+                return None
+        except InvalidInput:
+            pass  # not an instant: the sync reports it; the forward-only write cannot compare it either
+        return record_time
+    return record_time if took_effect_unnoticed(event_name, old_image, new_image) else None
+
+
 def sync_checklist(
     checklist_id: str,
     *,
@@ -92,8 +122,16 @@ def sync_checklist(
     if item is None:
         deleted = schedules.delete(checklist_id)
         return SyncResult(checklist_id, Action.DELETED if deleted else Action.UNCHANGED, "checklist deleted")
-    revision = int(item.get("revision") or 0)
-    recorded = item.get("schedule") or {}
+    if "revision" not in item:
+        # Written by hand without one: every note below is conditional on the revision, so give it
+        # the one a fresh item has (no-op when it appeared meanwhile).
+        table.adopt_checklist(checklist_id)
+    recorded = _mapping(item.get("schedule"))
+    try:
+        revision = revision_of(item)
+    except InvalidInput as invalid:
+        # The notes cannot match this revision; the schedule is still deleted and the DLQ told.
+        return _reject(checklist_id, 0, item, invalid, table, schedules, now, report_rejected)
     try:
         checklist = Checklist.from_item(item)
         desired = desired_schedule(checklist, group_name, now)
@@ -133,15 +171,23 @@ def _reject(checklist_id: str, revision: int, item: Mapping[str, Any], invalid: 
     """An unusable rule: no schedule may fire for it. Note the error on the item (once per revision)
     and hand it to the dead-letter queue so an operator sees it."""
     error = {"field": invalid.field, "message": invalid.message}
-    previous = item.get("sync_error") or {}
-    if previous.get("field") == error["field"] and previous.get("message") == error["message"] and int(
-        previous.get("revision", -1)
-    ) == revision:
+    previous = _mapping(item.get("sync_error"))
+    if (previous.get("field"), previous.get("message"), previous.get("revision")) == (
+        error["field"], error["message"], revision
+    ):
         return SyncResult(checklist_id, Action.SKIPPED, "invalid recurrence already reported", error)
-    schedules.delete(checklist_id)
+    try:
+        schedules.delete(checklist_id)
+    except ScheduleRejected:
+        pass  # an id Scheduler refuses as a name: no schedule by that name can exist
     # Dead-letter first: if noting the error on the item then fails, the retry reports again rather
     # than never (at least once).
     report_rejected(checklist_id, error, revision)
     table.record_schedule_sync(checklist_id, revision, schedule=None,
                                error={**error, "at": to_utc_iso(now), "revision": revision})
     return SyncResult(checklist_id, Action.INVALID, invalid.message, error)
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    """The sync's own notes on the item, or nothing when a hand edit made them something else."""
+    return value if isinstance(value, Mapping) else {}

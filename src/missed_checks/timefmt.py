@@ -2,15 +2,29 @@
 
 Every instant stored or exchanged between components is a UTC ISO 8601 string with second
 precision and a ``Z`` (``2026-03-02T05:00:00Z``), so that such strings sort as text.
+
+Instants are accepted in the years :data:`FIRST_YEAR` to :data:`LAST_INSTANT_YEAR` (1970 to
+2299): occurrences lie in 1970..2199 (AWS cron's years, see ``missed_checks.recurrence``) and a
+window plus its grace ends at most two years later, so every instant the system writes fits,
+and arithmetic on an accepted instant (a day before, a window after) never leaves what
+``datetime`` can hold.
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from missed_checks.errors import InvalidInput
+from missed_checks.errors import InvalidInput, describe, shorten
 
-__all__ = ["parse_instant", "to_utc_iso"]
+__all__ = ["FIRST_YEAR", "LAST_INSTANT_YEAR", "parse_instant", "to_utc_iso"]
+
+FIRST_YEAR = 1970
+"""No instant, occurrence or DTSTART before this year is accepted (AWS cron's first year)."""
+
+LAST_INSTANT_YEAR = 2299
+"""No instant after this year is accepted (occurrences end in 2199; windows and grace add at most two years)."""
+
+_MAX_INSTANT_CHARS = 64
 
 
 def to_utc_iso(dt: datetime) -> str:
@@ -29,9 +43,15 @@ def parse_instant(text: str, field: str) -> datetime:
     The offset is kept as given (``2026-03-02T06:00:00+01:00`` stays at +01:00). A missing
     offset, an empty string or malformed text raises :class:`InvalidInput` naming ``field``.
     """
-    if not isinstance(text, str) or not text.strip():
+    if not isinstance(text, str):
+        raise InvalidInput(field, f"is {describe(text)}, not an ISO 8601 instant such as 2026-03-02T05:00:00Z")
+    if not text.strip():
         raise InvalidInput(field, "expected an ISO 8601 instant such as 2026-03-02T05:00:00Z")
     raw = text.strip()
+    if len(raw) > _MAX_INSTANT_CHARS:
+        raise InvalidInput(
+            field, f"{shorten(raw)} is too long for an ISO 8601 instant (expected e.g. 2026-03-02T05:00:00Z)"
+        )
     candidate = raw[:-1] + "+00:00" if raw[-1:] in ("Z", "z") else raw
     try:
         parsed = datetime.fromisoformat(candidate)
@@ -45,4 +65,6 @@ def parse_instant(text: str, field: str) -> datetime:
             f"{raw!r} has no UTC offset; give one, e.g. 2026-03-02T05:00:00Z or "
             "2026-03-02T06:00:00+01:00",
         )
+    if not FIRST_YEAR <= parsed.year <= LAST_INSTANT_YEAR:
+        raise InvalidInput(field, f"{raw!r} is outside the years {FIRST_YEAR} to {LAST_INSTANT_YEAR}")
     return parsed

@@ -97,6 +97,7 @@ class LambdaRuntime:
         log_path: str | Path | None = None,
         keep_invocations: bool = True,
         on_invocation: Callable[[Invocation], None] | None = None,
+        max_concurrency: int = 4,
     ) -> None:
         self.stack = stack
         self.invocations: list[Invocation] = []
@@ -104,13 +105,20 @@ class LambdaRuntime:
         self.on_invocation = on_invocation
         self._log_path = Path(log_path) if log_path else None
         self._lock = threading.Lock()
-        self._workers: dict[str, FunctionWorker] = {}
+        self._available = threading.Condition(self._lock)
+        self._workers: dict[str, list[FunctionWorker]] = {}
+        self._idle: dict[str, list[FunctionWorker]] = {}
+        self.max_concurrency = max_concurrency
+        """Environments per function: concurrent invocations beyond it wait (like a reserved
+        concurrency; executions of two windows, or two of one window, do run in parallel)."""
         self._exit: ExitStack | None = None
         self._endpoint: str | None = None
         self._log: Any = None
         self._closed = False
         self._worker_logs: Path | None = None
         self.roles = RoleSessions(lambda: stack.client("sts"))
+        self.faults: Any = None
+        """A :class:`~missed_checks_local.faults.FaultInjector` for the Lambda service's faults."""
         self.denied: list[RoleCall] = []
         """Every call IAM refused to a role of this stack while the runtime ran."""
 
@@ -144,9 +152,11 @@ class LambdaRuntime:
             self.denied.append(call)
 
     def uninstall(self) -> None:
-        with self._lock:
+        with self._available:
             self._closed = True  # no worker starts after this
-            workers, self._workers = list(self._workers.values()), {}
+            workers = [worker for every in self._workers.values() for worker in every]
+            self._workers, self._idle = {}, {}
+            self._available.notify_all()
         for worker in workers:
             worker.close()
         if self._exit is not None:
@@ -172,7 +182,10 @@ class LambdaRuntime:
                 event = json.loads(body) if body else {}
             except ValueError:
                 event = body
-            invocation = runtime.invoke(spec.logical_id, event)
+            if runtime._service_faults(spec, event):
+                invocation = runtime._injected_failure(spec, event)
+            else:
+                invocation = runtime.invoke(spec.logical_id, event)
             if invocation.error is not None:
                 response_headers["x-amz-function-error"] = "Unhandled"
                 return json.dumps(invocation.error).encode()
@@ -219,39 +232,94 @@ class LambdaRuntime:
                 patches.enter_context(mock.patch.object(module, "boto_client_for", client_for))
             yield
 
-    # -- invocation ----------------------------------------------------------------------
-    def _worker(self, spec: FunctionSpec) -> FunctionWorker:
-        with self._lock:
-            if self._closed:
-                raise RuntimeError("the Lambda runtime is not installed (use it as a context manager)")
-            worker = self._workers.get(spec.logical_id)
-            if worker is None:
-                python, runtime_dir = lambda_runtime_paths()
-                environment = {
-                    **spec.environment,
-                    **_RUNTIME_ENVIRONMENT,
-                    "LAMBDA_TASK_ROOT": str(spec.code_dir),
-                    "AWS_LAMBDA_FUNCTION_NAME": spec.name,
-                    "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(spec.memory_mb),
-                    "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{spec.name}",
-                    "AWS_REGION": self.stack.region,
-                    "AWS_DEFAULT_REGION": self.stack.region,
-                    "AWS_ENDPOINT_URL": str(self._endpoint),
-                    **self.roles.environment(spec.role_arn, spec.name),
-                }
-                assert self._worker_logs is not None  # set by install()
-                worker = FunctionWorker(
-                    python=python,
-                    code_dir=spec.code_dir,
-                    layer_dirs=spec.layer_dirs,
-                    runtime_dir=runtime_dir,
-                    handler=spec.handler,
-                    environment=environment,
-                    timeout_s=float(spec.timeout_s),
-                    log_path=self._worker_logs / f"{spec.logical_id}.log",
+    # -- faults (missed_checks_local.faults) -----------------------------------------------
+    def _service_faults(self, spec: FunctionSpec, event: Any) -> bool:
+        """Faults of the Lambda service and of Step Functions around a task's invoke; True when
+        the function itself must fail this time."""
+        from moto.core.exceptions import JsonRESTError
+
+        if self.faults is None:
+            return False
+        if self.faults.strike("lambda_throttle", function=spec.logical_id):
+            error = JsonRESTError("TooManyRequestsException", "Rate Exceeded. (injected fault)")
+            error.code = 429
+            raise error
+        fault = self.faults.strike("lambda_error", function=spec.logical_id)
+        if fault is not None and fault.transient:
+            error = JsonRESTError("ServiceException", "The Lambda service failed. (injected fault)")
+            error.code = 500
+            raise error
+        if isinstance(event, dict) and "shard" in event and self.faults.strike("stop_mid_map"):
+            execution = str(event.get("execution") or "")
+            if execution.startswith("arn:"):
+                self.stack.client("stepfunctions").stop_execution(
+                    executionArn=execution, error="InjectedStop", cause="stopped in the middle of its Map (fault)"
                 )
-                self._workers[spec.logical_id] = worker
-            return worker
+        return fault is not None
+
+    def _injected_failure(self, spec: FunctionSpec, event: Any) -> Invocation:
+        request_id = str(uuid.uuid4())
+        invocation = Invocation(function=spec.logical_id, request_id=request_id, event=event)
+        invocation.error = {"errorType": "InjectedFailure", "errorMessage": "the function failed (injected fault)",
+                            "requestId": request_id, "stackTrace": []}
+        self._record(invocation)
+        return invocation
+
+    # -- invocation ----------------------------------------------------------------------
+    def _new_worker(self, spec: FunctionSpec, index: int) -> FunctionWorker:
+        python, runtime_dir = lambda_runtime_paths()
+        environment = {
+            **spec.environment,
+            **_RUNTIME_ENVIRONMENT,
+            "LAMBDA_TASK_ROOT": str(spec.code_dir),
+            "AWS_LAMBDA_FUNCTION_NAME": spec.name,
+            "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(spec.memory_mb),
+            "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{spec.name}",
+            "AWS_REGION": self.stack.region,
+            "AWS_DEFAULT_REGION": self.stack.region,
+            "AWS_ENDPOINT_URL": str(self._endpoint),
+            **self.roles.environment(spec.role_arn, spec.name),
+        }
+        assert self._worker_logs is not None  # set by install()
+        return FunctionWorker(
+            python=python,
+            code_dir=spec.code_dir,
+            layer_dirs=spec.layer_dirs,
+            runtime_dir=runtime_dir,
+            handler=spec.handler,
+            environment=environment,
+            timeout_s=float(spec.timeout_s),
+            log_path=self._worker_logs / f"{spec.logical_id}-{index}.log",
+        )
+
+    def _acquire(self, spec: FunctionSpec) -> FunctionWorker:
+        """A warm, idle environment of the function, or a new one while fewer than
+        :attr:`max_concurrency` exist (Lambda scales out the same way); else wait for one."""
+        with self._available:
+            while True:
+                if self._closed:
+                    raise RuntimeError("the Lambda runtime is not installed (use it as a context manager)")
+                idle = self._idle.setdefault(spec.logical_id, [])
+                if idle:
+                    return idle.pop()
+                every = self._workers.setdefault(spec.logical_id, [])
+                if len(every) < self.max_concurrency:
+                    worker = self._new_worker(spec, len(every))
+                    every.append(worker)
+                    return worker
+                self._available.wait()
+
+    def _release(self, spec: FunctionSpec, worker: FunctionWorker) -> None:
+        with self._available:
+            if not self._closed:
+                self._idle.setdefault(spec.logical_id, []).append(worker)
+            self._available.notify_all()
+
+    def _worker(self, spec: FunctionSpec) -> FunctionWorker:
+        """A warm environment of the function (for inspection; it stays available)."""
+        worker = self._acquire(spec)
+        self._release(spec, worker)
+        return worker
 
     def invoke(self, function: str, event: Any) -> Invocation:
         """Run ``function`` (logical id, name or ARN) with ``event``, as Lambda would."""
@@ -271,10 +339,13 @@ class LambdaRuntime:
             "log_stream_name": time.strftime("%Y/%m/%d/[$LATEST]") + request_id.replace("-", ""),
             "clock": product_clock.now().isoformat(),
         }
-        worker = self._worker(spec)
-        result: WorkerResult = worker.invoke(event, request_id=request_id, context_fields=context)
-        if result.error is not None and result.error.get("errorType") in _INIT_ERRORS:
-            worker.close()  # as Lambda does after a failed init: the next invocation initialises again
+        worker = self._acquire(spec)
+        try:
+            result: WorkerResult = worker.invoke(event, request_id=request_id, context_fields=context)
+            if result.error is not None and result.error.get("errorType") in _INIT_ERRORS:
+                worker.close()  # as Lambda does after a failed init: the next invocation initialises again
+        finally:
+            self._release(spec, worker)
         invocation.error = result.error
         invocation.duration_ms = result.duration_ms
         invocation.init_ms = result.init_ms

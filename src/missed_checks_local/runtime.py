@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -81,6 +82,8 @@ class LocalRuntime:
     scheduler: SimulatedScheduler = field(init=False)
     pollers: list[StreamPoller] = field(init=False)
     on_step: Callable[[], None] | None = None
+    faults: Any = None
+    """A :class:`~missed_checks_local.faults.FaultInjector`, or None for a run without faults."""
     refresh_always: bool = False
     """Re-read the schedules on every settle, not only after a function ran (``local serve``:
     anyone may change schedules through the endpoint)."""
@@ -119,6 +122,14 @@ class LocalRuntime:
         self.close()
 
     def start(self) -> None:
+        if self.faults is not None:
+            from missed_checks_local.faults import endpoint_faults
+            from missed_checks_local.iam import observed
+
+            self.lambda_runtime.faults = self.scheduler.faults = self.faults
+            for poller in self.pollers:
+                poller.faults = self.faults
+            self._exit.enter_context(observed(endpoint_faults(self.faults)))
         self._exit.enter_context(self.lambda_runtime)
         self._exit.enter_context(installed(self.clock))
         self._exit.enter_context(moto_on_simulated_time(self.clock))
@@ -172,6 +183,16 @@ class LocalRuntime:
             if self.on_step is not None:
                 self.on_step()
         return fired
+
+    def start_execution(self, execution_input: dict[str, Any]) -> ExecutionRecord:
+        """Start the state machine by hand, as an operator's re-run does (the run waits for it)."""
+        started = self.stack.client("stepfunctions").start_execution(
+            stateMachineArn=self.stack.state_machine_arn, input=json.dumps(execution_input), name=str(uuid.uuid4())
+        )
+        record = ExecutionRecord(started["executionArn"], None, dict(execution_input))
+        self.executions.append(record)
+        self._running.append(record)
+        return record
 
     def advance_to(self, instant: datetime, *, inclusive: bool = True) -> list[Firing]:
         """Fire everything due up to ``instant`` (see :meth:`fire_due`), then move the clock there.

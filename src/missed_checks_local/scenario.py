@@ -29,11 +29,12 @@ event and field (``events[3].put_checklist.recurrence: ...``).
 
 from __future__ import annotations
 
+import copy
 import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +54,7 @@ ACTIONS = (
     "fail_next_firing",
 )
 _PUT_KEYS = {"id", "name", "recurrence", "timezone", "window", "grace", "validate"}
-_TOP_KEYS = {"name", "description", "start", "end", "events", "parameters"}
+_TOP_KEYS = {"name", "description", "start", "end", "events", "parameters", "faults"}
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,8 @@ class Scenario:
     events: tuple[ScenarioEvent, ...]
     parameters: dict[str, str]
     """Template parameter overrides (``{"MaxWindowsPerRun": "5"}``)."""
+    faults: tuple[Any, ...] = ()
+    """Faults to inject (:mod:`missed_checks_local.faults`); none by default."""
 
     @property
     def checklist_ids(self) -> list[str]:
@@ -109,6 +112,9 @@ class Scenario:
         events = [_event(index, raw, start, end) for index, raw in enumerate(data["events"])]
         events.sort(key=lambda event: (event.at, event.index))
         _check_references(events)
+        from missed_checks_local.faults import parse_faults
+
+        faults = parse_faults(data["faults"]) if "faults" in data else []
         return cls(
             name=str(data.get("name") or name),
             description=str(data.get("description") or ""),
@@ -116,6 +122,7 @@ class Scenario:
             end=end,
             events=tuple(events),
             parameters={str(k): str(v) for k, v in parameters.items()},
+            faults=tuple(faults),
         )
 
 
@@ -306,9 +313,21 @@ def run_scenario(
     progress: ProgressCallback | None = None,
     log_path: str | Path | None = None,
     template_path: str | Path | None = None,
+    faults: Any = None,
+    recover: bool = False,
+    observe: Callable[[Any], None] | None = None,
+    prepare: Callable[[Any], None] | None = None,
+    settle: timedelta | None = None,
 ) -> dict[str, Any]:
     """Provision a fresh embedded stack, play ``scenario`` and return its report (see
-    :func:`missed_checks_local.report.build_report`)."""
+    :func:`missed_checks_local.report.build_report`).
+
+    ``faults`` (a :class:`~missed_checks_local.faults.FaultInjector`) overrides the scenario's
+    own. ``recover`` then does what the README tells an operator to do at the end: replay every
+    dead-letter queue and re-run executions that were stopped. ``prepare(runtime)`` is called once
+    the runtime runs, ``observe(runtime)`` before the report is built (the chaos run subscribes to
+    the announcements, then counts them). ``settle`` plays on past the end, with no events and no
+    more faults, so that what the faults delayed (a dropped firing's catch-up) can happen."""
     from missed_checks_local.clock import SimulatedClock
     from missed_checks_local.embedded import embedded_aws
     from missed_checks_local.report import build_report
@@ -319,11 +338,17 @@ def run_scenario(
     with embedded_aws():
         stack = EmbeddedStack.provision(template_path, parameters=scenario.parameters)
         clock = SimulatedClock(scenario.start)
-        with LocalRuntime(stack, clock, log_path=log_path) as runtime:
+        if faults is None and scenario.faults:
+            from missed_checks_local.faults import FaultInjector
+
+            faults = FaultInjector(list(copy.deepcopy(scenario.faults)))
+        with LocalRuntime(stack, clock, log_path=log_path, faults=faults) as runtime:
             if progress is not None:
                 runtime.on_step = lambda: progress(clock.now())
             from missed_checks.aws.table import ChecklistTable
 
+            if prepare is not None:
+                prepare(runtime)
             table = ChecklistTable(stack.table_name)
             for event in scenario.events:
                 runtime.advance_to(event.at, inclusive=False)
@@ -332,11 +357,58 @@ def run_scenario(
                 if progress is not None:
                     progress(clock.now())
             runtime.advance_to(scenario.end, inclusive=True)
+            if settle is not None:
+                if faults is not None:
+                    faults.active = False
+                runtime.advance_to(scenario.end + settle, inclusive=True)
+            if recover:
+                report_recovery = recover_as_an_operator(runtime, clock.now())
+            if observe is not None:
+                observe(runtime)
             report = build_report(scenario, runtime, table)
+            if recover:
+                report["recovery"] = report_recovery
     report["elapsed_s"] = round(time.monotonic() - started, 2)
     if log_path:
         report["log_file"] = str(log_path)
     return report
+
+
+def recover_as_an_operator(runtime: Any, now: datetime) -> dict[str, Any]:
+    """What README "Operate" tells an operator to do after an incident: re-run executions that were
+    stopped (the console's Redrive; moto has none, so the same input is started again), then
+    ``missed-checks dlq replay`` of every queue, until nothing is left to replay (bounded)."""
+    from missed_checks_ops.dlq import replay_queues
+    from missed_checks_ops.target import StackTarget
+
+    stack = runtime.stack
+    target = StackTarget(region=stack.region, endpoint_url=stack.endpoint_url, stack_name=stack.stack_name,
+                         outputs=dict(stack.outputs), parameters=dict(stack.parameters))
+    sqs = stack.client("sqs")
+    dead_lettered = {
+        logical_id: int(sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])
+                        ["Attributes"]["ApproximateNumberOfMessages"])
+        for logical_id, url in sorted(stack.queue_urls.items())
+    }
+    rerun = 0
+    # Stopped (ABORTED; moto reports a stop as FAILED with States.Runtime), or failed without
+    # reaching the evaluation DLQ (whose failures end in the EvaluationFailed state).
+    stopped = [record for record in runtime.executions
+               if record.status == "ABORTED" or (record.status == "FAILED" and record.error != "EvaluationFailed")]
+    for record in stopped:
+        runtime.start_execution(record.input)
+        rerun += 1
+    runtime.settle()
+    replayed = failed = 0
+    for _ in range(3):
+        results = replay_queues(target, now)
+        runtime.settle()
+        replayed += sum(1 for result in results if result.ok)
+        failed = sum(1 for result in results if not result.ok)
+        if not failed:
+            break
+    return {"dead_lettered": dead_lettered, "stopped_executions_rerun": rerun, "dead_letters_replayed": replayed,
+            "dead_letters_left": failed}
 
 
 def _apply(event: ScenarioEvent, table: Any, runtime: Any) -> None:

@@ -219,6 +219,11 @@ class SimulatedScheduler:
         """:class:`~missed_checks_local.iam.RoleSessions`: when given, each firing acts with its
         target's ``RoleArn``, as Scheduler does (so IAM decides whether it may start the target)."""
         self._role_clients: dict[str, tuple[Any, Any]] = {}
+        self.faults: Any = None
+        """A :class:`~missed_checks_local.faults.FaultInjector`: firings dropped, delivered twice,
+        late, or starting two executions at once."""
+        self._deferred: list[tuple[datetime, str, datetime, Any]] = []
+        """Deliveries to come: (deliver at, schedule name, scheduled time, schedule state)."""
         self.now = now
         self.group = group or stack.schedule_group
         self.invoke_lambda = invoke_lambda
@@ -287,6 +292,7 @@ class SimulatedScheduler:
 
     def next_firing_time(self) -> datetime | None:
         times = [state.next_fire for state in self._schedules.values() if state.next_fire is not None]
+        times += [deliver_at for deliver_at, *_ in self._deferred]
         return min(times, default=None)
 
     def upcoming(self, name: str) -> datetime | None:
@@ -306,7 +312,8 @@ class SimulatedScheduler:
         self._injected[name] = _Injected(count, error_code, message)
 
     def fire_due(self, until: datetime) -> list[Firing]:
-        """Fire, in time order, every firing due at or before ``until``."""
+        """Fire, in time order, every firing due at or before ``until`` (late or repeated
+        deliveries of earlier firings included)."""
         fired: list[Firing] = []
         while True:
             due = sorted(
@@ -314,11 +321,17 @@ class SimulatedScheduler:
                 for name, state in self._schedules.items()
                 if state.next_fire is not None and state.next_fire <= until
             )
+            deferred = sorted((item for item in self._deferred if item[0] <= until), key=lambda item: item[0])
+            if deferred and (not due or deferred[0][0] < due[0][0]):
+                self._deferred.remove(deferred[0])
+                _, _, scheduled, state = deferred[0]
+                fired.append(self._fire(state, scheduled))
+                continue
             if not due:
                 return fired
             when, name = due[0]
             state = self._schedules[name]
-            fired.append(self._fire(state, when))
+            fired.extend(self._deliver(state, when))
             state.cursor = when
             if _AT.match(state.definition["ScheduleExpression"].strip()):
                 state.next_fire = None
@@ -327,6 +340,22 @@ class SimulatedScheduler:
                     del self._schedules[name]
             else:
                 self._plan(state)
+
+    def _deliver(self, state: _Schedule, when: datetime) -> list[Firing]:
+        """One firing as Scheduler delivers it, or as an injected fault changes its delivery."""
+        faults = self.faults
+        if faults is not None:
+            if faults.strike("firing_drop"):
+                return []
+            late = faults.strike("firing_late")
+            if late is not None:
+                self._deferred.append((when + timedelta(hours=late.hours), state.name, when, state))
+                return []
+            if faults.strike("firing_duplicate"):
+                self._deferred.append((when + timedelta(minutes=1), state.name, when, state))
+            if faults.strike("concurrent_execution"):
+                return [self._fire(state, when), self._fire(state, when)]
+        return [self._fire(state, when)]
 
     def _fire(self, state: _Schedule, when: datetime) -> Firing:
         target = state.definition["Target"]

@@ -98,6 +98,8 @@ class StreamPoller:
         config = Config(account_id_endpoint_mode="disabled")
         self._streams = session.client("dynamodbstreams", endpoint_url=stack.endpoint_url, config=config)
         self._sqs = session.client("sqs", endpoint_url=stack.endpoint_url, config=config)
+        self.faults: Any = None
+        """A :class:`~missed_checks_local.faults.FaultInjector` (records delivered again)."""
         self._shards: dict[str, _Shard] = {}
         self._pending: list[tuple[str, dict[str, Any]]] = []
         self._polls = 0
@@ -174,6 +176,7 @@ class StreamPoller:
             invocation = self._invoke(batch)
             failed_from = self._failed_from(batch, invocation)
             if failed_from is None:
+                self._delivered_again(shard_id, batch)
                 return
             self.stats.failed_invocations += 1
             if cap >= 0 and retries >= cap:
@@ -191,6 +194,16 @@ class StreamPoller:
                 self._process(shard_id, batch[half:], retries)
                 return
             batch = batch[failed_from:]
+
+    def _delivered_again(self, shard_id: str, batch: list[dict[str, Any]]) -> None:
+        """Injected at-least-once delivery: the batch once more, or its records again inside the
+        next batches (see :mod:`missed_checks_local.faults`)."""
+        if self.faults is None:
+            return
+        if self.faults.strike("stream_duplicate"):
+            self._process(shard_id, list(batch), retries=0)
+        if self.faults.strike("stream_redeliver"):
+            self._pending[0:0] = [(shard_id, record) for record in batch]
 
     def _invoke(self, batch: list[dict[str, Any]]) -> Invocation:
         self.stats.invocations += 1

@@ -8,18 +8,23 @@
   checklist and every schedule in the group when the batch's checklists are unknown.
 * **evaluation** (``EvaluationDeadLetterQueue``): the state machine's record of a failed window or
   run (``{"source": "evaluation", "checklist_id", "window" | "instant", "execution", "error",
-  "cause"}``). Replay starts the state machine for the checklist at the window's ``evaluate_at``
-  (or the run's instant): it judges from the watermark on, so nothing is judged twice. The replay
-  waits for the run; a window message whose window the watermark has since passed (a resume or an
-  edit) cannot be judged any more and stays in the queue, with that said.
+  "cause"}``). Replay starts the state machine for the checklist at the later of the failed
+  instant and now, so it judges everything due by now from the watermark on (nothing is judged
+  twice), also the windows of a COUNT/UNTIL rule whose schedule is gone; while a run ends with
+  ``more_due`` another one follows. When the failed execution had claimed its window but never
+  announced it, the claim is handed over to the replay's first run, which judges that window again
+  and announces it. The replay waits for its runs; a window message whose window the watermark has
+  since passed unjudged (a resume or an edit) cannot be judged any more and stays in the queue,
+  with that said.
 * **scheduler** (``SchedulerDeadLetterQueue``): a firing EventBridge Scheduler could not deliver;
   the body is the schedule's target input ``{"checklist_id", "instant"}`` and the message
   attributes say why (``ERROR_CODE``, ``ERROR_MESSAGE``, ``SCHEDULE_ARN`` ...). Replay starts the
   state machine with that input.
 
-A message is deleted only after its replay succeeded; a failed replay makes it visible again at
-once. Executions started by a replay are named after the message, so replaying a message twice
-(a crash between start and delete) starts one execution.
+A message is deleted only after its replay succeeded, or when a newer dead letter replaces it (the
+replayed evaluation failed again and dead-lettered itself: the replay counts as failed); otherwise
+a failed replay makes it visible again at once. Executions started by a replay are named after
+the message, so replaying a message twice (a crash between start and delete) starts one execution.
 """
 
 from __future__ import annotations
@@ -38,11 +43,13 @@ from missed_checks.errors import MissedChecksError
 from missed_checks.schedule import Target
 from missed_checks.schedule_sync import Action, SyncResult, sync_checklist
 from missed_checks.timefmt import parse_instant, to_utc_iso
-from missed_checks_ops.rerun import Started, execution_name, start_evaluation, wait_for
+from missed_checks_ops.rerun import execution_arn, execution_name, start_evaluation, wait_for
 from missed_checks_ops.target import QUEUE_OUTPUTS, StackTarget
 
 LIST_VISIBILITY_S = 60
 REPLAY_VISIBILITY_S = 300
+MAX_REPLAY_RUNS = 100
+"""Runs one replay chains while each ends with ``more_due`` (each judges up to MaxWindowsPerRun windows)."""
 
 
 @dataclass
@@ -181,11 +188,18 @@ class Replayed:
     ok: bool
     detail: str
     executions: list[str] = field(default_factory=list)
+    superseded: bool = False
+    """The replay failed, and a newer dead letter replaces this message: the replayed evaluation
+    failed again and sent its own. The message is deleted; the replay still counts as failed."""
+
+    @property
+    def deleted(self) -> bool:
+        return self.ok or self.superseded
 
     def to_dict(self) -> dict[str, Any]:
         return {"queue": self.letter.queue, "message_id": self.letter.message_id, "kind": self.letter.kind,
-                "checklist_id": self.letter.checklist_id, "replayed": self.ok, "detail": self.detail,
-                "executions": self.executions}
+                "checklist_id": self.letter.checklist_id, "replayed": self.ok, "deleted": self.deleted,
+                "detail": self.detail, "executions": self.executions}
 
 
 class Replayer:
@@ -211,13 +225,6 @@ class Replayer:
             report_rejected=lambda *_args: None,  # this message already reports it; it stays until fixed
         )
 
-    def _start(self, letter: DeadLetter) -> Started:
-        instant = parse_instant(letter.instant or "", "instant")
-        digest = hashlib.sha256(f"{letter.queue}/{letter.message_id}".encode()).hexdigest()[:12]
-        name = execution_name("replay", str(letter.checklist_id), instant, digest)
-        return start_evaluation(self.target.client("stepfunctions"), self.target.state_machine_arn,
-                                str(letter.checklist_id), instant, name)
-
     def replay_one(self, letter: DeadLetter) -> Replayed:
         try:
             if letter.kind == "schedule-sync":
@@ -235,32 +242,71 @@ class Replayer:
             return Replayed(letter, False, f"replay failed: {type(error).__name__}: {error}")
 
     def _evaluate(self, letter: DeadLetter) -> Replayed:
-        """Start the evaluation and wait for it. A failed run dead-letters itself again (that new
-        message replaces this one). A window message only counts as replayed when the window was
-        really judged: a pause/resume or a rule edit since the failure may have moved the watermark
-        past it, and then the run judges nothing and the message must stay."""
-        started = self._start(letter)
-        how = "already started by an earlier replay" if started.already_existed else "started"
-        described = wait_for(self.target.client("stepfunctions"), started.execution_arn)
-        status = described["status"]
-        executions = [started.execution_arn]
-        if status == "RUNNING":
-            return Replayed(letter, False, f"evaluation {how} ({started.name}) is still running; replay again later "
-                                           "to confirm", executions)
-        if status != "SUCCEEDED":
-            detail = f"evaluation {how} ({started.name}) ended {status}: its own dead letter replaces this one"
-            return Replayed(letter, True, detail, executions)
-        window_start = (letter.window or {}).get("start")
-        if letter.kind == "evaluation" and window_start:
+        """Start the evaluation, and more runs while one ends with ``more_due``; wait for each.
+
+        An evaluation message is replayed at the later of its instant and now: everything due by now
+        is judged, so the windows of a COUNT/UNTIL rule whose schedule is gone (no later firing will
+        catch up) are not left behind. A scheduler message is the firing that never started, at its
+        own instant. A failed run dead-letters itself again: that new message replaces this one, and
+        the replay counts as failed. A window message only counts as replayed when the window was
+        really judged and announced: a pause/resume or a rule edit since the failure may have moved
+        the watermark past it unjudged, and then the message must stay."""
+        checklist_id = str(letter.checklist_id)
+        failed_at = parse_instant(letter.instant or "", "instant")
+        instant = max(failed_at, self.now) if letter.kind == "evaluation" else failed_at
+        digest = hashlib.sha256(f"{letter.queue}/{letter.message_id}".encode()).hexdigest()[:12]
+        stepfunctions = self.target.client("stepfunctions")
+        state_machine = self.target.state_machine_arn
+        window_start = (letter.window or {}).get("start") if letter.kind == "evaluation" else None
+        first = execution_name("replay", checklist_id, failed_at, digest)
+        extra: dict[str, Any] = {}
+        if window_start:
+            # The failed execution may have claimed the window and died before announcing it: only the
+            # claim's holder announces, so the claim goes to this replay's first run, which is told to
+            # judge the window again (even behind the watermark) and so announces it once.
+            if letter.execution:
+                self.target.table().hand_over_window_claim(
+                    checklist_id, parse_instant(window_start, "window.start"), letter.execution,
+                    execution_arn(state_machine, first))
+            extra = {"claimed_window": letter.window}
+        executions: list[str] = []
+        for run in range(MAX_REPLAY_RUNS):
+            name = first if run == 0 else execution_name("replay", checklist_id, failed_at, f"{digest}-{run + 1}")
+            started = start_evaluation(stepfunctions, state_machine, checklist_id, instant, name,
+                                       extra if run == 0 else None)
+            executions.append(started.execution_arn)
+            how = "already started by an earlier replay" if started.already_existed else "started"
+            described = wait_for(stepfunctions, started.execution_arn)
+            status = described["status"]
+            if status == "RUNNING":
+                return Replayed(letter, False, f"evaluation {how} ({name}) is still running; replay again later "
+                                               "to confirm", executions)
+            if status == "FAILED" and described.get("error") == "EvaluationFailed":
+                return Replayed(letter, False, f"evaluation {how} ({name}) failed again: its own dead letter "
+                                               "replaces this one", executions, superseded=True)
+            if status != "SUCCEEDED":
+                return Replayed(letter, False, f"evaluation {how} ({name}) ended {status} "
+                                               f"({described.get('error') or 'stopped'}) without a dead letter of "
+                                               "its own; this one stays", executions)
+            if not _output(described).get("more_due"):
+                break
+        runs = started.name if len(executions) == 1 else f"{len(executions)} runs, {first} .. {started.name}"
+        if window_start:
             start = parse_instant(window_start, "window.start")
-            if self.target.table().judged_window(str(letter.checklist_id), start) is None:
-                checklist = self.target.table().get_checklist(str(letter.checklist_id))
+            record = self.target.table().judged_window(checklist_id, start)
+            if record is None:
+                checklist = self.target.table().get_checklist(checklist_id)
                 watermark = to_utc_iso(checklist.watermark) if checklist and checklist.watermark else "unknown"
                 detail = (f"the window starting {window_start} was not judged: the checklist's watermark "
                           f"({watermark}) has moved past it since it failed (a resume or a rule edit), so no re-run "
                           "can judge it; the message stays for the record until the queue's retention drops it")
                 return Replayed(letter, False, detail, executions)
-        return Replayed(letter, True, f"evaluation {how} and succeeded: {started.name}", executions)
+            if not record.get("announced"):
+                detail = (f"the window starting {window_start} was judged but its event has not gone out: its claim "
+                          f"is held by {record.get('execution')} (still running, or the checklist is paused or "
+                          "gone); the message stays")
+                return Replayed(letter, False, detail, executions)
+        return Replayed(letter, True, f"evaluation {how} and succeeded: {runs}", executions)
 
     def _resync_everything(self, letter: DeadLetter) -> Replayed:
         table = self.target.table()
@@ -290,7 +336,8 @@ class Replayer:
 
 def replay_queues(target: StackTarget, now: datetime, selected: str | None = None,
                   on_each: Callable[[Replayed], None] | None = None) -> list[Replayed]:
-    """Replay every message of the selected queues; delete each one whose replay succeeded."""
+    """Replay every message of the selected queues; delete each one whose replay succeeded (or that a
+    newer dead letter replaces)."""
     sqs = target.client("sqs")
     replayer = Replayer(target, now)
     results = []
@@ -299,7 +346,7 @@ def replay_queues(target: StackTarget, now: datetime, selected: str | None = Non
         letters = [decode(kind, message) for message in receive_all(sqs, url, REPLAY_VISIBILITY_S)]
         for letter in sorted(letters, key=lambda item: (item.sent_at or "", item.message_id)):
             result = replayer.replay_one(letter)
-            if result.ok:
+            if result.deleted:
                 sqs.delete_message(QueueUrl=url, ReceiptHandle=letter.receipt_handle)
             else:
                 release(sqs, url, [letter])
@@ -307,6 +354,14 @@ def replay_queues(target: StackTarget, now: datetime, selected: str | None = Non
             if on_each:
                 on_each(result)
     return results
+
+
+def _output(described: dict[str, Any]) -> dict[str, Any]:
+    try:
+        output = json.loads(described.get("output") or "{}")
+    except ValueError:
+        return {}
+    return output if isinstance(output, dict) else {}
 
 
 def _sync_settings(target: StackTarget) -> Target:

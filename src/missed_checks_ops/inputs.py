@@ -33,8 +33,8 @@ def read_text(path: str, field: str) -> str:
         return sys.stdin.read()
     try:
         return Path(path).read_text(encoding="utf-8-sig")
-    except OSError as error:
-        raise InvalidInput(field, f"cannot read {path}: {error.strerror or error}") from None
+    except (OSError, ValueError) as error:  # ValueError: undecodable bytes, a NUL in the name
+        raise InvalidInput(field, f"cannot read {path}: {getattr(error, 'strerror', None) or error}") from None
 
 
 def checklist_specs(path: str) -> list[dict[str, str | None]]:
@@ -52,7 +52,7 @@ def checklist_specs(path: str) -> list[dict[str, str | None]]:
         entry = dict(given)
         if "checklist_id" in entry and "id" not in entry:
             entry["id"] = entry.pop("checklist_id")
-        unknown = sorted(set(entry) - set(CHECKLIST_FIELDS))
+        unknown = sorted(str(key) for key in set(entry) - set(CHECKLIST_FIELDS))  # YAML keys may be numbers
         if unknown:
             raise InvalidInput("file", f"{where}: unknown field(s) {', '.join(unknown)}; "
                                        f"expected {', '.join(CHECKLIST_FIELDS)}")

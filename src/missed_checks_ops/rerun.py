@@ -37,7 +37,7 @@ def execution_name(prefix: str, checklist_id: str, instant: datetime, unique: st
 class Started:
     execution_arn: str
     name: str
-    input: dict[str, str]
+    input: dict[str, Any]
     already_existed: bool = False
 
     def to_dict(self) -> dict[str, Any]:
@@ -45,19 +45,24 @@ class Started:
                 "already_existed": self.already_existed}
 
 
+def execution_arn(state_machine_arn: str, name: str) -> str:
+    """The ARN the execution named ``name`` has (or will have): known before it is started."""
+    return state_machine_arn.replace(":stateMachine:", ":execution:") + f":{name}"
+
+
 def start_evaluation(stepfunctions: Any, state_machine_arn: str, checklist_id: str, instant: datetime,
-                     name: str) -> Started:
-    """StartExecution with the schedule's input. A name already used (a replay that ran before) is
-    not an error: the execution it names is returned."""
-    document = {"checklist_id": validate_checklist_id(checklist_id, "checklist_id"), "instant": to_utc_iso(instant)}
+                     name: str, extra: dict[str, Any] | None = None) -> Started:
+    """StartExecution with the schedule's input (plus ``extra`` fields). A name already used (a
+    replay that ran before) is not an error: the execution it names is returned."""
+    document: dict[str, Any] = {"checklist_id": validate_checklist_id(checklist_id, "checklist_id"),
+                                "instant": to_utc_iso(instant), **(extra or {})}
     try:
         response = stepfunctions.start_execution(stateMachineArn=state_machine_arn, name=name,
                                                  input=json.dumps(document))
     except ClientError as error:
         if error.response.get("Error", {}).get("Code") != "ExecutionAlreadyExists":
             raise
-        arn = state_machine_arn.replace(":stateMachine:", ":execution:") + f":{name}"
-        return Started(arn, name, document, already_existed=True)
+        return Started(execution_arn(state_machine_arn, name), name, document, already_existed=True)
     return Started(str(response["executionArn"]), name, document)
 
 

@@ -21,11 +21,11 @@ TARGET = ["--stack", "missed-checks-local", "--region", "us-east-1"]
 
 
 @contextmanager
-def ops_runtime(start: datetime = START) -> Iterator[LocalRuntime]:
+def ops_runtime(start: datetime = START, parameters: dict[str, str] | None = None) -> Iterator[LocalRuntime]:
     """The built template deployed into the embedded AWS as the CloudFormation stack
-    ``missed-checks-local`` (call inside the ``embedded`` fixture), and the local runtime (streams,
-    scheduler, Lambda workers) on a simulated clock."""
-    stack = EmbeddedStack.provision()
+    ``missed-checks-local`` (call inside the ``embedded`` fixture; ``parameters`` override the
+    template's), and the local runtime (streams, scheduler, Lambda workers) on a simulated clock."""
+    stack = EmbeddedStack.provision(parameters=parameters)
     with LocalRuntime(stack, SimulatedClock(start)) as runtime:
         yield runtime
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from moto.events.models import EventsBackend
 
 from missed_checks import clock
 from missed_checks.aws.table import ChecklistTable
@@ -21,20 +23,28 @@ MONDAY_EVALUATE_AT = datetime(2026, 3, 2, 13, 30, tzinfo=UTC)
 EQUIPMENT = [f"fl-{n:03d}" for n in range(300)]
 
 
-def run(stack, checklist_id: str, instant: datetime, name: str | None = None) -> dict:
-    sfn = stack.client("stepfunctions")
-    started = sfn.start_execution(
+def start(stack, checklist_id: str, instant: datetime, name: str | None = None) -> str:
+    """Start an execution as a firing would; its ARN."""
+    return stack.client("stepfunctions").start_execution(
         stateMachineArn=stack.state_machine_arn,
         name=name or f"{checklist_id}-{instant:%Y%m%dT%H%M%SZ}-{time.monotonic_ns()}",
         input=json.dumps({"checklist_id": checklist_id, "instant": instant.strftime("%Y-%m-%dT%H:%M:%SZ")}),
-    )
+    )["executionArn"]
+
+
+def finished(stack, execution_arn: str) -> dict:
+    sfn = stack.client("stepfunctions")
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
-        described = sfn.describe_execution(executionArn=started["executionArn"])
+        described = sfn.describe_execution(executionArn=execution_arn)
         if described["status"] != "RUNNING":
             return described
         time.sleep(0.05)
     raise AssertionError("execution did not finish in 120 s")
+
+
+def run(stack, checklist_id: str, instant: datetime, name: str | None = None) -> dict:
+    return finished(stack, start(stack, checklist_id, instant, name))
 
 
 def dead_letters(stack, logical_id: str) -> list[dict]:
@@ -42,6 +52,26 @@ def dead_letters(stack, logical_id: str) -> list[dict]:
     messages = sqs.receive_message(QueueUrl=stack.queue_urls[logical_id], MaxNumberOfMessages=10,
                                    WaitTimeSeconds=0).get("Messages", [])
     return [json.loads(m["Body"]) for m in messages]
+
+
+def announcements_queue(stack) -> str:
+    """An SQS queue subscribed to the stack's window events (source missed-checks): its URL."""
+    events, sqs = stack.client("events"), stack.client("sqs")
+    queue_url = sqs.create_queue(QueueName="announcements")["QueueUrl"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    events.put_rule(Name="missed", EventPattern=json.dumps({"source": ["missed-checks"]}))
+    events.put_targets(Rule="missed", Targets=[{"Id": "q", "Arn": queue_arn}])
+    return queue_url
+
+
+def announced(stack, queue_url: str) -> list[dict]:
+    """The window events delivered to ``announcements_queue`` since the last call (consumed)."""
+    sqs, found = stack.client("sqs"), []
+    while messages := sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10).get("Messages", []):
+        found += [json.loads(m["Body"]) for m in messages]
+        sqs.delete_message_batch(QueueUrl=queue_url, Entries=[{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]}
+                                                              for i, m in enumerate(messages)])
+    return found
 
 
 def missed_equipment(table: ChecklistTable, checklist_id: str) -> list[tuple[str, str]]:
@@ -217,16 +247,11 @@ def test_paused_or_deleted_checklists_are_skipped_cleanly(fleet, change):
 
 def test_each_judged_window_is_announced_on_eventbridge(fleet):
     stack, table = fleet
-    events, sqs = stack.client("events"), stack.client("sqs")
-    queue_url = sqs.create_queue(QueueName="announcements")["QueueUrl"]
-    queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    events.put_rule(Name="missed", EventPattern=json.dumps({"source": ["missed-checks"]}))
-    events.put_targets(Rule="missed", Targets=[{"Id": "q", "Arn": queue_arn}])
+    queue_url = announcements_queue(stack)
 
     assert run(stack, "forklift", MONDAY_EVALUATE_AT)["status"] == "SUCCEEDED"
 
-    (message,) = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10).get("Messages", [])
-    event = json.loads(message["Body"])
+    (event,) = announced(stack, queue_url)
     assert event["detail-type"] == "Occurrence window judged"
     assert event["detail"]["missed"] == len(expected_monday_misses())
     assert event["detail"]["equipment_counted"] == len(EQUIPMENT)
@@ -238,7 +263,7 @@ def test_each_judged_window_is_announced_on_eventbridge(fleet):
         TableName=stack.table_name, Key={"pk": {"S": "CHECKLIST#forklift"}, "sk": {"S": "CHECKLIST"}},
         UpdateExpression="SET evaluated_until = :t", ExpressionAttributeValues={":t": {"S": "2026-03-01T09:00:00Z"}})
     assert run(stack, "forklift", MONDAY_EVALUATE_AT)["status"] == "SUCCEEDED"
-    assert sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10).get("Messages", []) == []
+    assert announced(stack, queue_url) == []
 
 
 def test_a_small_miss_list_is_announced_by_name(fleet):
@@ -248,16 +273,92 @@ def test_a_small_miss_list_is_announced_by_name(fleet):
     table.assign_equipment("extinguishers", ["ext-1", "ext-2", "ext-3"], at=CREATED)
     table.record_performed_check(PerformedCheck("extinguishers", "ext-2", MONDAY_START + timedelta(hours=3)),
                                  recorded_at=CREATED)
-    events, sqs = stack.client("events"), stack.client("sqs")
-    queue_url = sqs.create_queue(QueueName="announcements")["QueueUrl"]
-    queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    events.put_rule(Name="missed", EventPattern=json.dumps({"source": ["missed-checks"]}))
-    events.put_targets(Rule="missed", Targets=[{"Id": "q", "Arn": queue_arn}])
+    queue_url = announcements_queue(stack)
     clock.set_source(lambda: datetime(2026, 3, 3, 0, 0, tzinfo=UTC))
 
     assert run(stack, "extinguishers", datetime(2026, 3, 3, 0, 0, tzinfo=UTC))["status"] == "SUCCEEDED"
 
-    (message,) = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10)["Messages"]
-    detail = json.loads(message["Body"])["detail"]
+    (event,) = announced(stack, queue_url)
+    detail = event["detail"]
     assert detail["missed_equipment"] == ["ext-1", "ext-3"]
     assert detail["window_id"] == "extinguishers#2026-03-01T23:00:00Z"
+
+
+def test_two_executions_of_one_window_at_once_announce_it_once(fleet, monkeypatch):
+    """A scheduled firing racing a re-run or a DLQ replay, or Scheduler delivering one firing twice:
+    both executions judge Monday at the same time, one announces it, both succeed."""
+    stack, table = fleet
+    queue_url = announcements_queue(stack)
+    # Hold the first announcement until the other execution has closed the window too, so that both
+    # CloseWindow tasks are between claiming the window and announcing it at the same time.
+    original, calls, raced = EventsBackend.put_events, [], threading.Event()
+
+    def held_put_events(backend, entries):
+        calls.append(entries)
+        if len(calls) == 1:
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline and not raced.is_set():
+                if any(i.function == "CloseWindowFunction" for i in stack.lambda_runtime.invocations):
+                    raced.set()
+                time.sleep(0.05)
+        return original(backend, entries)
+
+    monkeypatch.setattr(EventsBackend, "put_events", held_put_events)
+
+    arns = [start(stack, "forklift", MONDAY_EVALUATE_AT, name=f"firing-{n}") for n in (1, 2)]
+    executions = [finished(stack, arn) for arn in arns]
+
+    assert [e["status"] for e in executions] == ["SUCCEEDED", "SUCCEEDED"], executions
+    assert raced.is_set(), "the local Lambda runtime ran the two CloseWindow tasks one after the other"
+    closed = [json.loads(e["output"])["judged"][0] for e in executions]
+    assert sorted(c["announced"] for c in closed) == [False, True]
+    winner = arns[[c["announced"] for c in closed].index(True)]
+    (event,) = announced(stack, queue_url)
+    assert event["detail"]["execution"] == winner
+    assert event["detail"]["missed"] == len(expected_monday_misses())
+    record = table.judged_window("forklift", MONDAY_START)
+    assert record["execution"] == winner and record["announced"] is True
+    assert (record["missed"], record["equipment_counted"]) == (len(expected_monday_misses()), len(EQUIPMENT))
+    # Between them every miss was recorded once (newly_recorded splits them), and the watermark moved once.
+    assert sum(c["newly_recorded"] for c in closed) == len(expected_monday_misses())
+    assert record["newly_recorded"] == closed[arns.index(winner)]["newly_recorded"]
+    assert missed_equipment(table, "forklift") == expected_monday_misses()
+    assert table.get_checklist("forklift").evaluated_until == datetime(2026, 3, 2, 13, 0, tzinfo=UTC)
+
+
+def test_an_announcement_that_failed_is_made_by_the_retry_of_the_execution_that_claimed_the_window(
+        fleet, monkeypatch):
+    """A crash between the claim and the event: the winner's retry announces, once; no other execution does."""
+    stack, table = fleet
+    queue_url = announcements_queue(stack)
+    original, calls = EventsBackend.put_events, []
+
+    def failing_once(backend, entries):
+        calls.append(entries)
+        if len(calls) == 1:
+            return [{"ErrorCode": "InternalFailure", "ErrorMessage": "injected"} for _ in entries]
+        return original(backend, entries)
+
+    monkeypatch.setattr(EventsBackend, "put_events", failing_once)
+
+    execution = run(stack, "forklift", MONDAY_EVALUATE_AT)
+
+    assert execution["status"] == "SUCCEEDED", execution
+    assert len(calls) == 2  # the first attempt claimed the window, its event was refused; the retry announced
+    (event,) = announced(stack, queue_url)
+    assert event["detail"]["execution"] == execution["executionArn"]
+    assert json.loads(execution["output"])["judged"][0]["announced"] is True
+
+    # Another execution judging Monday again (the watermark reset by hand) neither announces nor rewrites.
+    stack.client("dynamodb").update_item(
+        TableName=stack.table_name, Key={"pk": {"S": "CHECKLIST#forklift"}, "sk": {"S": "CHECKLIST"}},
+        UpdateExpression="SET evaluated_until = :t", ExpressionAttributeValues={":t": {"S": "2026-03-01T09:00:00Z"}})
+    again = run(stack, "forklift", MONDAY_EVALUATE_AT)
+    assert again["status"] == "SUCCEEDED"
+    closed = json.loads(again["output"])["judged"][0]
+    assert (closed["announced"], closed["claimed_by"]) == (False, execution["executionArn"])
+    assert closed["newly_recorded"] == 0
+    assert announced(stack, queue_url) == []
+    record = table.judged_window("forklift", MONDAY_START)
+    assert (record["execution"], record["newly_recorded"]) == (execution["executionArn"],
+                                                              len(expected_monday_misses()))

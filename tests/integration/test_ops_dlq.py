@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
-from ops_support import BERLIN_WORKDAYS, Cli, utc
+import pytest
+from moto.events.models import EventsBackend
+from ops_support import BERLIN_WORKDAYS, Cli, ops_runtime, utc
 
 from missed_checks.aws.table import ChecklistTable, serialize
 from missed_checks.equipment import shard_of
@@ -19,9 +22,9 @@ def table_of(runtime: LocalRuntime) -> ChecklistTable:
     return ChecklistTable(runtime.stack.table_name, runtime.stack.client("dynamodb"))
 
 
-def set_assigned_at(table: ChecklistTable, equipment_id: str, value: str) -> None:
+def set_assigned_at(table: ChecklistTable, equipment_id: str, value: str, checklist_id: str = "forklift-daily") -> None:
     """Edit an assignment item by hand, as a damaged import or an operator's repair would."""
-    key = assignment_key("forklift-daily", shard_of(equipment_id), equipment_id)
+    key = assignment_key(checklist_id, shard_of(equipment_id), equipment_id)
     table.client.update_item(TableName=table.name, Key=serialize(key), UpdateExpression="SET assigned_at = :x",
                              ExpressionAttributeValues=serialize({":x": value}))
 
@@ -38,6 +41,26 @@ def put_forklift(cli: Cli, *equipment: str) -> None:
 def missed_on_monday(runtime: LocalRuntime) -> list[str]:
     items = table_of(runtime).missed_checks_of_checklist("forklift-daily", utc(MONDAY), utc("2026-03-03T00:00:00Z"))
     return sorted(item["equipment_id"] for item in items)
+
+
+def announcements_queue(runtime: LocalRuntime) -> str:
+    """An SQS queue subscribed to the stack's window events: its URL."""
+    events, sqs = runtime.stack.client("events"), runtime.stack.client("sqs")
+    url = sqs.create_queue(QueueName="announcements")["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    events.put_rule(Name="windows", EventPattern=json.dumps({"source": ["missed-checks"]}))
+    events.put_targets(Rule="windows", Targets=[{"Id": "q", "Arn": arn}])
+    return url
+
+
+def announced(runtime: LocalRuntime, url: str) -> list[dict]:
+    """The window events delivered since the last call (consumed): their details."""
+    sqs, found = runtime.stack.client("sqs"), []
+    while messages := sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10).get("Messages", []):
+        found += [json.loads(m["Body"])["detail"] for m in messages]
+        sqs.delete_message_batch(QueueUrl=url, Entries=[{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]}
+                                                        for i, m in enumerate(messages)])
+    return found
 
 
 def finish(runtime: LocalRuntime, replayed: dict) -> list[str]:
@@ -175,3 +198,118 @@ def test_a_window_the_watermark_passed_since_it_failed_is_not_dropped_silently(r
     assert outcome["replayed"] is False and "watermark" in outcome["detail"]
     assert missed_on_monday(runtime) in ([], ["E1"])  # E2's shard never judged Monday, and cannot now
     assert len(cli.ok("dlq", "list", "--queue", "evaluation")["evaluation"]) == 1  # kept, with the reason said
+
+
+def test_a_replay_whose_evaluation_fails_again_exits_1_and_leaves_only_the_new_dead_letter(runtime: LocalRuntime,
+                                                                                         cli: Cli) -> None:
+    put_forklift(cli, "E1", "E2")
+    runtime.settle()
+    table = table_of(runtime)
+    set_assigned_at(table, "E2", "last tuesday")
+    runtime.advance_to(utc("2026-03-02T15:00:00Z"))
+    [first] = cli.ok("dlq", "list", "--queue", "evaluation")["evaluation"]
+
+    # Replayed before the damaged item is repaired: the evaluation fails again.
+    result = cli("dlq", "replay", "--queue", "evaluation", "--json")
+
+    assert result.code == 1
+    assert (result.json["replayed"], result.json["failed"]) == (0, 1)
+    (outcome,) = result.json["results"]
+    assert (outcome["replayed"], outcome["deleted"]) == (False, True) and "failed again" in outcome["detail"]
+    assert finish(runtime, result.json) == ["FAILED"]
+    # The failed replay sent its own dead letter, which replaces the one replayed: one message per failure.
+    [second] = cli.ok("dlq", "list", "--queue", "evaluation")["evaluation"]
+    assert second["message_id"] != first["message_id"]
+    assert second["execution"] == outcome["executions"][0] and second["window"] == first["window"]
+    people = cli("dlq", "replay", "--queue", "evaluation")
+    assert people.code == 1 and "failed again" in people.out
+
+    set_assigned_at(table, "E2", "2026-03-01T09:00:00Z")
+    replayed = cli.ok("dlq", "replay", "--queue", "evaluation")
+    assert (replayed["replayed"], replayed["failed"]) == (1, 0)
+    assert missed_on_monday(runtime) == ["E1", "E2"]
+    assert cli.ok("dlq", "list", "--queue", "evaluation")["evaluation"] == []
+
+
+def test_a_window_judged_but_never_announced_is_announced_once_by_its_replay(runtime: LocalRuntime, cli: Cli,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    url = announcements_queue(runtime)
+    put_forklift(cli, "E1")
+    runtime.settle()
+    # EventBridge refuses every event: CloseWindow claims Monday, cannot announce it, and after its
+    # retries the window goes to the DLQ with the execution that holds the claim.
+    original = EventsBackend.put_events
+    monkeypatch.setattr(EventsBackend, "put_events",
+                        lambda _backend, entries: [{"ErrorCode": "InternalFailure", "ErrorMessage": "down"}
+                                                   for _ in entries])
+    runtime.advance_to(utc("2026-03-02T15:00:00Z"))
+    [letter] = cli.ok("dlq", "list", "--queue", "evaluation")["evaluation"]
+    assert letter["error"] == "TransientError"
+    monday = table_of(runtime).judged_window("forklift-daily", utc(MONDAY))
+    assert (monday["execution"], monday["announced"]) == (letter["execution"], False)
+    monkeypatch.setattr(EventsBackend, "put_events", original)
+
+    # Another execution (a re-run by hand) judges Monday again: the claim is not its own, so it
+    # announces nothing and keeps the totals, but succeeds and moves the watermark past Monday.
+    rerun = cli("rerun", "--checklist", "forklift-daily", "--at", "2026-03-02T15:00:00Z", "--wait", "--json")
+    assert rerun.code == 0
+    assert announced(runtime, url) == []
+    closed = rerun.json["output"]["judged"][0]
+    assert (closed["announced"], closed["claimed_by"]) == (False, letter["execution"])
+
+    # The replay is handed the claim, judges Monday again although the watermark passed it, and announces it.
+    replayed = cli.ok("dlq", "replay", "--queue", "evaluation")
+    assert replayed["replayed"] == 1 and finish(runtime, replayed) == ["SUCCEEDED"]
+    [replay] = replayed["results"][0]["executions"]
+    [event] = announced(runtime, url)
+    assert (event["window_id"], event["execution"], event["missed"]) == (
+        "forklift-daily#2026-03-02T05:00:00Z", replay, 1)
+    monday = table_of(runtime).judged_window("forklift-daily", utc(MONDAY))
+    assert (monday["execution"], monday["handed_over_from"], monday["announced"]) == (replay, letter["execution"],
+                                                                                      True)
+    assert missed_on_monday(runtime) == ["E1"]
+    assert cli.ok("dlq", "list", "--queue", "evaluation")["evaluation"] == []
+    # Tuesday's firing announces Tuesday, and nothing about Monday again.
+    runtime.advance_to(utc("2026-03-03T15:00:00Z"))
+    assert [e["window_id"] for e in announced(runtime, url)] == ["forklift-daily#2026-03-03T05:00:00Z"]
+
+
+@pytest.fixture
+def two_windows_a_run(embedded: None) -> Iterator[LocalRuntime]:
+    """The stack with MaxWindowsPerRun 2, so that catching up takes several runs."""
+    with ops_runtime(parameters={"MaxWindowsPerRun": "2"}) as runtime:
+        yield runtime
+
+
+def test_a_replay_judges_everything_due_by_now_when_no_firing_will_come(two_windows_a_run: LocalRuntime,
+                                                                        cli: Cli) -> None:
+    runtime = two_windows_a_run
+    # Five daily drills, then the rule is finished: its schedule ends with the last window.
+    cli.ok("checklist", "put", "drill", "--window", "PT8H", "--grace", "PT30M", "--recurrence",
+           "DTSTART;TZID=Europe/Berlin:20260302T060000", "--recurrence", "RRULE:FREQ=DAILY;COUNT=5")
+    cli.ok("equipment", "assign", "--checklist", "drill", "E1", "E2")
+    runtime.settle()
+    table = table_of(runtime)
+    set_assigned_at(table, "E2", "last tuesday", checklist_id="drill")
+    runtime.advance_to(utc("2026-03-09T12:00:00Z"))
+    # Every firing failed on Monday, the oldest window due: nothing was judged, and none will fire again.
+    letters = cli.ok("dlq", "list", "--queue", "evaluation")["evaluation"]
+    assert letters and {utc(letter["window"]["start"]) for letter in letters} == {utc(MONDAY)}
+    assert table.judged_windows("drill", utc(MONDAY), utc("2026-03-09T00:00:00Z")) == []
+    assert runtime.next_firing_time() is None
+
+    set_assigned_at(table, "E2", "2026-03-01T09:00:00Z", checklist_id="drill")
+    result = cli("dlq", "replay", "--queue", "evaluation", "--json")
+
+    assert result.code == 0, result.json
+    assert result.json["replayed"] == len(letters)
+    # The first replay judged everything due by now, two windows a run (more_due), in three runs.
+    assert len(result.json["results"][0]["executions"]) == 3
+    judged = table.judged_windows("drill", utc(MONDAY), utc("2026-03-09T00:00:00Z"))
+    assert [w["window_start"][:10] for w in judged] == [f"2026-03-0{day}" for day in range(2, 7)]
+    assert all(w["announced"] for w in judged)
+    missed = table.missed_checks_of_checklist("drill", utc(MONDAY), utc("2026-03-09T00:00:00Z"))
+    assert sorted((m["window_start"][:10], m["equipment_id"]) for m in missed) == [
+        (f"2026-03-0{day}", e) for day in range(2, 7) for e in ("E1", "E2")]
+    assert table.get_checklist("drill").evaluated_until == utc("2026-03-06T13:00:00Z")
+    assert cli.ok("dlq", "list", "--queue", "evaluation")["evaluation"] == []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import json
 from collections import Counter
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import moto.scheduler.models
@@ -14,6 +14,7 @@ from boto3.dynamodb.types import TypeSerializer
 
 from missed_checks import clock
 from missed_checks.aws.table import ChecklistTable
+from missed_checks.timefmt import to_utc_iso
 from missed_checks_local.iam import RoleCall, observed
 
 SAMPLE = json.loads((Path(__file__).resolve().parents[2] / "events" / "schedule_sync.json").read_text())
@@ -224,3 +225,61 @@ def test_a_rule_edited_by_hand_in_the_console_still_takes_effect_only_from_the_e
 
     assert table.get_checklist("console").watermark == edited_at
     assert schedule(stack, "console")["ScheduleExpression"] == "cron(0 15 ? * MON-FRI *)"
+
+
+# --- hand-written items, through the real flow (stream -> built schedule-sync -> Scheduler) -------
+
+
+def test_a_hand_written_rule_outside_the_years_takes_the_invalid_rule_path_without_failing_its_batch(local_runtime):
+    """A console edit to DTSTART:00010101T000000Z crashed the parser: the record was retried, held back
+    the records after it and ended as an on-failure record without the checklist id, while the old
+    schedule kept firing. Now: sync_error, schedule deleted, a DLQ message naming the checklist."""
+    stack = local_runtime.stack
+    table = ChecklistTable(stack.table_name)
+    now = local_runtime.clock.now()
+    table.put_checklist("hand-edited", recurrence=WORKDAYS, window="PT8H", now=now)
+    local_runtime.settle()
+    assert schedule(stack, "hand-edited")["State"] == "ENABLED"
+
+    stack.client("dynamodb").update_item(  # aws dynamodb update-item, around our tools
+        TableName=stack.table_name, Key={"pk": {"S": "CHECKLIST#hand-edited"}, "sk": {"S": "CHECKLIST"}},
+        UpdateExpression="SET recurrence = :r",
+        ExpressionAttributeValues={":r": {"S": "DTSTART:00010101T000000Z\nRRULE:FREQ=DAILY"}})
+    table.put_checklist("written-after", recurrence=WORKDAYS, window="PT8H", now=now)  # the same shard, later
+    local_runtime.settle()
+
+    item = table.get_checklist_item("hand-edited")
+    assert item["sync_error"]["field"] == "recurrence"
+    assert "DTSTART '00010101T000000Z' is outside the years 1970 to 2199" in item["sync_error"]["message"]
+    assert schedule(stack, "hand-edited") is None  # the old schedule no longer fires
+    assert schedule(stack, "written-after") is not None
+    (poller,) = local_runtime.pollers
+    assert (poller.stats.failed_invocations, poller.stats.sent_to_on_failure) == (0, 0)  # the batch succeeded
+    letters = local_runtime.read_dead_letters()["ScheduleSyncDeadLetterQueue"]
+    assert [(letter["body"]["checklist_id"], letter["body"]["error"]["field"]) for letter in letters] == [
+        ("hand-edited", "recurrence")]
+
+
+def test_a_checklist_inserted_by_hand_with_a_past_created_at_judges_only_windows_after_it_arrived(local_runtime):
+    """effective_from was only moved on MODIFY: an INSERT claiming created_at two weeks ago had its
+    first firing judge (and record missed checks for) two weeks of windows before it existed."""
+    stack = local_runtime.stack
+    table = ChecklistTable(stack.table_name)
+    arrived = local_runtime.clock.now()
+    claimed = arrived - timedelta(days=14)
+    stack.client("dynamodb").put_item(TableName=stack.table_name, Item={  # no revision, no effective_from
+        "pk": {"S": "CHECKLIST#by-hand"}, "sk": {"S": "CHECKLIST"}, "type": {"S": "checklist"},
+        "gsi2pk": {"S": "CHECKLISTS"}, "gsi2sk": {"S": "by-hand"}, "checklist_id": {"S": "by-hand"},
+        "recurrence": {"S": "DTSTART;TZID=Europe/Berlin:20260201T080000\nRRULE:FREQ=DAILY"},
+        "window": {"S": "PT2H"}, "status": {"S": "ACTIVE"}, "created_at": {"S": to_utc_iso(claimed)}})
+    table.assign_equipment("by-hand", ["m-1"], claimed)
+    local_runtime.settle()
+
+    item = table.get_checklist_item("by-hand")
+    assert item["effective_from"] == to_utc_iso(arrived)  # the INSERT record's time
+    assert item["revision"] == 0 and item["schedule"]["state"] == "ENABLED"  # adopted: the sync's note applied
+    local_runtime.advance_to(arrived + timedelta(days=1, hours=12))
+
+    missed = table.missed_checks_of_checklist("by-hand", claimed, local_runtime.clock.now())
+    assert sorted(m["window_start"] for m in missed) == ["2026-03-02T07:00:00Z", "2026-03-03T07:00:00Z"]
+    assert table.get_checklist("by-hand").watermark == datetime(2026, 3, 3, 9, tzinfo=UTC)

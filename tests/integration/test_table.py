@@ -79,3 +79,56 @@ def test_dismissing_twice_or_a_missing_record_is_an_error(table):
         table.dismiss_missed_check("forklift", window.start, "fl-1", reason="again", by="ops", at=T0)
     with pytest.raises(NotFound):
         table.dismiss_missed_check("forklift", window.start, "fl-9", reason="x", by="ops", at=T0)
+
+
+def judged(missed: int, newly: int, at: str = "2026-03-02T13:30:00Z") -> dict:
+    return {"window_start": "2026-03-02T05:00:00Z", "window_end": "2026-03-02T13:00:00Z",
+            "evaluate_at": "2026-03-02T13:30:00Z", "equipment_counted": 3, "performed": 3 - missed,
+            "missed": missed, "newly_recorded": newly, "judged_at": at}
+
+
+MONDAY = datetime(2026, 3, 2, 5, tzinfo=UTC)
+
+
+def test_one_execution_per_window_wins_the_claim_and_announces_it(table):
+    first = table.claim_window("forklift", judged(2, 2), "arn:execution:firing")
+    assert (first.won, first.announced, first.must_announce) == (True, False, True)
+
+    # Another execution judging the same window before the winner announced (a duplicate delivery,
+    # a re-run, a replay): it loses, and the winner's totals stay.
+    second = table.claim_window("forklift", judged(2, 0, at="2026-03-02T13:31:00Z"), "arn:execution:rerun")
+    assert (second.won, second.announced, second.must_announce) == (False, False, False)
+    assert second.holder == "arn:execution:firing"
+    record = table.judged_window("forklift", MONDAY)
+    assert (record["execution"], record["newly_recorded"], record["judged_at"]) == (
+        "arn:execution:firing", 2, "2026-03-02T13:30:00Z")
+
+    # The winner crashed between its claim and the event: its retry (same execution) still announces.
+    retry = table.claim_window("forklift", judged(2, 2), "arn:execution:firing")
+    assert retry.must_announce
+    table.mark_window_announced("forklift", "2026-03-02T05:00:00Z")
+    # A retry after the event went out (e.g. the watermark update failed) does not announce again.
+    assert not table.claim_window("forklift", judged(2, 2), "arn:execution:firing").must_announce
+    late = table.claim_window("forklift", judged(2, 0), "arn:execution:rerun")
+    assert (late.won, late.announced, late.holder) == (False, True, "arn:execution:firing")
+    assert table.judged_window("forklift", MONDAY)["announced"] is True
+
+
+def test_a_dead_letter_replay_takes_over_an_unannounced_claim_once(table):
+    table.claim_window("forklift", judged(1, 1), "arn:execution:failed")  # then failed for good
+
+    assert not table.hand_over_window_claim("forklift", MONDAY, "arn:execution:other", "arn:execution:replay")
+    assert table.hand_over_window_claim("forklift", MONDAY, "arn:execution:failed", "arn:execution:replay")
+    assert not table.hand_over_window_claim("forklift", MONDAY, "arn:execution:failed", "arn:execution:replay-2")
+
+    # The failed execution, redriven after all, no longer holds the claim; the replay does.
+    assert not table.claim_window("forklift", judged(1, 1), "arn:execution:failed").won
+    assert table.claim_window("forklift", judged(1, 0), "arn:execution:replay").must_announce
+    table.mark_window_announced("forklift", "2026-03-02T05:00:00Z")
+    record = table.judged_window("forklift", MONDAY)
+    assert (record["execution"], record["handed_over_from"]) == ("arn:execution:replay", "arn:execution:failed")
+    # An announced window is never handed over (its event went out).
+    assert not table.hand_over_window_claim("forklift", MONDAY, "arn:execution:replay", "arn:execution:replay-3")
+    # Nothing to hand over for a window nobody claimed.
+    assert not table.hand_over_window_claim("forklift", MONDAY + timedelta(days=1), "arn:execution:failed",
+                                            "arn:execution:replay")

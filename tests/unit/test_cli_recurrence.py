@@ -10,6 +10,7 @@ import pytest
 from missed_checks_ops.cli.main import main
 
 WEEKDAYS = r"DTSTART;TZID=Europe/Berlin:20260105T060000\nRRULE:FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR"
+RANGE = ["--from", "2026-03-27T00:00:00Z", "--to", "2026-04-01T00:00:00Z"]
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -76,6 +77,27 @@ def test_recurrence_from_file(capsys: pytest.CaptureFixture[str], tmp_path: Path
           "--from", "2026-01-01T00:00:00Z", "--to", "2027-01-01T00:00:00Z"], "more than 3 windows"),
         (["windows", "--recurrence", WEEKDAYS], "required: --from, --to"),
         (["schedule"], "required: --recurrence"),
+        # extremes that ended in a traceback
+        (["windows", "--recurrence", WEEKDAYS, "--from", "0001-01-01T00:00:00Z", "--to", "2026-03-28T00:00:00Z"],
+         "missed-checks: error: from: '0001-01-01T00:00:00Z' is outside the years 1970 to 2299"),
+        (["windows", "--recurrence", WEEKDAYS, "--from", "2026-03-27T00:00:00Z", "--to", "9999-12-31T23:59:59-05:00"],
+         "missed-checks: error: to: "),
+        (["windows", "--recurrence", WEEKDAYS, "--window", "PT99999999999999999999H", *RANGE],
+         "missed-checks: error: window: 'PT99999999999999999999H' is longer than 366 days"),
+        (["schedule", "--recurrence", WEEKDAYS, "--grace", "P99999999999999999999W"],
+         "missed-checks: error: grace: "),
+        (["schedule", "--recurrence", r"DTSTART:00010101T000000Z\nRRULE:FREQ=DAILY"],
+         "missed-checks: error: recurrence: DTSTART '00010101T000000Z' is outside the years 1970 to 2199"),
+        (["windows", "--recurrence", r"DTSTART:99991231T230000Z\nRRULE:FREQ=DAILY", *RANGE],
+         "missed-checks: error: recurrence: DTSTART '99991231T230000Z' is outside"),
+        (["schedule", "--recurrence", WEEKDAYS + ";BYHOUR=" + ",".join(["6"] * 50_000)],
+         "missed-checks: error: recurrence: is 100"),
+        # minor: a cap that would not cap, an empty window that became P1D
+        (["windows", "--recurrence", WEEKDAYS, "--limit", "-1", *RANGE], "missed-checks: error: limit: '-1' is not"),
+        (["windows", "--recurrence", WEEKDAYS, "--limit", "0", *RANGE], "limit: '0' is not a positive whole number"),
+        (["windows", "--recurrence", WEEKDAYS, "--limit", "ten", *RANGE], "limit: 'ten' is not"),
+        (["windows", "--recurrence", WEEKDAYS, "--window", "", *RANGE], "missed-checks: error: window: is empty"),
+        (["schedule", "--recurrence", WEEKDAYS, "--grace", ""], "missed-checks: error: grace: is empty"),
     ],
 )
 def test_bad_input_exits_2_with_one_line_and_no_stdout(
@@ -92,3 +114,17 @@ def test_help_has_examples(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "windows", "--help")
     assert code == 0
     assert "examples:" in out and "--from 2026-03-27T00:00:00Z" in out and "PT8H" in out
+
+
+def test_a_recurrence_file_that_is_not_text_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    binary = tmp_path / "rule.ics"
+    binary.write_bytes(b"\xff\xfe\x00garbage")
+    code, out, err = run(capsys, "schedule", "--recurrence", f"@{binary}")
+    assert (code, out) == (2, "")
+    assert err.startswith("missed-checks: error: recurrence: cannot read") and err.count("\n") == 1
+
+
+def test_a_limit_of_one_still_lists_one_window(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "windows", "--recurrence", WEEKDAYS, "--limit", "1",
+                       "--from", "2026-03-27T00:00:00Z", "--to", "2026-03-28T00:00:00Z")
+    assert code == 0 and len(json.loads(out)) == 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -58,7 +59,13 @@ def test_parse_and_canonical_text(text: str, days: int, seconds: int, canonical:
         ("P1DT", "ISO 8601 duration"),
         ("8 hours", "ISO 8601 duration"),
         ("", "empty"),
-        ("P99999D", "ten years"),
+        ("P99999D", "longer than 366 days"),
+        ("P367D", "longer than 366 days"),
+        ("P366DT1S", "longer than 366 days"),
+        ("PT99999999999999999999H", "longer than 366 days"),
+        ("PT8785H", "longer than 366 days"),
+        ("P" + "9" * 40 + "D", "characters long"),
+        ("   ", "empty"),
     ],
 )
 def test_rejects_with_field_and_what_is_accepted(text: str, fragment: str) -> None:
@@ -67,6 +74,26 @@ def test_rejects_with_field_and_what_is_accepted(text: str, fragment: str) -> No
     assert caught.value.field == "grace"
     assert fragment in caught.value.message
     assert str(caught.value).startswith("grace: ")
+
+
+@pytest.mark.parametrize("text", ["P366D", "P52W2D", "PT8784H", "P365DT24H"])
+def test_the_longest_accepted_duration_is_366_days(text: str) -> None:
+    duration = parse_duration(text, "window")
+    assert duration.days * 86400 + duration.seconds == 366 * 86400
+
+
+@pytest.mark.parametrize(
+    ("value", "kind"),
+    [(8, "a number (8)"), (Decimal("8"), "a number (Decimal('8'))"), (True, "a boolean"), (["PT8H"], "a list"),
+     ({"PT8H"}, "a set"), ({"S": "PT8H"}, "a map"), (b"PT8H", "binary data"), (None, "missing")],
+)
+def test_a_value_that_is_not_a_string_is_named_as_such(value: object, kind: str) -> None:
+    with pytest.raises(InvalidRecurrence) as caught:
+        parse_duration(value, "window")
+    assert caught.value.field == "window"
+    assert caught.value.message.startswith(f"is {kind}")
+    assert "not a duration string" in caught.value.message
+    assert "empty" not in caught.value.message
 
 
 def test_zero_rejected_when_not_allowed() -> None:

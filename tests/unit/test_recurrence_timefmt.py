@@ -46,3 +46,28 @@ def test_parse_instant_rejects_naive_or_garbage_naming_the_field(text: str) -> N
         parse_instant(text, "watermark")
     assert caught.value.field == "watermark"
     assert "2026-03-02T05:00:00Z" in caught.value.message
+
+
+@pytest.mark.parametrize(
+    ("value", "fragment"),
+    [
+        ("0001-01-01T00:00:00Z", "outside the years 1970 to 2299"),
+        ("0001-01-01T00:00:00+01:00", "outside the years 1970 to 2299"),  # would overflow converted to UTC
+        ("9999-12-31T23:59:59-05:00", "outside the years 1970 to 2299"),
+        ("1969-12-31T23:59:59Z", "outside the years 1970 to 2299"),
+        ("2300-01-01T00:00:00Z", "outside the years 1970 to 2299"),
+        (5, "is a number (5), not an ISO 8601 instant"),
+        (None, "is missing (NULL), not an ISO 8601 instant"),
+        ("2026-03-02T05:00:00Z" * 10, "too long"),
+    ],
+)
+def test_parse_instant_refuses_what_no_instant_of_the_system_can_be(value: object, fragment: str) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        parse_instant(value, "from")  # type: ignore[arg-type]
+    assert caught.value.field == "from"
+    assert fragment in caught.value.message
+
+
+@pytest.mark.parametrize("text", ["1970-01-01T00:00:00Z", "2299-12-31T23:59:59Z", "2199-12-31T23:59:59+14:00"])
+def test_parse_instant_accepts_the_bounds(text: str) -> None:
+    assert parse_instant(text, "to").isoformat().startswith(text[:19])

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -32,6 +33,24 @@ THROTTLING_CODES = {
     "InternalServerError",
     "ServiceUnavailable",
 }
+
+
+@dataclass(frozen=True)
+class WindowClaim:
+    """What claiming a judged window (:meth:`ChecklistTable.claim_window`) found."""
+
+    won: bool
+    """The execution holds the claim: it judged the window first, is a retry or redrive of the one
+    that did, or was handed the claim (a dead-letter replay)."""
+    announced: bool
+    """The window's event has gone out already."""
+    holder: str
+    """The execution holding the claim."""
+
+    @property
+    def must_announce(self) -> bool:
+        """Publish the window's event now: this execution holds the claim and nobody announced it yet."""
+        return self.won and not self.announced
 
 
 class NotFound(MissedChecksError):
@@ -444,22 +463,51 @@ class ChecklistTable:
         items = self._query_prefix(keys.missed_pk(checklist_id), f"{to_utc_iso(window_start)}#")
         return sorted(item["equipment_id"] for item in items)
 
-    def claim_window_announcement(self, checklist_id: str, summary: Mapping[str, Any], execution: str) -> bool:
-        """Record the judged window's totals and claim the right to announce it. True for the first
-        execution to judge it (and for a retry of that execution, or a later one when the first never
-        managed to announce); False when another execution already announced it."""
-        item = {
-            **keys.judged_window_key(checklist_id, str(summary["window_start"])),
+    def claim_window(self, checklist_id: str, summary: Mapping[str, Any], execution: str) -> WindowClaim:
+        """Record the judged window and claim it for ``execution``, in one conditional write that
+        exactly one execution can win per (checklist, window): the first to judge the window. A
+        retry or redrive of that execution (same execution id) wins again; any other execution
+        loses and writes nothing (the winner's totals stay). Only the winner may announce the
+        window, and only while ``announced`` is false, so the event goes out once."""
+        fields = {
             "type": "judged_window",
             "checklist_id": checklist_id,
             **summary,
             "execution": execution,
-            "announced": False,
         }
+        names = {f"#f{i}": name for i, name in enumerate(fields)}
+        values = {f":f{i}": value for i, value in enumerate(fields.values())}
+        sets = [f"#f{i} = :f{i}" for i in range(len(fields))]
+        try:
+            response = self.client.update_item(
+                TableName=self.name, Key=serialize(keys.judged_window_key(checklist_id, str(summary["window_start"]))),
+                UpdateExpression="SET " + ", ".join([*sets, "#announced = if_not_exists(#announced, :no)"]),
+                ConditionExpression="attribute_not_exists(pk) OR #execution = :execution",
+                ExpressionAttributeNames={**names, "#announced": "announced", "#execution": "execution"},
+                ExpressionAttributeValues=serialize({**values, ":no": False, ":execution": execution}),
+                ReturnValues="ALL_NEW", ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as error:
+            if error_code(error) != "ConditionalCheckFailedException":
+                raise_transient(error)
+                raise
+            held = deserialize(error.response.get("Item") or {})
+            return WindowClaim(won=False, announced=bool(held.get("announced")), holder=str(held.get("execution")))
+        item = deserialize(response.get("Attributes") or {})
+        return WindowClaim(won=True, announced=bool(item.get("announced")), holder=execution)
+
+    def hand_over_window_claim(self, checklist_id: str, window_start: datetime, from_execution: str,
+                               to_execution: str) -> bool:
+        """Give the claim on a window that ``from_execution`` judged but never announced (it failed
+        for good: its window is in the evaluation dead-letter queue) to ``to_execution`` (the
+        execution replaying it), which then announces the window when it judges it. False when
+        ``from_execution`` does not hold the claim or the window was announced."""
         return self._conditional(
-            "put_item", Item=serialize(item),
-            ConditionExpression="attribute_not_exists(pk) OR execution = :execution OR announced = :no",
-            ExpressionAttributeValues=serialize({":execution": execution, ":no": False}),
+            "update_item", Key=serialize(keys.judged_window_key(checklist_id, to_utc_iso(window_start))),
+            UpdateExpression="SET #execution = :to, handed_over_from = :from",
+            ConditionExpression="#execution = :from AND announced = :no",
+            ExpressionAttributeNames={"#execution": "execution"},
+            ExpressionAttributeValues=serialize({":to": to_execution, ":from": from_execution, ":no": False}),
         )
 
     def judged_window(self, checklist_id: str, window_start: datetime) -> dict[str, Any] | None:
@@ -530,6 +578,16 @@ class ChecklistTable:
             raise_transient(error)
             raise
         return deserialize(response["Attributes"])
+
+    def adopt_checklist(self, checklist_id: str) -> bool:
+        """Give a checklist written around this adapter (an item put by hand) the ``revision`` a new
+        one has (0), so that schedule-sync's notes and later edits, all conditional on the revision,
+        apply to it. False when it has one already (or is gone)."""
+        return self._conditional(
+            "update_item", Key=serialize(keys.checklist_key(checklist_id)), UpdateExpression="SET revision = :zero",
+            ConditionExpression="attribute_exists(pk) AND attribute_not_exists(revision)",
+            ExpressionAttributeValues=serialize({":zero": 0}),
+        )
 
 
 def _months(first: str, last: str) -> Iterator[str]:

@@ -52,7 +52,9 @@ def register(subparsers: Any) -> None:
         group, "replay", help="re-drive each message to the right place, deleting it once replayed",
         description="Replay dead letters: schedule-sync messages re-sync their checklist (a failed stream batch "
                     "re-syncs every checklist); evaluation and scheduler messages start the evaluation again. "
-                    "A message is deleted only after its replay succeeded. Exit 1 when any replay failed.",
+                    "An evaluation message is judged as of now (everything due, in as many runs as needed). "
+                    "A message is deleted only after its replay succeeded, or when the replayed evaluation failed "
+                    "again (its own new dead letter replaces it). Exit 1 when any replay failed.",
         examples="  missed-checks dlq replay --stack missed-checks\n"
                  "  missed-checks dlq replay --queue scheduler --endpoint http://127.0.0.1:4566",
         handler=dlq_replay)
@@ -132,18 +134,22 @@ def dlq_replay(args: argparse.Namespace) -> int:
 
     def show(result: Any) -> None:
         if not args.json:
-            mark, style = ("replayed", "green") if result.ok else ("kept", "red")
+            mark, style = (("replayed", "green") if result.ok else ("failed again", "red") if result.deleted
+                           else ("kept", "red"))
             say(f"{mark}: {result.letter.queue} {result.letter.message_id} "
                 f"[{result.letter.kind}{' ' + result.letter.checklist_id if result.letter.checklist_id else ''}] "
                 f"{result.detail}", style)
 
     results = replay_queues(target, clock.now(), args.queue, on_each=show)
     failed = [r for r in results if not r.ok]
+    again = [r for r in failed if r.deleted]
     if args.json:
         print_json({"replayed": sum(1 for r in results if r.ok), "failed": len(failed),
                     "results": [r.to_dict() for r in results]})
     elif not results:
         say("nothing to replay: the queue(s) are empty")
     else:
-        say(f"{len(results) - len(failed)} replayed and deleted, {len(failed)} kept")
+        say(f"{len(results) - len(failed)} replayed and deleted, "
+            + (f"{len(again)} failed again (each replaced by its new dead letter), " if again else "")
+            + f"{len(failed) - len(again)} kept")
     return 1 if failed else 0

@@ -2,7 +2,9 @@
 
 ``windows`` lists the occurrence windows in a time range, ``schedule`` prints the EventBridge
 Scheduler expression schedule-sync would write. Both print JSON on stdout; invalid input exits 2
-with one line on stderr and nothing on stdout.
+with one line on stderr and nothing on stdout. The domain judges every argument (the recurrence
+engine raises only ``InvalidInput``, instants outside 1970..2299 are refused), so no input ends
+in a traceback.
 """
 
 from __future__ import annotations
@@ -14,8 +16,8 @@ from pathlib import Path
 from types import MethodType
 from typing import Any, NoReturn
 
-from missed_checks.errors import InvalidInput
-from missed_checks.recurrence import Recurrence, parse_recurrence
+from missed_checks.errors import InvalidInput, shorten
+from missed_checks.recurrence import MAX_TEXT_CHARS, Recurrence, parse_recurrence
 from missed_checks.schedule_expression import schedule_for
 from missed_checks.timefmt import parse_instant
 
@@ -77,8 +79,8 @@ def register(subparsers: Any) -> None:
                          help="range start, ISO 8601 with offset, e.g. 2026-03-01T00:00:00Z")
     windows.add_argument("--to", dest="end", required=True, metavar="ISO",
                          help="range end (exclusive), ISO 8601 with offset")
-    windows.add_argument("--limit", type=int, default=DEFAULT_LIMIT, metavar="N",
-                         help=f"refuse ranges with more than N windows (default {DEFAULT_LIMIT})")
+    windows.add_argument("--limit", default=str(DEFAULT_LIMIT), metavar="N",
+                         help=f"refuse ranges with more than N (a positive number) windows (default {DEFAULT_LIMIT})")
     windows.set_defaults(handler=_windows)
     _one_line_errors(windows)
 
@@ -122,13 +124,24 @@ def _recurrence_text(value: str) -> str:
     if value.startswith("@"):
         path = Path(value[1:])
         try:
-            value = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            raise InvalidInput("recurrence", f"cannot read {str(path)!r}: {error.strerror or error}") from None
+            with path.open(encoding="utf-8") as file:
+                value = file.read(MAX_TEXT_CHARS + 1)  # longer is refused anyway: never read more
+        except (OSError, ValueError) as error:  # ValueError: undecodable bytes, a NUL in the name
+            reason = getattr(error, "strerror", None) or error
+            raise InvalidInput("recurrence", f"cannot read {shorten(str(path))}: {reason}") from None
     return value.replace("\\n", "\n")
 
 
+def _limit(text: str) -> int:
+    """``--limit``: a positive whole number (0 or a negative number would remove the cap)."""
+    value = text.strip()
+    if not (value.isascii() and value.isdigit()) or len(value) > 9 or int(value) < 1:
+        raise InvalidInput("limit", f"{shorten(text)} is not a positive whole number (at most 999999999), e.g. 100")
+    return int(value)
+
+
 def _windows(args: argparse.Namespace) -> int:
+    limit = _limit(args.limit)
     start = parse_instant(args.start, "from")
     end = parse_instant(args.end, "to")
     if end <= start:
@@ -138,8 +151,8 @@ def _windows(args: argparse.Namespace) -> int:
     for window in recurrence.iter_windows(start):
         if window.start >= end:
             break
-        if len(found) == args.limit:
-            raise InvalidInput("to", f"more than {args.limit} windows in range; narrow --from/--to or raise --limit")
+        if len(found) == limit:
+            raise InvalidInput("to", f"more than {limit} windows in range; narrow --from/--to or raise --limit")
         found.append(window.to_dict())
     _print(found)
     return 0

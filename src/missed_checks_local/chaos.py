@@ -1,0 +1,142 @@
+"""``missed-checks local chaos``: a scenario played under faults, recovered as an operator would,
+and compared with the same scenario played without them.
+
+Both runs end the same way: stopped executions re-run, every dead-letter queue replayed (README
+"Operate"). The invariants, each of which must be 0:
+
+- ``missed_checks_lost``: missed checks of the clean run that the faulty run does not have;
+- ``missed_checks_extra``: missed checks the faulty run has and the clean run does not (a check
+  judged twice, or judged against the wrong window);
+- ``missed_checks_duplicated``: the same (checklist, window, equipment) recorded more than once;
+- ``windows_announced_twice``: a judged window published on EventBridge more than once;
+- ``announcements_lost``: a window the clean run announced that the faulty run never did;
+- ``stream_shards_blocked``: stream records still waiting for delivery at the end.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from datetime import timedelta
+from typing import Any
+
+from missed_checks_local.faults import Fault, FaultInjector, random_faults
+
+__all__ = ["INVARIANTS", "compare", "run_chaos"]
+
+INVARIANTS = (
+    "missed_checks_lost",
+    "missed_checks_extra",
+    "missed_checks_duplicated",
+    "windows_announced_twice",
+    "announcements_lost",
+    "stream_shards_blocked",
+)
+_CAPTURE_QUEUE = "chaos-announcements"
+SETTLE = timedelta(days=2)
+
+
+class _Announcements:
+    """Subscribes a queue to the stack's event bus (``prepare``) and counts, at the end
+    (``observe``), how often each window was announced; also counts undelivered stream records."""
+
+    def __init__(self) -> None:
+        self.by_window: Counter[str] = Counter()
+        self.pending_stream_records = 0
+        self._url: str | None = None
+
+    def prepare(self, runtime: Any) -> None:
+        stack = runtime.stack
+        sqs, events = stack.client("sqs"), stack.client("events")
+        self._url = sqs.create_queue(QueueName=_CAPTURE_QUEUE)["QueueUrl"]
+        arn = sqs.get_queue_attributes(QueueUrl=self._url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        bus = stack.outputs.get("EventBusName", "default")
+        events.put_rule(Name=_CAPTURE_QUEUE, EventBusName=bus, EventPattern=json.dumps({"source": ["missed-checks"]}))
+        events.put_targets(Rule=_CAPTURE_QUEUE, EventBusName=bus, Targets=[{"Id": "capture", "Arn": arn}])
+
+    def observe(self, runtime: Any) -> None:
+        sqs = runtime.stack.client("sqs")
+        while self._url:
+            messages = sqs.receive_message(QueueUrl=self._url, MaxNumberOfMessages=10, VisibilityTimeout=600)
+            batch = messages.get("Messages", [])
+            if not batch:
+                break
+            for message in batch:
+                body = json.loads(message["Body"])
+                detail = body.get("detail") or {}
+                self.by_window[str(detail.get("window_id"))] += 1
+        self.pending_stream_records = sum(len(poller._pending) for poller in runtime.pollers)
+
+
+def _missed(report: dict[str, Any]) -> list[tuple[str, str, str]]:
+    return [(m["checklist"], m["equipment"], m["window_start"]) for m in report["missed"]]
+
+
+def compare(
+    clean_missed: list[tuple[str, str, str]],
+    faulty_missed: list[tuple[str, str, str]],
+    clean_announced: Counter[str],
+    faulty_announced: Counter[str],
+    pending_stream_records: int,
+) -> dict[str, int]:
+    """The invariants (see the module's docstring) from both runs' missed checks and announcements."""
+    return {
+        "missed_checks_lost": len(set(clean_missed) - set(faulty_missed)),
+        "missed_checks_extra": len(set(faulty_missed) - set(clean_missed)),
+        "missed_checks_duplicated": len(faulty_missed) - len(set(faulty_missed)),
+        "windows_announced_twice": sum(1 for count in faulty_announced.values() if count > 1),
+        "announcements_lost": len(set(clean_announced) - set(faulty_announced)),
+        "stream_shards_blocked": pending_stream_records,
+    }
+
+
+def _play(scenario: Any, injector: FaultInjector | None, log_path: Any,
+          settle: timedelta) -> tuple[dict[str, Any], _Announcements]:
+    from missed_checks_local.scenario import run_scenario
+
+    announcements = _Announcements()
+    report = run_scenario(scenario, log_path=log_path, faults=injector or FaultInjector([]), recover=True,
+                          prepare=announcements.prepare, observe=announcements.observe, settle=settle)
+    return report, announcements
+
+
+def run_chaos(scenario: Any, *, seed: int = 0, faults: list[Fault] | None = None,
+              log_path: Any = None, settle: timedelta = SETTLE) -> dict[str, Any]:
+    """Play ``scenario`` clean, then under ``faults`` (default: a random plan from ``seed``), both
+    recovered as an operator would; return the comparison (``ok`` is False when an invariant broke).
+
+    Both runs go on for ``settle`` after the scenario's end, with no events and no more faults: a
+    dropped or late firing is caught up by the next one, as on AWS, and that must have happened by then."""
+    clean, clean_announcements = _play(scenario, None, log_path, settle)
+    if faults is None:
+        from missed_checks_local.cloudformation import load_sam_template
+        from missed_checks_local.stack import default_template_path
+
+        functions = [lid for lid, res in load_sam_template(default_template_path())["Resources"].items()
+                     if res.get("Type") == "AWS::Serverless::Function" and "Events" not in res.get("Properties", {})]
+        faults = random_faults(seed, functions=functions)
+    injector = FaultInjector(faults)
+    faulty, faulty_announcements = _play(scenario, injector, log_path, settle)
+
+    invariants = compare(_missed(clean), _missed(faulty), clean_announcements.by_window,
+                         faulty_announcements.by_window, faulty_announcements.pending_stream_records)
+    clean_missed, faulty_missed = _missed(clean), _missed(faulty)
+    dead_lettered = faulty.get("recovery", {}).get("dead_lettered", {})
+    return {
+        "scenario": scenario.name,
+        "seed": seed,
+        "plan": injector.plan(),
+        "injected": dict(sorted(injector.injected.items())),
+        "injected_total": sum(injector.injected.values()),
+        "dead_lettered": dead_lettered,
+        "recovery": faulty.get("recovery", {}),
+        "clean_recovery": clean.get("recovery", {}),
+        "executions": faulty["executions"],
+        "lambda": faulty["lambda"],
+        "missed_checks": {"clean": len(clean_missed), "faulty": len(faulty_missed)},
+        "windows_announced": {"clean": len(clean_announcements.by_window),
+                              "faulty": len(faulty_announcements.by_window)},
+        "invariants": invariants,
+        "ok": not any(invariants.values()),
+        "elapsed_s": round(clean["elapsed_s"] + faulty["elapsed_s"], 1),
+    }
