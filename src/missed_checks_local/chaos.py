@@ -90,6 +90,16 @@ def compare(
     }
 
 
+_RETRIED = {"lambda_throttle", "dynamodb_throttle", "eventbridge_failure"}
+
+
+def survived_by_retry(injector: FaultInjector) -> int:
+    """Injected faults that a retry absorbs (the state machine's or the SDK's): throttles, failing
+    publishes and the Lambda service's own transient failures."""
+    return sum(fault.struck for fault in injector.faults
+               if fault.kind in _RETRIED or (fault.kind == "lambda_error" and fault.transient))
+
+
 def _play(scenario: Any, injector: FaultInjector | None, log_path: Any,
           settle: timedelta) -> tuple[dict[str, Any], _Announcements]:
     from missed_checks_local.scenario import run_scenario
@@ -128,6 +138,7 @@ def run_chaos(scenario: Any, *, seed: int = 0, faults: list[Fault] | None = None
         "plan": injector.plan(),
         "injected": dict(sorted(injector.injected.items())),
         "injected_total": sum(injector.injected.values()),
+        "survived_by_retry": survived_by_retry(injector),
         "dead_lettered": dead_lettered,
         "recovery": faulty.get("recovery", {}),
         "clean_recovery": clean.get("recovery", {}),

@@ -108,6 +108,7 @@ def _chaos(args: argparse.Namespace) -> int:
           f"in {result['elapsed_s']} s")
     for kind, count in result["injected"].items():
         print(f"  injected {kind}: {count}")
+    print(f"  survived by retry: {result['survived_by_retry']}")
     for queue, count in result["dead_lettered"].items():
         if count:
             print(f"  dead-lettered in {queue}: {count}")

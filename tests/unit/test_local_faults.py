@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 
 from missed_checks.errors import InvalidInput
-from missed_checks_local.chaos import compare
+from missed_checks_local.chaos import compare, survived_by_retry
 from missed_checks_local.faults import KINDS, FaultInjector, load_faults, parse_faults, random_faults
 
 
@@ -76,3 +76,15 @@ def test_the_invariants_count_what_was_lost_added_duplicated_and_announced_twice
     broken = compare([a, b], [a, a, c], Counter(w1=1, w2=1), Counter(w1=2), 3)
     assert broken == {"missed_checks_lost": 1, "missed_checks_extra": 1, "missed_checks_duplicated": 1,
                       "windows_announced_twice": 1, "announcements_lost": 1, "stream_shards_blocked": 3}
+
+
+def test_survived_by_retry_counts_the_faults_a_retry_absorbs() -> None:
+    injector = FaultInjector(parse_faults([
+        {"kind": "lambda_error"}, {"kind": "lambda_error", "transient": False}, {"kind": "dynamodb_throttle"},
+        {"kind": "firing_drop"},
+    ]))
+    injector.strike("lambda_error")
+    injector.strike("lambda_error")
+    injector.strike("dynamodb_throttle", operation="write")
+    injector.strike("firing_drop")
+    assert survived_by_retry(injector) == 2  # the transient error and the throttle
