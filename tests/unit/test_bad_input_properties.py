@@ -334,3 +334,33 @@ def test_recurrence_commands_exit_0_or_2_with_one_line(
     else:
         assert err == ""
         json.loads(out)
+
+
+# --- scenario files ------------------------------------------------------------------------------
+_JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**20, 10**20) | st.floats(allow_nan=False) | st.text(max_size=30),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children, max_size=4),
+    max_leaves=20,
+)
+_EVENT_KEYS = st.sampled_from(["at", "put_checklist", "assign", "unassign", "performed", "pause_checklist",
+                               "resume_checklist", "delete_checklist", "fail_next_firing", "nonsense"])
+_SCENARIOS = st.fixed_dictionaries(
+    {},
+    optional={
+        "start": st.sampled_from(["2026-03-01T00:00:00Z", "0001-01-01T00:00:00Z", "not a time", 5]) | _JSONISH,
+        "end": st.sampled_from(["2026-04-01T00:00:00Z", "9999-12-31T23:59:59Z", ""]) | _JSONISH,
+        "events": st.lists(st.dictionaries(_EVENT_KEYS, _JSONISH, max_size=3), max_size=4) | _JSONISH,
+        "parameters": _JSONISH,
+        "faults": st.lists(st.dictionaries(st.sampled_from(["kind", "count", "skip", "hours", "x"]), _JSONISH,
+                                           max_size=3), max_size=3) | _JSONISH,
+        "extra": _JSONISH,
+    },
+)
+
+
+@SETTINGS
+@given(_SCENARIOS)
+def test_any_scenario_file_is_a_scenario_or_invalid_input(data: dict[str, Any]) -> None:
+    from missed_checks_local.scenario import Scenario
+
+    _only_invalid_input(lambda: Scenario.from_dict(data))
