@@ -638,7 +638,7 @@ def _check_occurs(recurrence: Recurrence) -> None:
     so must the whole set once EXDATEs are taken out. Rare rules are fine (29 February on a
     Monday first occurs in 2044); impossible ones are recognised without walking the calendar
     where that is cheap to know (day filters that match no date, a BYSETPOS beyond what a period
-    can hold), and any other search ends with :data:`LAST_YEAR` (well under a second).
+    can hold), and any other search ends with :data:`LAST_YEAR` (a second or two at worst).
     """
     if _structurally_never(recurrence):
         _never()
