@@ -667,8 +667,10 @@ def _structurally_never(recurrence: Recurrence) -> bool:
     week = {DAILY: 7, HOURLY: 7 * 24}.get(parts["freq"])
     if week and parts["interval"] % week == 0 and recurrence.dtstart.weekday() not in (parts["weekdays"] or range(7)):
         return True  # whole weeks apart: every occurrence falls on DTSTART's weekday, which BYDAY leaves out
+    # BYSETPOS only selects among the dates the day filters allow: without it, the same test.
     start = recurrence.dtstart.replace(tzinfo=None)
-    probe = yearly_day_filter(recurrence.rule, start, _range_end(recurrence.zone).replace(tzinfo=None))
+    rule = recurrence.rule.replace(bysetpos=None) if parts["bysetpos"] else recurrence.rule
+    probe = yearly_day_filter(rule, start, _range_end(recurrence.zone).replace(tzinfo=None))
     return probe is not None and probe.after(start, inc=True) is None
 
 

@@ -184,6 +184,7 @@ def test_a_rare_rule_is_accepted() -> None:
         "FREQ=MONTHLY;BYSETPOS=6;BYDAY=MO",
         "FREQ=DAILY;INTERVAL=7;BYDAY=TU",  # DTSTART is a Monday: every occurrence is a Monday
         "FREQ=HOURLY;INTERVAL=168;BYDAY=TU",
+        "FREQ=HOURLY;INTERVAL=14;BYMONTH=5;BYYEARDAY=60;BYSETPOS=-1",  # day filters never match, BYSETPOS or not
         "FREQ=YEARLY;INTERVAL=200",  # the second occurrence is after 2199 and the first is EXDATEd
     ],
 )
