@@ -1,7 +1,7 @@
 # Everything a fresh machine needs is installed by these targets, on first use.
 #   make demo   - run the bundled five-week scenario on the embedded AWS and print the report
 #   make test   - lint the template and state machine, then run every test
-#   make bench  - benchmarks (report over a year of checks; one evaluation of a large fleet)
+#   make bench  - benchmarks (report over a year of checks; one evaluation of a large fleet; cost per window)
 #   make chaos  - the demo under random faults (seeds 1-3), recovered and compared with a clean run
 #   make build  - sam build into .aws-sam/build (layer and functions; needs a Python 3.13, no Docker)
 #   make runtime - the Lambda runtime's own boto3/botocore for the local emulator, .aws-sam/lambda-runtime
@@ -54,6 +54,7 @@ chaos: $(BIN)/.installed artifacts
 bench: $(BIN)/.installed artifacts
 	$(BIN)/python tools/bench_report.py
 	$(BIN)/python tools/bench_evaluation.py
+	$(BIN)/python tools/bench_cost.py --json .aws-sam/bench-cost.json
 
 # --- sam build, without Docker -------------------------------------------------------------------
 # The functions are python3.13: SAM's builder insists on a python3.13 on PATH, so a directory

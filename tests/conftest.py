@@ -29,17 +29,23 @@ def embedded() -> Iterator[None]:
 
 
 @pytest.fixture
-def local_stack(embedded: None) -> Iterator[EmbeddedStack]:
+def local_stack(embedded: None, request: pytest.FixtureRequest) -> Iterator[EmbeddedStack]:
     """The built template deployed in moto, its functions answering in their workers.
 
     ``local_stack.lambda_runtime.invocations`` lists every function call with its event,
-    result or error and captured logs.
+    result or error and captured logs. ``@pytest.mark.stack_parameters(EquipmentPerTask="20")``
+    overrides template parameters (``FAN_OUT`` makes even a small fleet fan out).
     """
-    stack = EmbeddedStack.provision()
+    marker = request.node.get_closest_marker("stack_parameters")
+    stack = EmbeddedStack.provision(parameters=marker.kwargs if marker else None)
     with LambdaRuntime(stack) as runtime:
         stack.lambda_runtime = runtime
         yield stack
 
+
+FAN_OUT = {"EquipmentPerTask": "20"}
+"""Stack parameters that make the test fleets (hundreds of pieces) fan out, one task per batch of
+about 20, instead of being judged whole by PlanEvaluation."""
 
 LOCAL_START = datetime(2026, 3, 2, tzinfo=UTC)
 """Where ``local_runtime``'s simulated clock starts (a Monday)."""

@@ -1,4 +1,6 @@
-"""PlanEvaluation task: load the checklist, check its rule, list the windows due.
+"""PlanEvaluation task: load the checklist, check its rule, list the windows due, and judge them
+right here when the fleet is small enough for one task (``EQUIPMENT_PER_TASK`` equipment-windows);
+otherwise hand them, with the fleet's batches of shards, to the state machine's fan-out.
 
 An execution input may name a ``claimed_window`` (a dead-letter replay does, for the window whose
 claim it was handed): when this execution holds that window's claim and nobody announced it, the
@@ -13,10 +15,11 @@ from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from missed_checks import clock
+from missed_checks import clock, judging
 from missed_checks.aws import settings
 from missed_checks.aws.table import ChecklistTable
 from missed_checks.checklist import validate_checklist_id
+from missed_checks.equipment import EQUIPMENT_PER_TASK
 from missed_checks.evaluation import Outcome, plan_evaluation
 from missed_checks.recurrence import OccurrenceWindow
 from missed_checks.timefmt import parse_instant, to_utc_iso
@@ -28,7 +31,7 @@ metrics = Metrics()
 
 def claimed_window(table: ChecklistTable, checklist_id: str, event: dict[str, Any]) -> OccurrenceWindow | None:
     """The input's ``claimed_window`` if this execution holds its claim and it was not announced."""
-    given = (event.get("input") or {}).get("claimed_window") if isinstance(event.get("input"), dict) else None
+    given = _input(event).get("claimed_window")
     if not given:
         return None
     window = OccurrenceWindow.from_dict(given if isinstance(given, dict) else {})
@@ -40,21 +43,42 @@ def claimed_window(table: ChecklistTable, checklist_id: str, event: dict[str, An
     return window
 
 
+def _input(event: dict[str, Any]) -> dict[str, Any]:
+    given = event.get("input")
+    return given if isinstance(given, dict) else {}
+
+
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    checklist_id = validate_checklist_id(event.get("checklist_id"), "checklist_id")
-    instant = parse_instant(event.get("instant", ""), "instant")
-    logger.append_keys(checklist_id=checklist_id, instant=event["instant"], execution=event.get("execution"))
+    given = _input(event)
+    checklist_id = validate_checklist_id(given.get("checklist_id"), "checklist_id")
+    instant = parse_instant(given.get("instant", ""), "instant")
+    execution = str(event.get("execution") or "manual")
+    logger.append_keys(checklist_id=checklist_id, instant=given["instant"], execution=execution)
     table = ChecklistTable(settings.required("TABLE_NAME"))
     checklist = table.get_checklist(checklist_id)
     claimed = claimed_window(table, checklist_id, event)
     plan = plan_evaluation(checklist_id, checklist, instant, settings.optional_int("MAX_WINDOWS_PER_RUN", 20),
                            now=clock.now(), claimed=claimed)
     logger.info("evaluation planned", outcome=plan.outcome.value, reason=plan.reason, windows=len(plan.windows))
-    if plan.outcome is Outcome.EVALUATE:
-        metrics.add_metric(name="WindowsDue", unit=MetricUnit.Count, value=len(plan.windows))
-    else:
+    if plan.outcome is not Outcome.EVALUATE:
         metrics.add_metric(name="FiringsWithNothingDue", unit=MetricUnit.Count, value=1)
-    return plan.to_dict()
+        return {**plan.to_dict(), "equipment": None, "judged": []}
+
+    metrics.add_metric(name="WindowsDue", unit=MetricUnit.Count, value=len(plan.windows))
+    equipment = table.count_assignments(checklist_id)
+    split = plan.split(equipment, settings.optional_int("EQUIPMENT_PER_TASK", EQUIPMENT_PER_TASK))
+    for window in split.fan_out:  # the rule each is judged by, before any missed check of it exists
+        table.open_window(checklist_id, window, plan.judged_by)
+    judged = judging.judge_windows(table, checklist_id, split.here, plan.judged_by, split.batches[0], execution,
+                                   settings.required("EVENT_BUS_NAME"), clock.now) if split.here else []
+    for outcome in judged:
+        metrics.add_metric(name="WindowsJudged", unit=MetricUnit.Count, value=1)
+        metrics.add_metric(name="MissedChecksRecorded", unit=MetricUnit.Count, value=outcome["newly_recorded"])
+        if outcome["announced_now"]:
+            metrics.add_metric(name="WindowsAnnounced", unit=MetricUnit.Count, value=1)
+    logger.info("windows judged here" if judged else "windows fanned out", equipment=equipment,
+                judged=len(judged), fanned_out=len(split.fan_out), batches=len(split.batches))
+    return {**plan.to_dict(split), "equipment": equipment, "judged": judged}

@@ -10,8 +10,13 @@ from datetime import datetime
 from missed_checks.errors import InvalidInput
 
 SHARD_COUNT = 16
-"""Every checklist's equipment is spread over this many shards; one evaluation task judges one
-shard of one window. 100,000 pieces of equipment make about 6,250 per task."""
+"""Every checklist's equipment is stored in this many shards (a stable hash of the equipment id);
+one evaluation task judges a batch of shards of one window. 100,000 pieces of equipment make about
+6,250 per shard."""
+EQUIPMENT_PER_TASK = 5_000
+"""Default of the stack's ``EquipmentPerTask``: how much equipment (times windows) one task judges.
+A fleet up to this size is judged whole, every window due, by the planning task itself; a larger
+one gets one task per batch of shards holding about this many."""
 
 _EQUIPMENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$")
 
@@ -30,6 +35,13 @@ def shard_of(equipment_id: str) -> int:
     """The equipment's shard: a stable hash, the same on every machine and Python version."""
     digest = hashlib.sha256(equipment_id.encode("utf-8")).digest()
     return int.from_bytes(digest[:4], "big") % SHARD_COUNT
+
+
+def shard_batches(equipment: int, per_task: int) -> list[list[int]]:
+    """The stored shards in as few batches (tasks) as keep each near ``per_task`` equipment: one
+    batch of every shard for a small fleet, one shard per batch from ``SHARD_COUNT * per_task`` on."""
+    tasks = max(1, min(SHARD_COUNT, -(-equipment // max(1, per_task))))
+    return [list(range(n * SHARD_COUNT // tasks, (n + 1) * SHARD_COUNT // tasks)) for n in range(tasks)]
 
 
 @dataclass(frozen=True)

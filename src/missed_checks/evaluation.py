@@ -8,7 +8,7 @@ from enum import StrEnum
 from typing import Any
 
 from missed_checks.checklist import Checklist, Status
-from missed_checks.equipment import SHARD_COUNT
+from missed_checks.equipment import SHARD_COUNT, shard_batches
 from missed_checks.recurrence import OccurrenceWindow
 from missed_checks.timefmt import to_utc_iso
 
@@ -30,18 +30,37 @@ class Plan:
     more_due: bool = False
     judged_by: dict[str, str | None] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        """The state machine's view: small, JSON-serialisable, readable in the console."""
+    def split(self, equipment: int, per_task: int) -> Split:
+        """How the windows are judged: all of them by the planning task itself when the fleet times
+        the windows fits one task (``per_task`` equipment-windows), else fanned out by the state
+        machine, window by window, one task per batch of shards."""
+        if equipment * len(self.windows) <= per_task:
+            return Split(here=self.windows, fan_out=(), batches=[list(range(SHARD_COUNT))])
+        return Split(here=(), fan_out=self.windows, batches=shard_batches(equipment, per_task))
+
+    def to_dict(self, split: Split | None = None) -> dict[str, Any]:
+        """The state machine's view: small, JSON-serialisable, readable in the console. ``windows``
+        are those the state machine fans out (none when the plan judged them itself; all of them
+        when no ``split`` is given)."""
         return {
             "checklist_id": self.checklist_id,
             "instant": to_utc_iso(self.instant),
             "outcome": self.outcome.value,
             "reason": self.reason,
-            "windows": [window.to_dict() for window in self.windows],
+            "windows": [window.to_dict() for window in (split.fan_out if split else self.windows)],
+            "batches": split.batches if split and split.fan_out else [],
             "more_due": self.more_due,
-            "judged_by": self.judged_by,
-            "shards": list(range(SHARD_COUNT)) if self.windows else [],
         }
+
+
+@dataclass(frozen=True)
+class Split:
+    """Which windows the planning task judges itself and which the state machine fans out."""
+
+    here: tuple[OccurrenceWindow, ...]
+    fan_out: tuple[OccurrenceWindow, ...]
+    batches: list[list[int]]
+    """The stored shards each fan-out task judges."""
 
 
 def plan_evaluation(

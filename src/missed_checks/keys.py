@@ -30,6 +30,16 @@ def assignment_key(checklist_id: str, shard: int, equipment_id: str) -> dict[str
     return {"pk": checklist_pk(checklist_id), "sk": f"{assignment_prefix(shard)}{equipment_id}"}
 
 
+WATERMARK_SK = "CHECKLIST#EVALUATED_UNTIL"
+
+
+def watermark_key(checklist_id: str) -> dict[str, str]:
+    """The checklist's evaluated-until watermark, an item of its own beside the checklist item: the
+    evaluation advances it after every window, and the stream filter (``sk = CHECKLIST`` exactly)
+    keeps those writes from waking schedule-sync. ``begins_with(sk, "CHECKLIST")`` reads both."""
+    return {"pk": checklist_pk(checklist_id), "sk": WATERMARK_SK}
+
+
 def judged_window_key(checklist_id: str, window_start: str) -> dict[str, str]:
     """One record per judged window: its totals and the execution that claimed it (the only one that
     announces it, so it is announced once)."""
@@ -56,6 +66,7 @@ def missed_key(checklist_id: str, window_start: str, equipment_id: str) -> dict[
     return {"pk": missed_pk(checklist_id), "sk": f"{window_start}#{equipment_id}"}
 
 
-def fleet_missed_pk(month: str) -> str:
-    """``month`` is ``YYYY-MM`` of the window start (UTC)."""
-    return f"MISSED#{month}"
+def fleet_windows_pk(month: str) -> str:
+    """ByPeriod partition of the judged windows of every checklist whose window started in ``month``
+    (``YYYY-MM``, UTC): one index entry per judged window, none per missed check."""
+    return f"WINDOWS#{month}"

@@ -50,27 +50,43 @@ def missed_check_item(
     checklist_id: str,
     equipment_id: str,
     window: Window,
-    judged_by: Mapping[str, Any],
     judged_at: datetime,
     execution: str,
 ) -> dict[str, Any]:
-    """The durable record: keyed by (checklist, window start, equipment), so writing it is idempotent,
-    and carrying the rule it was judged by, so later edits never rewrite it."""
+    """The durable record: keyed by (checklist, window start, equipment), so writing it is idempotent.
+
+    It stays under 1 KB (one write unit) and lands in no index: the rule it was judged by is kept
+    once per window, on the judged-window record (:func:`judged_window_fields`), which the
+    evaluation writes before any of the window's missed checks."""
     start = to_utc_iso(window.start)
     return {
         **keys.missed_key(checklist_id, start, equipment_id),
         "type": "missed_check",
-        "gsi1pk": keys.equipment_pk(equipment_id),
-        "gsi1sk": f"{start}#MISSED#{checklist_id}",
-        "gsi2pk": keys.fleet_missed_pk(start[:7]),
-        "gsi2sk": f"{start}#{checklist_id}#{equipment_id}",
         "checklist_id": checklist_id,
         "equipment_id": equipment_id,
         "window_start": start,
         "window_end": to_utc_iso(window.end),
         "evaluate_at": to_utc_iso(window.evaluate_at),
         "window_local_start": window.start.isoformat(),
-        "judged_by": {k: v for k, v in judged_by.items() if v},
         "judged_at": to_utc_iso(judged_at),
         "execution": execution,
+    }
+
+
+def judged_window_fields(checklist_id: str, window: Window, judged_by: Mapping[str, Any]) -> dict[str, Any]:
+    """What the judged-window record holds from the moment its window is first judged: the window,
+    the rule it is judged by (kept as first written: later edits never rewrite it), and its entry
+    in the fleet's ByPeriod index (one per window, so the fleet report finds every checklist,
+    deleted ones included, without an index entry per missed check)."""
+    start = to_utc_iso(window.start)
+    return {
+        "type": "judged_window",
+        "checklist_id": checklist_id,
+        "window_start": start,
+        "window_end": to_utc_iso(window.end),
+        "evaluate_at": to_utc_iso(window.evaluate_at),
+        "window_local_start": window.start.isoformat(),
+        "judged_by": {k: v for k, v in judged_by.items() if v},
+        "gsi2pk": keys.fleet_windows_pk(start[:7]),
+        "gsi2sk": f"{start}#{checklist_id}",
     }

@@ -24,7 +24,8 @@ kind                        what happens
 ``firing_duplicate``        a firing is delivered twice, one after the other
 ``firing_late``             a firing arrives ``hours`` late (default 3)
 ``concurrent_execution``    a firing starts two executions of its window at the same moment
-``stop_mid_map``            the execution is stopped when its first equipment shard runs
+``stop_mid_map``            the execution is stopped while a task judges its equipment (its first
+                            batch task when fanned out; PlanEvaluation for a small fleet)
 ==========================  ==================================================================
 """
 

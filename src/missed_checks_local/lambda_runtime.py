@@ -249,7 +249,8 @@ class LambdaRuntime:
             error = JsonRESTError("ServiceException", "The Lambda service failed. (injected fault)")
             error.code = 500
             raise error
-        if isinstance(event, dict) and "shard" in event and self.faults.strike("stop_mid_map"):
+        judging = isinstance(event, dict) and ("shards" in event or "input" in event)  # fanned out, or small fleet
+        if judging and self.faults.strike("stop_mid_map"):
             execution = str(event.get("execution") or "")
             if execution.startswith("arn:"):
                 self.stack.client("stepfunctions").stop_execution(

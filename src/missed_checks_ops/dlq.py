@@ -8,7 +8,8 @@
   checklist and every schedule in the group when the batch's checklists are unknown.
 * **evaluation** (``EvaluationDeadLetterQueue``): the state machine's record of a failed window or
   run (``{"source": "evaluation", "checklist_id", "window" | "instant", "execution", "error",
-  "cause"}``). Replay starts the state machine for the checklist at the later of the failed
+  "cause"}``; a window PlanEvaluation judged itself, for a small fleet, is named in ``cause``).
+  Replay starts the state machine for the checklist at the later of the failed
   instant and now, so it judges everything due by now from the watermark on (nothing is judged
   twice), also the windows of a COUNT/UNTIL rule whose schedule is gone; while a run ends with
   ``more_due`` another one follows. When the failed execution had claimed its window but never
@@ -40,6 +41,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from missed_checks.aws.scheduler import ScheduleStore
 from missed_checks.errors import MissedChecksError
+from missed_checks.judging import failed_window
 from missed_checks.schedule import Target
 from missed_checks.schedule_sync import Action, SyncResult, sync_checklist
 from missed_checks.timefmt import parse_instant, to_utc_iso
@@ -114,10 +116,12 @@ def decode(queue: str, message: dict[str, Any]) -> DeadLetter:
         letter.kind, letter.checklist_id = "evaluation", str(body["checklist_id"])
         letter.execution, letter.error, letter.cause = body.get("execution"), str(body.get("error") or ""), str(
             body.get("cause") or "")
-        if isinstance(body.get("window"), dict):
-            letter.window = body["window"]
-            letter.instant = str(body["window"].get("evaluate_at") or "")
-            letter.summary = f"window {body['window'].get('start')} of {letter.checklist_id} failed"
+        # A small fleet's windows are judged by PlanEvaluation: its failure names the window in the cause.
+        window = body.get("window") if isinstance(body.get("window"), dict) else failed_window(letter.cause)
+        if window:
+            letter.window = window
+            letter.instant = str(window.get("evaluate_at") or "")
+            letter.summary = f"window {window.get('start')} of {letter.checklist_id} failed"
         else:
             letter.instant = str(body.get("instant") or "")
             letter.summary = f"evaluation of {letter.checklist_id} at {letter.instant} failed"
@@ -257,8 +261,8 @@ class Replayer:
         digest = hashlib.sha256(f"{letter.queue}/{letter.message_id}".encode()).hexdigest()[:12]
         stepfunctions = self.target.client("stepfunctions")
         state_machine = self.target.state_machine_arn
-        window_start = (letter.window or {}).get("start") if letter.kind == "evaluation" else None
         first = execution_name("replay", checklist_id, failed_at, digest)
+        window_start = (letter.window or {}).get("start") if letter.kind == "evaluation" else None
         extra: dict[str, Any] = {}
         if window_start:
             # The failed execution may have claimed the window and died before announcing it: only the

@@ -32,7 +32,7 @@ from missed_checks.report import (
     deleted_checklist_report,
     total,
 )
-from missed_checks.timefmt import parse_instant, to_utc_iso
+from missed_checks.timefmt import to_utc_iso
 
 Progress = Callable[[str], None]
 
@@ -191,7 +191,7 @@ def _by_equipment(table: ChecklistTable, report: Report, equipment_ids: list[str
     windows: dict[str, tuple[list[JudgedWindow], list[Any]]] = {}
     low, high = to_utc_iso(report.start), to_utc_iso(report.end)
     for equipment_id in equipment_ids:
-        assignments = [a for a in _assignments_of_equipment(table, equipment_id)
+        assignments = [a for a in table.assignments_of_equipment(equipment_id)
                        if not only or a.checklist_id in only]
         for assignment in assignments:
             if assignment.checklist_id not in checklists:
@@ -204,6 +204,9 @@ def _by_equipment(table: ChecklistTable, report: Report, equipment_ids: list[str
                      for a, _ in live), default=high)
         performed: dict[str, list[str]] = defaultdict(list)
         missed: dict[str, list[MissedRecord]] = defaultdict(list)
+        for item in table.missed_checks_of_equipment(equipment_id, [a.checklist_id for a, _ in live], report.start,
+                                                     report.end):
+            missed[str(item["checklist_id"])].append(MissedRecord.from_item(item))
         for item in table.query(
             keys.BY_EQUIPMENT_INDEX,
             KeyConditionExpression="gsi1pk = :pk AND gsi1sk BETWEEN :low AND :high",
@@ -215,8 +218,6 @@ def _by_equipment(table: ChecklistTable, report: Report, equipment_ids: list[str
                 continue
             if kind == "performed_check":
                 performed[checklist_id].append(str(item["performed_at"]))
-            elif kind == "missed_check" and item["window_start"] < high:
-                missed[checklist_id].append(MissedRecord.from_item(item))
         for assignment, checklist in live:
             if checklist is None:
                 continue
@@ -225,23 +226,3 @@ def _by_equipment(table: ChecklistTable, report: Report, equipment_ids: list[str
                                      missed[checklist.checklist_id], report))
         if progress:
             progress(equipment_id)
-
-
-def _assignments_of_equipment(table: ChecklistTable, equipment_id: str) -> list[Assignment]:
-    items = table.query(
-        keys.BY_EQUIPMENT_INDEX,
-        KeyConditionExpression="gsi1pk = :pk AND begins_with(gsi1sk, :prefix)",
-        ExpressionAttributeValues=serialize({":pk": keys.equipment_pk(equipment_id), ":prefix": "ASSIGNMENT#"}),
-    )
-    return [
-        Assignment(
-            checklist_id=str(item["checklist_id"]),
-            equipment_id=equipment_id,
-            assigned_at=parse_instant(item["assigned_at"], "assigned_at"),
-            unassigned_at=parse_instant(item["unassigned_at"], "unassigned_at") if item.get("unassigned_at") else None,
-            earlier_periods=tuple(
-                (parse_instant(p["assigned_at"], "assigned_at"), parse_instant(p["unassigned_at"], "unassigned_at"))
-                for p in item.get("earlier_periods") or ()),
-        )
-        for item in items
-    ]

@@ -92,14 +92,16 @@ def test_a_write_permission_left_out_of_a_role_fails_with_access_denied(tmp_path
     project = copy_project(tmp_path)
     template = project / "template.yaml"
     text = template.read_text()
-    judge = "              - Sid: JudgeShards\n                Effect: Allow\n                Action:\n"
+    # PlanEvaluation judges the scenario's small fleet itself: its role writes the missed checks.
     query, put = "                  - dynamodb:Query\n", "                  - dynamodb:PutItem\n"
+    judge = "              - Sid: PlanAndJudgeSmallFleets\n                Effect: Allow\n                Action:\n" \
+            "                  - dynamodb:GetItem\n"
     assert judge + query + put in text
     template.write_text(text.replace(judge + query + put, judge + query))
     built = build(project)
     report = play(built)
     problems = report["deployment_problems"]
-    assert any(p.startswith("RecordMissedChecksFunction:") and "dynamodb:PutItem" in p for p in problems), problems
+    assert any(p.startswith("PlanEvaluationFunction:") and "dynamodb:PutItem" in p for p in problems), problems
     assert report["missed"] == []  # fl-02 was never recorded: the write was denied
     assert report["executions"]["by_status"].get("FAILED", 0) >= 1
     assert report["dead_letters"]["EvaluationDeadLetterQueue"]  # the failure is kept for a replay

@@ -32,9 +32,12 @@ SCENARIO = {
         {"at": "2026-03-04T14:00:00Z", "performed": {"checklist": "extinguisher-weekly", "equipment": "ex-1"}},
     ],
 }
+# The scenario's fleets are small: PlanEvaluation judges them itself. FANNED_OUT makes the forklift
+# fleet (four pieces) fan out in two batch tasks, so that their functions are struck too.
+FANNED_OUT = {"EquipmentPerTask": "2"}
 EVERY_KIND = [
-    {"kind": "lambda_error", "function": "RecordMissedChecksFunction"},
-    {"kind": "lambda_error", "function": "CloseWindowFunction", "transient": False},
+    {"kind": "lambda_error", "function": "PlanEvaluationFunction"},
+    {"kind": "lambda_error", "function": "PlanEvaluationFunction", "transient": False, "skip": 4},
     {"kind": "lambda_throttle", "skip": 3},
     {"kind": "dynamodb_throttle", "operation": "write", "skip": 2},
     {"kind": "dynamodb_throttle", "operation": "read", "skip": 5},
@@ -45,13 +48,19 @@ EVERY_KIND = [
     {"kind": "firing_duplicate", "skip": 2},
     {"kind": "firing_late", "skip": 3, "hours": 5},
     {"kind": "concurrent_execution", "skip": 2},
-    {"kind": "stop_mid_map", "skip": 30},
+    {"kind": "stop_mid_map", "skip": 2},
+]
+EVERY_KIND_FANNED_OUT = [
+    {"kind": "lambda_error", "function": "RecordMissedChecksFunction"},
+    {"kind": "lambda_error", "function": "CloseWindowFunction", "transient": False},
+    *EVERY_KIND[2:-1],
+    {"kind": "stop_mid_map", "skip": 4},
 ]
 
 
-def chaos(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess, dict]:
+def chaos(tmp_path: Path, *args: str, parameters: dict | None = None) -> tuple[subprocess.CompletedProcess, dict]:
     scenario, figures = tmp_path / "scenario.json", tmp_path / "chaos.json"
-    scenario.write_text(json.dumps(SCENARIO))
+    scenario.write_text(json.dumps({**SCENARIO, "parameters": parameters or {}}))
     result = subprocess.run([sys.executable, "-m", "missed_checks_ops.cli.main", "local", "chaos", str(scenario),
                              "--json", str(figures), "--log-file", str(tmp_path / "run.log"), *args],
                             capture_output=True, text=True, timeout=900, check=False)
@@ -59,10 +68,15 @@ def chaos(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess, dict
     return result, json.loads(figures.read_text())
 
 
-def test_every_kind_of_fault_strikes_and_nothing_is_lost_duplicated_or_blocked(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("plan_faults", "parameters"), [
+    pytest.param(EVERY_KIND, None, id="judged-by-the-plan"),
+    pytest.param(EVERY_KIND_FANNED_OUT, FANNED_OUT, id="fanned-out"),
+])
+def test_every_kind_of_fault_strikes_and_nothing_is_lost_duplicated_or_blocked(tmp_path: Path, plan_faults,
+                                                                               parameters) -> None:
     plan = tmp_path / "faults.json"
-    plan.write_text(json.dumps({"faults": EVERY_KIND}))
-    result, figures = chaos(tmp_path, "--faults", str(plan))
+    plan.write_text(json.dumps({"faults": plan_faults}))
+    result, figures = chaos(tmp_path, "--faults", str(plan), parameters=parameters)
     assert set(figures["injected"]) == set(KINDS), figures["injected"]
     assert figures["invariants"] == dict.fromkeys(figures["invariants"], 0), figures
     assert figures["ok"] is True and result.returncode == 0, result.stdout + result.stderr

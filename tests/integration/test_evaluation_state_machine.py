@@ -14,6 +14,7 @@ from missed_checks import clock
 from missed_checks.aws.table import ChecklistTable
 from missed_checks.equipment import SHARD_COUNT, shard_of
 from missed_checks.performed_check import PerformedCheck
+from tests.conftest import FAN_OUT
 
 BERLIN_WORKDAYS = "DTSTART;TZID=Europe/Berlin:20260302T060000\nRRULE:FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR"
 CREATED = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
@@ -74,6 +75,12 @@ def announced(stack, queue_url: str) -> list[dict]:
     return found
 
 
+def judged_windows(execution: dict) -> list[dict]:
+    """The windows an execution judged, whether PlanEvaluation judged them or the fan-out did."""
+    output = json.loads(execution["output"])
+    return [*output["judged"], *output.get("fanned_out", [])]
+
+
 def missed_equipment(table: ChecklistTable, checklist_id: str) -> list[tuple[str, str]]:
     items = table.missed_checks_of_checklist(checklist_id, CREATED, CREATED + timedelta(days=30))
     return sorted((i["window_start"], i["equipment_id"]) for i in items)
@@ -113,7 +120,8 @@ def test_misses_exactly_the_equipment_without_a_check_across_every_shard(fleet):
     assert [w["missed"] for w in output["judged"]] == [len(expected_monday_misses())]
     assert table.get_checklist("forklift").evaluated_until == datetime(2026, 3, 2, 13, 0, tzinfo=UTC)
     record = table.missed_checks_of_checklist("forklift", MONDAY_START, MONDAY_START + timedelta(hours=1))[0]
-    assert record["judged_by"]["recurrence"] == BERLIN_WORKDAYS
+    assert table.judged_window("forklift", MONDAY_START)["judged_by"]["recurrence"] == BERLIN_WORKDAYS
+    assert record["window_start"] == "2026-03-02T05:00:00Z" and "judged_by" not in record
     assert record["execution"].endswith(execution["name"])
 
 
@@ -135,7 +143,7 @@ def test_a_redrive_behind_the_watermark_rewrites_nothing(fleet):
     stack, table = fleet
     assert run(stack, "forklift", MONDAY_EVALUATE_AT)["status"] == "SUCCEEDED"
     stack.client("dynamodb").update_item(
-        TableName=stack.table_name, Key={"pk": {"S": "CHECKLIST#forklift"}, "sk": {"S": "CHECKLIST"}},
+        TableName=stack.table_name, Key={"pk": {"S": "CHECKLIST#forklift"}, "sk": {"S": "CHECKLIST#EVALUATED_UNTIL"}},
         UpdateExpression="SET evaluated_until = :t", ExpressionAttributeValues={":t": {"S": "2026-03-01T09:00:00Z"}})
 
     rerun = run(stack, "forklift", MONDAY_EVALUATE_AT)
@@ -192,10 +200,12 @@ def test_an_execution_input_without_the_checklist_or_instant_is_kept_in_the_dead
     assert described["status"] == "FAILED"
     (message,) = dead_letters(stack, "EvaluationDeadLetterQueue")
     assert message["error"] == "InvalidExecutionInput"
-    assert message["input"] == {"checklist": "forklift", "at": "yesterday"}
+    assert {k: v for k, v in message["input"].items() if k != "error"} == {"checklist": "forklift", "at": "yesterday"}
+    assert "checklist_id" in message["input"]["error"]["Cause"]  # PlanEvaluation's own words
     assert message["execution"] == started["executionArn"]
 
 
+@pytest.mark.stack_parameters(**FAN_OUT)
 def test_a_failing_task_lands_in_the_dead_letter_queue_with_its_context_and_fails_the_execution(fleet):
     stack, table = fleet
     # A hand-edited assignment with a broken timestamp: the shard task cannot judge it.
@@ -212,6 +222,23 @@ def test_a_failing_task_lands_in_the_dead_letter_queue_with_its_context_and_fail
     assert message["source"] == "evaluation"
     assert message["checklist_id"] == "forklift"
     assert message["window"]["start"] == "2026-03-02T06:00:00+01:00"
+    assert message["execution"] == execution["executionArn"]
+    assert message["error"] == "InvalidInput" and "assigned_at" in message["cause"]
+    assert table.get_checklist("forklift").watermark == CREATED
+
+
+def test_a_small_fleet_judged_by_the_plan_fails_into_the_dead_letter_queue_with_its_instant(fleet):
+    stack, table = fleet
+    stack.client("dynamodb").update_item(
+        TableName=stack.table_name,
+        Key={"pk": {"S": "CHECKLIST#forklift"}, "sk": {"S": f"EQUIPMENT#{shard_of('fl-002'):02d}#fl-002"}},
+        UpdateExpression="SET assigned_at = :t", ExpressionAttributeValues={":t": {"S": "yesterday-ish"}})
+
+    execution = run(stack, "forklift", MONDAY_EVALUATE_AT)
+
+    assert execution["status"] == "FAILED" and execution.get("error") == "EvaluationFailed"
+    (message,) = dead_letters(stack, "EvaluationDeadLetterQueue")
+    assert (message["checklist_id"], message["instant"]) == ("forklift", "2026-03-02T13:30:00Z")
     assert message["execution"] == execution["executionArn"]
     assert message["error"] == "InvalidInput" and "assigned_at" in message["cause"]
     assert table.get_checklist("forklift").watermark == CREATED
@@ -260,7 +287,7 @@ def test_each_judged_window_is_announced_on_eventbridge(fleet):
 
     # A duplicate firing or a re-run behind the watermark judges again but announces nothing twice.
     stack.client("dynamodb").update_item(
-        TableName=stack.table_name, Key={"pk": {"S": "CHECKLIST#forklift"}, "sk": {"S": "CHECKLIST"}},
+        TableName=stack.table_name, Key={"pk": {"S": "CHECKLIST#forklift"}, "sk": {"S": "CHECKLIST#EVALUATED_UNTIL"}},
         UpdateExpression="SET evaluated_until = :t", ExpressionAttributeValues={":t": {"S": "2026-03-01T09:00:00Z"}})
     assert run(stack, "forklift", MONDAY_EVALUATE_AT)["status"] == "SUCCEEDED"
     assert announced(stack, queue_url) == []
@@ -284,7 +311,11 @@ def test_a_small_miss_list_is_announced_by_name(fleet):
     assert detail["window_id"] == "extinguishers#2026-03-01T23:00:00Z"
 
 
-def test_two_executions_of_one_window_at_once_announce_it_once(fleet, monkeypatch):
+@pytest.mark.parametrize("closer", [
+    pytest.param("PlanEvaluationFunction", id="judged-by-the-plan"),
+    pytest.param("CloseWindowFunction", id="fanned-out", marks=pytest.mark.stack_parameters(**FAN_OUT)),
+])
+def test_two_executions_of_one_window_at_once_announce_it_once(fleet, monkeypatch, closer):
     """A scheduled firing racing a re-run or a DLQ replay, or Scheduler delivering one firing twice:
     both executions judge Monday at the same time, one announces it, both succeed."""
     stack, table = fleet
@@ -298,7 +329,7 @@ def test_two_executions_of_one_window_at_once_announce_it_once(fleet, monkeypatc
         if len(calls) == 1:
             deadline = time.monotonic() + 20
             while time.monotonic() < deadline and not raced.is_set():
-                if any(i.function == "CloseWindowFunction" for i in stack.lambda_runtime.invocations):
+                if any(i.function == closer for i in stack.lambda_runtime.invocations):  # the other one finished
                     raced.set()
                 time.sleep(0.05)
         return original(backend, entries)
@@ -309,8 +340,8 @@ def test_two_executions_of_one_window_at_once_announce_it_once(fleet, monkeypatc
     executions = [finished(stack, arn) for arn in arns]
 
     assert [e["status"] for e in executions] == ["SUCCEEDED", "SUCCEEDED"], executions
-    assert raced.is_set(), "the local Lambda runtime ran the two CloseWindow tasks one after the other"
-    closed = [json.loads(e["output"])["judged"][0] for e in executions]
+    assert raced.is_set(), f"the local Lambda runtime ran the two {closer} tasks one after the other"
+    closed = [judged_windows(e)[0] for e in executions]
     assert sorted(c["announced"] for c in closed) == [False, True]
     winner = arns[[c["announced"] for c in closed].index(True)]
     (event,) = announced(stack, queue_url)
@@ -351,7 +382,7 @@ def test_an_announcement_that_failed_is_made_by_the_retry_of_the_execution_that_
 
     # Another execution judging Monday again (the watermark reset by hand) neither announces nor rewrites.
     stack.client("dynamodb").update_item(
-        TableName=stack.table_name, Key={"pk": {"S": "CHECKLIST#forklift"}, "sk": {"S": "CHECKLIST"}},
+        TableName=stack.table_name, Key={"pk": {"S": "CHECKLIST#forklift"}, "sk": {"S": "CHECKLIST#EVALUATED_UNTIL"}},
         UpdateExpression="SET evaluated_until = :t", ExpressionAttributeValues={":t": {"S": "2026-03-01T09:00:00Z"}})
     again = run(stack, "forklift", MONDAY_EVALUATE_AT)
     assert again["status"] == "SUCCEEDED"

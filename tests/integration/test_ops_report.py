@@ -11,7 +11,7 @@ import pytest
 from ops_support import BERLIN_WORKDAYS, Cli, utc
 
 from missed_checks.aws.table import ChecklistTable, serialize
-from missed_checks.keys import checklist_key
+from missed_checks.keys import watermark_key
 from missed_checks_local.runtime import LocalRuntime
 from missed_checks_ops.target import StackTarget
 
@@ -88,7 +88,7 @@ def test_report_counts_what_the_state_machine_judged(runtime: LocalRuntime, cli:
     dismiss = ["missed", "dismiss", "--checklist", "forklift-daily", "--equipment", "E6", "--window-start", MONDAY,
                "--reason", "in the workshop", "--by", "j.doe"]
     dismissed = cli.ok(*dismiss)
-    assert dismissed["dismissal"]["by"] == "j.doe" and dismissed["judged_by"]  # history kept
+    assert dismissed["dismissal"]["by"] == "j.doe" and dismissed["window_start"] == MONDAY  # kept, marked
     twice = cli(*dismiss)
     assert twice.code == 1 and "already dismissed by j.doe" in twice.err
     missing = cli(*dismiss[:5], "E1", *dismiss[6:])
@@ -169,7 +169,7 @@ def test_rerun_starts_the_state_machine_and_records_nothing_twice(runtime: Local
     assert second["output"]["outcome"] == "NOTHING_DUE"
 
     # As if the watermark had not moved (a redrive after a failure): judged again, written once.
-    table.client.update_item(TableName=table.name, Key=serialize(checklist_key("forklift-daily")),
+    table.client.update_item(TableName=table.name, Key=serialize(watermark_key("forklift-daily")),
                              UpdateExpression="SET evaluated_until = :w",
                              ExpressionAttributeValues=serialize({":w": "2026-03-01T09:00:00Z"}))
     third = cli.ok("rerun", "--checklist", "forklift-daily", "--at", "2026-03-02T14:00:00Z", "--wait")

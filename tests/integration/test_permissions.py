@@ -20,6 +20,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import moto.scheduler.models
+import pytest
 
 from missed_checks import clock
 from missed_checks.aws.table import ChecklistTable
@@ -92,7 +93,12 @@ def allowed(call: RoleCall, resource: str | None, role_statements: list[dict]) -
     return False
 
 
-def test_every_call_the_functions_and_the_state_machine_make_is_allowed_by_their_role(local_stack, monkeypatch):
+@pytest.mark.parametrize("fanned_out", [
+    pytest.param(False, id="judged-by-the-plan"),
+    pytest.param(True, id="fanned-out", marks=pytest.mark.stack_parameters(EquipmentPerTask="1")),
+])
+def test_every_call_the_functions_and_the_state_machine_make_is_allowed_by_their_role(local_stack, monkeypatch,
+                                                                                      fanned_out):
     monkeypatch.setattr(moto.scheduler.models, "utcnow", lambda: CREATED.replace(tzinfo=None))
     calls: list[RoleCall] = []
     clock.set_source(lambda: EVALUATE_AT)
@@ -134,8 +140,10 @@ def test_every_call_the_functions_and_the_state_machine_make_is_allowed_by_their
         assert allowed(call, resource, statements(local_stack, role_arn)), (
             f"{callers[role_arn]} calls {call.action} on {resource} but its role does not allow it"
         )
-    assert set(made) == {"ScheduleSyncFunction", "PlanEvaluationFunction", "RecordMissedChecksFunction",
-                         "CloseWindowFunction", "EvaluationStateMachine"}
-    assert {"dynamodb:PutItem", "dynamodb:Query"} <= made["RecordMissedChecksFunction"]
+    judges = {"RecordMissedChecksFunction", "CloseWindowFunction"} if fanned_out else set()
+    assert set(made) == {"ScheduleSyncFunction", "PlanEvaluationFunction", "EvaluationStateMachine", *judges}
+    judging = made["RecordMissedChecksFunction"] | made["CloseWindowFunction"] if fanned_out else made[
+        "PlanEvaluationFunction"]
+    assert {"dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem", "events:PutEvents"} <= judging
     assert {"scheduler:CreateSchedule", "scheduler:DeleteSchedule", "sqs:SendMessage"} <= made["ScheduleSyncFunction"]
     assert "lambda:InvokeFunction" in made["EvaluationStateMachine"]

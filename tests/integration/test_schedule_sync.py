@@ -283,3 +283,23 @@ def test_a_checklist_inserted_by_hand_with_a_past_created_at_judges_only_windows
     missed = table.missed_checks_of_checklist("by-hand", claimed, local_runtime.clock.now())
     assert sorted(m["window_start"] for m in missed) == ["2026-03-02T07:00:00Z", "2026-03-03T07:00:00Z"]
     assert table.get_checklist("by-hand").watermark == datetime(2026, 3, 3, 9, tzinfo=UTC)
+
+
+def test_the_evaluation_s_own_writes_never_wake_schedule_sync(local_runtime):
+    """The watermark is an item of its own: a week of evaluations (each advancing it) invokes
+    schedule-sync not once, so a checklist costs one schedule-sync call per change, not per window."""
+    table = ChecklistTable(local_runtime.stack.table_name)
+    now = local_runtime.clock.now()
+    table.put_checklist("daily", recurrence=WORKDAYS, window="PT8H", grace="PT30M", now=now)
+    table.assign_equipment("daily", ["fl-1", "fl-2"], at=now)
+    local_runtime.settle()
+    synced = local_runtime.invocation_counts[("ScheduleSyncFunction", True)]
+    assert synced >= 1
+
+    local_runtime.advance_to(now + timedelta(days=7))
+    local_runtime.settle()
+
+    assert len(table.judged_windows("daily", now, now + timedelta(days=7))) == 5
+    assert table.get_checklist("daily").evaluated_until is not None
+    assert local_runtime.invocation_counts[("ScheduleSyncFunction", True)] == synced
+    assert local_runtime.invocation_counts[("ScheduleSyncFunction", False)] == 0

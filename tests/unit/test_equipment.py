@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from missed_checks.equipment import SHARD_COUNT, Assignment, shard_of, validate_equipment_id
+from missed_checks.equipment import SHARD_COUNT, Assignment, shard_batches, shard_of, validate_equipment_id
 from missed_checks.errors import InvalidInput
 
 T0 = datetime(2026, 3, 2, 5, 0, tzinfo=UTC)
@@ -46,3 +46,18 @@ def test_an_earlier_assignment_period_still_counts_after_reassignment():
     later = Assignment("c", "e", assigned_at=T1 + (T1 - T0) * 3, earlier_periods=((T0, T1),))
     assert later.counts_for(T0, T1)
     assert not later.counts_for(T1, T1 + (T1 - T0))
+
+
+@given(st.integers(min_value=0, max_value=10_000_000), st.integers(min_value=1, max_value=20_000))
+def test_shard_batches_split_every_shard_once_into_as_few_tasks_as_the_fleet_needs(equipment, per_task):
+    batches = shard_batches(equipment, per_task)
+    assert sorted(shard for batch in batches for shard in batch) == list(range(SHARD_COUNT))
+    assert len(batches) == max(1, min(SHARD_COUNT, -(-equipment // per_task)))
+    assert max(map(len, batches)) - min(map(len, batches)) <= 1  # even batches
+    assert all(batch == sorted(batch) for batch in batches)
+
+
+def test_shard_batches_for_the_sizes_the_benchmark_measures():
+    assert shard_batches(10, 5_000) == [list(range(16))]
+    assert [len(b) for b in shard_batches(10_000, 5_000)] == [8, 8]
+    assert [len(b) for b in shard_batches(100_000, 5_000)] == [1] * 16

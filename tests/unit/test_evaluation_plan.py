@@ -40,3 +40,18 @@ def test_a_claimed_window_behind_the_watermark_is_judged_again_first():
     # Ahead of the watermark it is simply the oldest window due: listed once.
     ahead = plan_evaluation("drill", drill(), NOW, 2, now=NOW, claimed=monday)
     assert starts(ahead) == ["2026-03-02", "2026-03-03"]
+
+
+def test_a_small_fleet_is_judged_by_the_plan_a_large_one_fanned_out_in_batches():
+    plan = plan_evaluation("drill", drill(), NOW, 2, now=NOW)  # two windows due
+    small = plan.split(equipment=2_500, per_task=5_000)  # 5,000 equipment-windows: one task
+    assert ([w.start.day for w in small.here], small.fan_out) == ([2, 3], ())
+    assert plan.to_dict(small)["windows"] == [] and plan.to_dict(small)["batches"] == []
+
+    large = plan.split(equipment=2_501, per_task=5_000)
+    assert (large.here, [w.start.day for w in large.fan_out]) == ((), [2, 3])
+    assert large.batches == [list(range(16))]  # 2,501 pieces fit one batch task per window
+    fanned = plan.to_dict(large)
+    assert [w["start"][:10] for w in fanned["windows"]] == ["2026-03-02", "2026-03-03"]
+    assert fanned["batches"] == [list(range(16))]
+    assert len(plan.split(equipment=100_000, per_task=5_000).batches) == 16

@@ -88,7 +88,7 @@ def test_functions_get_globals_and_their_own_environment(local_stack: EmbeddedSt
     assert sync.environment["SYNC_DLQ_URL"] == local_stack.queue_urls["ScheduleSyncDeadLetterQueue"]
     assert sync.timeout_s == 60 and sync.memory_mb == 512
     record = local_stack.functions["RecordMissedChecksFunction"]
-    assert record.memory_mb == 1024 and record.timeout_s == 300  # own values beat Globals
+    assert record.memory_mb == 512 and record.timeout_s == 300  # its own Timeout beats Globals
     assert "SCHEDULE_GROUP_NAME" not in record.environment
 
 

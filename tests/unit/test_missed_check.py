@@ -1,9 +1,12 @@
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from boto3.dynamodb.types import TypeSerializer
+
 from missed_checks.equipment import Assignment
-from missed_checks.missed_check import judge, missed_check_item
+from missed_checks.missed_check import judge, judged_window_fields, missed_check_item
 from missed_checks.performed_check import PerformedCheck, Timeliness, timeliness
+from missed_checks_local.metering import item_size
 
 START = datetime(2026, 3, 2, 5, 0, tzinfo=UTC)
 END = START + timedelta(hours=8)
@@ -48,12 +51,19 @@ def test_judge_misses_exactly_the_counted_equipment_without_a_check():
     assert judgement.missed == ("c",)
 
 
-def test_missed_check_record_is_keyed_for_idempotency_and_keeps_its_rule():
+def test_missed_check_record_is_keyed_for_idempotency_in_no_index_and_under_one_write_unit():
+    execution = "arn:aws:states:us-east-1:123456789012:execution:EvaluationStateMachine-ABCDEFGHIJKL:" + "x" * 80
+    item = missed_check_item(checklist_id="c" * 64, equipment_id="e" * 128, window=WINDOW,
+                             judged_at=EVALUATE_AT, execution=execution)
+    assert (item["pk"], item["sk"]) == (f"MISSED#{'c' * 64}", f"2026-03-02T05:00:00Z#{'e' * 128}")
+    assert not {name for name in item if name.startswith("gsi")}  # no index copies: one write unit
+    assert item_size({k: TypeSerializer().serialize(v) for k, v in item.items()}) < 1024  # even at the longest ids
+    assert item["window_end"] == "2026-03-02T13:00:00Z" and item["evaluate_at"] == "2026-03-02T13:30:00Z"
+
+
+def test_the_judged_window_keeps_the_rule_and_its_fleet_index_entry():
     rule = {"recurrence": "DTSTART;TZID=Europe/Berlin:20260302T060000\nRRULE:FREQ=DAILY", "window": "PT8H",
             "grace": "PT30M", "timezone": None}
-    item = missed_check_item(checklist_id="forklift", equipment_id="fl-01", window=WINDOW, judged_by=rule,
-                             judged_at=EVALUATE_AT, execution="arn:exec")
-    assert (item["pk"], item["sk"]) == ("MISSED#forklift", "2026-03-02T05:00:00Z#fl-01")
-    assert item["gsi1pk"] == "EQUIPMENT#fl-01" and item["gsi2pk"] == "MISSED#2026-03"
-    assert item["judged_by"] == {k: v for k, v in rule.items() if v}
-    assert item["window_end"] == "2026-03-02T13:00:00Z" and item["evaluate_at"] == "2026-03-02T13:30:00Z"
+    fields = judged_window_fields("forklift", WINDOW, rule)
+    assert fields["judged_by"] == {k: v for k, v in rule.items() if v}
+    assert (fields["gsi2pk"], fields["gsi2sk"]) == ("WINDOWS#2026-03", "2026-03-02T05:00:00Z#forklift")

@@ -20,6 +20,7 @@ from missed_checks.aws.clients import client
 from missed_checks.checklist import Checklist, Status, validate_checklist_id
 from missed_checks.equipment import SHARD_COUNT, Assignment, shard_of, validate_equipment_id
 from missed_checks.errors import InvalidInput, MissedChecksError, TransientError
+from missed_checks.missed_check import Window, judged_window_fields
 from missed_checks.performed_check import PerformedCheck
 from missed_checks.timefmt import parse_instant, to_utc_iso
 
@@ -184,8 +185,18 @@ class ChecklistTable:
         return self._get(keys.checklist_key(checklist_id))
 
     def get_checklist(self, checklist_id: str) -> Checklist | None:
-        item = self.get_checklist_item(checklist_id)
-        return Checklist.from_item(item) if item else None
+        """The checklist with its evaluated-until watermark (an item of its own): one Query."""
+        items = {item["sk"]: item for item in self.query(
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)", ConsistentRead=True,
+            ExpressionAttributeValues=serialize({":pk": keys.checklist_pk(checklist_id),
+                                                 ":prefix": keys.CHECKLIST_SK}))}
+        item = items.get(keys.CHECKLIST_SK)
+        if item is None:
+            return None
+        watermark = items.get(keys.WATERMARK_SK, {}).get("evaluated_until")
+        if isinstance(watermark, str) and str(item.get("evaluated_until") or "") < watermark:
+            item = {**item, "evaluated_until": watermark}  # an older deployment kept it on the checklist item
+        return Checklist.from_item(item)
 
     def list_checklists(self) -> list[Checklist]:
         # No sort-key condition: DynamoDB rejects an empty string as a key value ("" .. HIGH).
@@ -298,6 +309,7 @@ class ChecklistTable:
         """Delete the checklist and its assignments. Performed and missed checks stay: history is kept."""
         assignments = [item for item in self._query_prefix(keys.checklist_pk(checklist_id), keys.assignment_prefix())]
         self.batch_write([{"DeleteRequest": {"Key": serialize({"pk": a["pk"], "sk": a["sk"]})}} for a in assignments])
+        self.batch_write([{"DeleteRequest": {"Key": serialize(keys.watermark_key(checklist_id))}}])
         try:
             response = self.client.delete_item(
                 TableName=self.name, Key=serialize(keys.checklist_key(checklist_id)), ReturnValues="ALL_OLD")
@@ -325,9 +337,17 @@ class ChecklistTable:
         )
 
     def advance_watermark(self, checklist_id: str, to: datetime) -> bool:
-        """Move ``evaluated_until`` forward to ``to``; never backwards. False when it already was there
-        (a retry or a re-run) or the checklist is gone."""
-        return self._move_forward(checklist_id, "evaluated_until", to)
+        """Move the checklist's ``evaluated_until`` watermark forward to ``to``; never backwards. False
+        when it already was there (a retry or a re-run). It is an item of its own
+        (:func:`keys.watermark_key`), so this write does not wake schedule-sync."""
+        return self._conditional(
+            "update_item", Key=serialize(keys.watermark_key(checklist_id)),
+            UpdateExpression="SET evaluated_until = :to, checklist_id = :checklist, #type = :type",
+            ConditionExpression="attribute_not_exists(evaluated_until) OR evaluated_until < :to",
+            ExpressionAttributeNames={"#type": "type"},
+            ExpressionAttributeValues=serialize({":to": to_utc_iso(to), ":checklist": checklist_id,
+                                                 ":type": "watermark"}),
+        )
 
     # -- equipment assignments -------------------------------------------------------------------
     def assign_equipment(self, checklist_id: str, equipment_ids: Iterable[str], at: datetime) -> int:
@@ -383,23 +403,29 @@ class ChecklistTable:
             )
         return count
 
+    def count_assignments(self, checklist_id: str) -> int:
+        """How many pieces of equipment were ever assigned to the checklist (Select COUNT)."""
+        request: dict[str, Any] = {
+            "TableName": self.name, "Select": "COUNT",
+            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
+            "ExpressionAttributeValues": serialize({":pk": keys.checklist_pk(checklist_id),
+                                                    ":prefix": keys.assignment_prefix()}),
+        }
+        count = 0
+        while True:
+            try:
+                page = self.client.query(**request)
+            except ClientError as error:
+                raise_transient(error)
+                raise
+            count += int(page.get("Count", 0))
+            if not page.get("LastEvaluatedKey"):
+                return count
+            request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
     def assignments(self, checklist_id: str, shard: int | None = None) -> list[Assignment]:
         items = self._query_prefix(keys.checklist_pk(checklist_id), keys.assignment_prefix(shard))
-        return [
-            Assignment(
-                checklist_id=checklist_id,
-                equipment_id=item["equipment_id"],
-                assigned_at=parse_instant(item["assigned_at"], "assigned_at"),
-                unassigned_at=(
-                    parse_instant(item["unassigned_at"], "unassigned_at") if item.get("unassigned_at") else None
-                ),
-                earlier_periods=tuple(
-                    (parse_instant(p["assigned_at"], "assigned_at"), parse_instant(p["unassigned_at"], "unassigned_at"))
-                    for p in item.get("earlier_periods") or ()
-                ),
-            )
-            for item in items
-        ]
+        return [_assignment(checklist_id, item) for item in items]
 
     # -- performed checks -------------------------------------------------------------------------
     @staticmethod
@@ -463,6 +489,26 @@ class ChecklistTable:
         items = self._query_prefix(keys.missed_pk(checklist_id), f"{to_utc_iso(window_start)}#")
         return sorted(item["equipment_id"] for item in items)
 
+    def open_window(self, checklist_id: str, window: Window, judged_by: Mapping[str, Any]) -> None:
+        """Start the window's judged-window record before any of its missed checks is written: the
+        window, the rule it is judged by (the first one written stays) and its fleet index entry.
+        Unconditional and idempotent; the record counts as judged once claimed (:meth:`claim_window`)."""
+        fields = judged_window_fields(checklist_id, window, judged_by)
+        rule = fields.pop("judged_by")
+        names = {f"#f{i}": name for i, name in enumerate(fields)}
+        values = {f":f{i}": value for i, value in enumerate(fields.values())}
+        try:
+            self.client.update_item(
+                TableName=self.name, Key=serialize(keys.judged_window_key(checklist_id, fields["window_start"])),
+                UpdateExpression="SET " + ", ".join([*(f"#f{i} = :f{i}" for i in range(len(fields))),
+                                                     "#rule = if_not_exists(#rule, :rule)"]),
+                ExpressionAttributeNames={**names, "#rule": "judged_by"},
+                ExpressionAttributeValues=serialize({**values, ":rule": rule}),
+            )
+        except ClientError as error:
+            raise_transient(error)
+            raise
+
     def claim_window(self, checklist_id: str, summary: Mapping[str, Any], execution: str) -> WindowClaim:
         """Record the judged window and claim it for ``execution``, in one conditional write that
         exactly one execution can win per (checklist, window): the first to judge the window. A
@@ -477,12 +523,15 @@ class ChecklistTable:
         }
         names = {f"#f{i}": name for i, name in enumerate(fields)}
         values = {f":f{i}": value for i, value in enumerate(fields.values())}
-        sets = [f"#f{i} = :f{i}" for i in range(len(fields))]
+        # A retry of the winner (a whole re-run of PlanEvaluation re-judges, writing nothing new)
+        # keeps what its first attempt recorded.
+        sets = [f"#f{i} = if_not_exists(#f{i}, :f{i})" if name == "newly_recorded" else f"#f{i} = :f{i}"
+                for i, name in enumerate(fields)]
         try:
             response = self.client.update_item(
                 TableName=self.name, Key=serialize(keys.judged_window_key(checklist_id, str(summary["window_start"]))),
                 UpdateExpression="SET " + ", ".join([*sets, "#announced = if_not_exists(#announced, :no)"]),
-                ConditionExpression="attribute_not_exists(pk) OR #execution = :execution",
+                ConditionExpression="attribute_not_exists(#execution) OR #execution = :execution",
                 ExpressionAttributeNames={**names, "#announced": "announced", "#execution": "execution"},
                 ExpressionAttributeValues=serialize({**values, ":no": False, ":execution": execution}),
                 ReturnValues="ALL_NEW", ReturnValuesOnConditionCheckFailure="ALL_OLD",
@@ -511,15 +560,17 @@ class ChecklistTable:
         )
 
     def judged_window(self, checklist_id: str, window_start: datetime) -> dict[str, Any] | None:
-        """The record an evaluation wrote for the window starting at ``window_start``, if it was judged."""
-        return self._get(keys.judged_window_key(checklist_id, to_utc_iso(window_start)))
+        """The record an evaluation wrote for the window starting at ``window_start``, if it was judged
+        (claimed: a record only opened by an execution that failed before closing it does not count)."""
+        item = self._get(keys.judged_window_key(checklist_id, to_utc_iso(window_start)))
+        return item if item and item.get("execution") else None
 
     def judged_windows(self, checklist_id: str, start: datetime, end: datetime) -> list[dict[str, Any]]:
         """Judged-window records of the windows that started in ``[start, end)``, oldest first: one Query."""
         low, high = to_utc_iso(start), to_utc_iso(end)
         items = self._query_range(keys.checklist_pk(checklist_id), keys.judged_window_key(checklist_id, low)["sk"],
                                   keys.judged_window_key(checklist_id, high)["sk"])
-        return [item for item in items if item["window_start"] < high]
+        return [item for item in items if item["window_start"] < high and item.get("execution")]
 
     def mark_window_announced(self, checklist_id: str, window_start: str) -> None:
         try:
@@ -531,22 +582,81 @@ class ChecklistTable:
             raise_transient(error)
             raise
 
+    def checklists_judged(self, start: datetime, end: datetime) -> list[str]:
+        """Every checklist, deleted ones included, with a window judged (or being judged) that started
+        in ``[start, end)``: one ByPeriod Query per month, reading one index entry per window."""
+        low, high = to_utc_iso(start), to_utc_iso(end)
+        found: set[str] = set()
+        for month in _months(low[:7], high[:7]):
+            for item in self._query_range(keys.fleet_windows_pk(month), low, high, keys.BY_PERIOD_INDEX,
+                                          ("checklist_id", "window_start")):
+                if item["window_start"] < high:
+                    found.add(str(item["checklist_id"]))
+        return sorted(found)
+
     def missed_checks_of_fleet(self, start: datetime, end: datetime,
                                attributes: Sequence[str] = ()) -> list[dict[str, Any]]:
         """Missed checks of every checklist, deleted ones included, whose window started in
-        ``[start, end)``: one Query per month (only ``attributes`` when given)."""
-        low, high = to_utc_iso(start), to_utc_iso(end)
-        results: list[dict[str, Any]] = []
-        for month in _months(low[:7], high[:7]):
-            items = self._query_range(keys.fleet_missed_pk(month), low, high, keys.BY_PERIOD_INDEX, attributes)
-            results.extend(item for item in items if item["window_start"] < high)
-        return results
+        ``[start, end)``: the checklists judged then (:meth:`checklists_judged`), then one Query of
+        each one's missed checks (only ``attributes`` when given)."""
+        return [item for checklist_id in self.checklists_judged(start, end)
+                for item in self.missed_checks_of_checklist(checklist_id, start, end, attributes)]
+
+    def missed_checks_of_equipment(self, equipment_id: str, checklist_ids: Iterable[str], start: datetime,
+                                   end: datetime) -> list[dict[str, Any]]:
+        """Missed checks of one piece of equipment on the given checklists whose window started in
+        ``[start, end)``: each checklist's judged windows (one Query), then the missed-check keys of
+        those windows for this equipment (BatchGetItem), so the cost follows the number of windows,
+        never the size of the fleet."""
+        wanted = []
+        for checklist_id in sorted(set(checklist_ids)):
+            wanted.extend(keys.missed_key(checklist_id, str(window["window_start"]), equipment_id)
+                          for window in self.judged_windows(checklist_id, start, end))
+        return sorted(self.batch_get(wanted), key=lambda item: (item["window_start"], item["checklist_id"]))
+
+    def batch_get(self, item_keys: Sequence[Mapping[str, str]]) -> list[dict[str, Any]]:
+        """BatchGetItem in chunks of 100 (eventually consistent), retrying UnprocessedKeys with backoff."""
+        found: list[dict[str, Any]] = []
+        for offset in range(0, len(item_keys), 100):
+            pending: Any = {self.name: {"Keys": [serialize(k) for k in item_keys[offset : offset + 100]]}}
+            delay = 0.05
+            for _attempt in range(12):
+                try:
+                    response = self.client.batch_get_item(RequestItems=pending)
+                except ClientError as error:
+                    raise_transient(error)
+                    raise
+                found.extend(deserialize(item) for item in response.get("Responses", {}).get(self.name, []))
+                pending = response.get("UnprocessedKeys") or {}
+                if not pending:
+                    break
+                time.sleep(delay)
+                delay = min(delay * 2, 2.0)
+            else:
+                raise TransientError("DynamoDB left keys unprocessed after retries")
+        return found
 
     def checks_of_equipment(self, equipment_id: str, start: datetime, end: datetime) -> list[dict[str, Any]]:
-        """Performed and missed checks of one piece of equipment in ``[start, end)``, oldest first."""
+        """Performed and missed checks of one piece of equipment in ``[start, end)``, oldest first, on
+        the checklists it is assigned to (performed checks: one ByEquipment Query; missed checks:
+        :meth:`missed_checks_of_equipment`)."""
         low, high = to_utc_iso(start), to_utc_iso(end)
-        items = self._query_range(keys.equipment_pk(equipment_id), low, high, keys.BY_EQUIPMENT_INDEX)
-        return [item for item in items if item["gsi1sk"][:20] < high]
+        performed = [item for item in self._query_range(keys.equipment_pk(equipment_id), low, high,
+                                                        keys.BY_EQUIPMENT_INDEX)
+                     if item.get("type") == "performed_check" and item["gsi1sk"][:20] < high]
+        checklists = {a.checklist_id for a in self.assignments_of_equipment(equipment_id)}
+        missed = self.missed_checks_of_equipment(equipment_id, checklists, start, end)
+        return sorted([*performed, *missed],
+                      key=lambda item: str(item.get("performed_at") or item.get("window_start")))
+
+    def assignments_of_equipment(self, equipment_id: str) -> list[Assignment]:
+        """The equipment's assignments to every (existing) checklist: one ByEquipment Query."""
+        items = self.query(
+            keys.BY_EQUIPMENT_INDEX,
+            KeyConditionExpression="gsi1pk = :pk AND begins_with(gsi1sk, :prefix)",
+            ExpressionAttributeValues=serialize({":pk": keys.equipment_pk(equipment_id), ":prefix": "ASSIGNMENT#"}),
+        )
+        return [_assignment(str(item["checklist_id"]), item) for item in items]
 
     def dismiss_missed_check(self, checklist_id: str, window_start: datetime, equipment_id: str, *,
                              reason: str, by: str, at: datetime) -> dict[str, Any]:
@@ -588,6 +698,19 @@ class ChecklistTable:
             ConditionExpression="attribute_exists(pk) AND attribute_not_exists(revision)",
             ExpressionAttributeValues=serialize({":zero": 0}),
         )
+
+
+def _assignment(checklist_id: str, item: Mapping[str, Any]) -> Assignment:
+    return Assignment(
+        checklist_id=checklist_id,
+        equipment_id=str(item["equipment_id"]),
+        assigned_at=parse_instant(item["assigned_at"], "assigned_at"),
+        unassigned_at=parse_instant(item["unassigned_at"], "unassigned_at") if item.get("unassigned_at") else None,
+        earlier_periods=tuple(
+            (parse_instant(p["assigned_at"], "assigned_at"), parse_instant(p["unassigned_at"], "unassigned_at"))
+            for p in item.get("earlier_periods") or ()
+        ),
+    )
 
 
 def _months(first: str, last: str) -> Iterator[str]:
