@@ -43,7 +43,8 @@ RESULT_FORMATS = ("table", "json")
 
 TARGET_HELP = f"""target (every command):
   --stack NAME [--region R]   a stack deployed with `sam deploy` (its Outputs name the resources)
-  --endpoint URL              `missed-checks local serve` (default {LOCAL_ENDPOINT}; or set AWS_ENDPOINT_URL)
+  --endpoint URL              `missed-checks local serve` ({LOCAL_ENDPOINT} unless given --port);
+                              or set AWS_ENDPOINT_URL
 """
 
 
