@@ -49,7 +49,7 @@ unit: $(BIN)/.installed artifacts
 test: lint check-layer unit
 
 chaos: $(BIN)/.installed artifacts
-	@for seed in 1 2 3; do $(BIN)/missed-checks local chaos --seed $$seed --json .aws-sam/chaos-$$seed.json || exit 1; done
+	@for seed in 1 2 3; do $(BIN)/missed-checks local chaos --seed $$seed --format json --output .aws-sam/chaos-$$seed.json || exit 1; done
 
 bench: $(BIN)/.installed artifacts
 	$(BIN)/python tools/bench_report.py

@@ -1,8 +1,9 @@
 """missed-checks local: the whole system on an embedded AWS (moto), on a simulated clock.
 
-  local run SCENARIO.json [--report table|json|csv]   play a scenario and print the report
+  local run SCENARIO.json [--format table|json|csv]   play a scenario and print the report
   local demo                                          play the bundled five-week scenario
   local serve [--port N] [--speed X]                  keep the stack running behind a local AWS endpoint
+  local chaos [SCENARIO.json] [--seed N]              play it under injected faults, recover, compare
 
 See README "Local runtime" for the scenario format and what is emulated.
 """
@@ -20,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from missed_checks.errors import InvalidInput
+from missed_checks_ops.cli.common import RECORD_FORMATS, RESULT_FORMATS, command_output, set_examples
+from missed_checks_ops.target import LOCAL_ENDPOINT, LOCAL_SERVE_PORT
 
 DEMO_SCENARIO = "demo.json"
 
@@ -33,19 +36,34 @@ def register(subparsers: Any) -> None:
     )
     commands = local.add_subparsers(dest="local_command", metavar="COMMAND", required=True)
 
-    run = commands.add_parser("run", help="play a scenario file and print the report")
+    run = commands.add_parser("run", help="play a scenario file and print the report",
+                              description="Play a scenario file (a timeline of checklist edits, assignments "
+                                          "and performed checks) on the embedded AWS and print the report.")
+    set_examples(run, """  missed-checks local run my.json
+  missed-checks local run my.json --format json --output my-report.json --log-file my.log""")
     run.add_argument("scenario", metavar="SCENARIO.json", help="the timeline to play (see README 'Local runtime')")
     _report_options(run)
     run.set_defaults(handler=_run)
 
-    demo = commands.add_parser("demo", help="play the bundled five-week demo scenario")
+    demo = commands.add_parser("demo", help="play the bundled five-week demo scenario",
+                               description="Play the bundled five weeks of a small fleet and print the report.")
+    set_examples(demo, """  missed-checks local demo
+  missed-checks local demo --show-scenario > my.json    # the timeline, to edit and play with local run
+  missed-checks local demo --format csv --output demo.csv""")
     _report_options(demo)
     demo.add_argument("--show-scenario", action="store_true", help="print the demo scenario's JSON and exit")
     demo.set_defaults(handler=_demo)
 
-    serve = commands.add_parser("serve", help="keep the stack running behind a local AWS endpoint")
+    serve = commands.add_parser("serve", help="keep the stack running behind a local AWS endpoint",
+                                description="Deploy the stack into a local AWS endpoint and run its clock, "
+                                            "schedules and stream until Ctrl-C; every ops command and the AWS CLI "
+                                            "work against it.")
+    set_examples(serve, f"""  missed-checks local serve --speed 60        # a simulated minute per second
+  missed-checks checklist list --endpoint {LOCAL_ENDPOINT}    # in another terminal
+  aws --endpoint-url {LOCAL_ENDPOINT} sqs list-queues""")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=5000, help="port of the local AWS endpoint (default 5000)")
+    serve.add_argument("--port", type=int, default=LOCAL_SERVE_PORT,
+                       help=f"port of the local AWS endpoint (default {LOCAL_SERVE_PORT})")
     serve.add_argument("--speed", type=float, default=1.0, help="simulated seconds per real second (default 1)")
     serve.add_argument("--start", help="simulated start instant (ISO 8601, default now)")
     serve.add_argument("--log-file", type=Path, help="where handler and moto logs go")
@@ -63,15 +81,18 @@ def register(subparsers: Any) -> None:
         help="play a scenario under injected faults, recover, and compare with a clean run",
         description="Plays the scenario twice (clean, then under faults), recovers both as README 'Operate' "
         "tells an operator (re-run stopped executions, replay every DLQ) and checks that no missed check was "
-        "lost or duplicated, no window announced twice, no stream shard blocked. Exit 1 when one was.\n\n"
-        "example: missed-checks local chaos --seed 7 --json chaos.json",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "lost or duplicated, no window announced twice, no stream shard blocked. Exit 1 when one was.",
     )
+    set_examples(chaos, """  missed-checks local chaos --seed 7
+  missed-checks local chaos my.json --faults faults.json --format json --output chaos.json""")
     chaos.add_argument("scenario", metavar="SCENARIO.json", nargs="?",
                        help="the timeline to play (default: the bundled demo)")
     chaos.add_argument("--seed", type=int, default=0, help="seed of the random fault plan (default 0)")
     chaos.add_argument("--faults", type=Path, help="a fault plan (JSON) instead of a random one")
-    chaos.add_argument("--json", type=Path, dest="json_path", metavar="FILE", help="also write the figures here")
+    output = chaos.add_argument_group("output")
+    output.add_argument("--format", choices=RESULT_FORMATS, default="table",
+                        help="table for people (default), json for tools: the figures")
+    output.add_argument("--output", metavar="FILE", help="write there instead of standard output (replaced)")
     chaos.add_argument("--log-file", type=Path, help="where handler and moto logs go")
     chaos.set_defaults(handler=_chaos)
 
@@ -87,49 +108,54 @@ def _chaos(args: argparse.Namespace) -> int:
         text = resources.files("missed_checks_local").joinpath("scenarios", DEMO_SCENARIO).read_text("utf-8")
         scenario = Scenario.from_dict(json.loads(text), name="demo")
     faults = load_faults(args.faults) if args.faults else None
-    if args.json_path is not None:
+    with command_output(args.format, args.output) as out:
+        log_path = _default_log(args.log_file)
         try:
-            args.json_path.parent.mkdir(parents=True, exist_ok=True)
-            args.json_path.touch()
-        except OSError as error:
-            raise InvalidInput("--json", f"cannot write {args.json_path}: {error.strerror or error}") from None
-    log_path = _default_log(args.log_file)
-    try:
-        result = run_chaos(scenario, seed=args.seed, faults=faults, log_path=log_path)
-    except InvalidInput:
-        raise
-    except Exception as error:
-        print(f"missed-checks: the chaos run failed: {type(error).__name__}: {error}", file=sys.stderr)
-        print(f"missed-checks: handler and moto logs: {log_path}", file=sys.stderr)
-        return 1
-    if args.json_path is not None:
-        args.json_path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(f"chaos: {result['scenario']}, seed {result['seed']}, {result['injected_total']} faults injected "
-          f"in {result['elapsed_s']} s")
-    for kind, count in result["injected"].items():
-        print(f"  injected {kind}: {count}")
-    print(f"  survived by retry: {result['survived_by_retry']}")
-    for queue, count in result["dead_lettered"].items():
-        if count:
-            print(f"  dead-lettered in {queue}: {count}")
-    recovery = result["recovery"]
-    print(f"  recovery: {recovery.get('stopped_executions_rerun', 0)} stopped execution(s) re-run, "
-          f"{recovery.get('dead_letters_replayed', 0)} dead letter(s) replayed, "
-          f"{recovery.get('dead_letters_left', 0)} left")
-    print(f"  missed checks: clean {result['missed_checks']['clean']}, faulty {result['missed_checks']['faulty']}")
-    for name, value in result["invariants"].items():
-        print(f"  {name}: {value}{'' if value == 0 else '   <-- broken'}")
-    print("chaos: every invariant held" if result["ok"] else "chaos: an invariant broke", file=sys.stderr)
+            result = run_chaos(scenario, seed=args.seed, faults=faults, log_path=log_path)
+        except InvalidInput:
+            raise
+        except Exception as error:
+            print(f"missed-checks: the chaos run failed: {type(error).__name__}: {error}", file=sys.stderr)
+            print(f"missed-checks: handler and moto logs: {log_path}", file=sys.stderr)
+            return 1
+        if out.format == "json":
+            out.json(result)
+        else:
+            _print_chaos(result, out.say)
+    print(f"chaos: {result['scenario']}, seed {result['seed']}, {result['injected_total']} faults injected: "
+          + ("every invariant held" if result["ok"] else "an invariant broke"), file=sys.stderr)
     return 0 if result["ok"] else 1
 
 
+def _print_chaos(result: dict[str, Any], say: Any) -> None:
+    say(f"chaos: {result['scenario']}, seed {result['seed']}, {result['injected_total']} faults injected "
+        f"in {result['elapsed_s']} s")
+    for kind, count in result["injected"].items():
+        say(f"  injected {kind}: {count}")
+    say(f"  survived by retry: {result['survived_by_retry']}")
+    for queue, count in result["dead_lettered"].items():
+        if count:
+            say(f"  dead-lettered in {queue}: {count}")
+    recovery = result["recovery"]
+    say(f"  recovery: {recovery.get('stopped_executions_rerun', 0)} stopped execution(s) re-run, "
+        f"{recovery.get('dead_letters_replayed', 0)} dead letter(s) replayed, "
+        f"{recovery.get('dead_letters_left', 0)} left")
+    say(f"  missed checks: clean {result['missed_checks']['clean']}, faulty {result['missed_checks']['faulty']}")
+    for name, value in result["invariants"].items():
+        say(f"  {name}: {value}{'' if value == 0 else '   <-- broken'}")
+
+
 def _report_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--report",
-        choices=("table", "json", "csv"),
+    output = parser.add_argument_group("output")
+    output.add_argument(
+        "--format",
+        "--report",  # its first spelling
+        dest="report",
+        choices=RECORD_FORMATS,
         default="table",
         help="table for people (default), json or csv for tools",
     )
+    output.add_argument("--output", metavar="FILE", help="write the report there instead of standard output")
     parser.add_argument(
         "--log-file",
         type=Path,
@@ -168,29 +194,30 @@ def _play(scenario: Any, args: argparse.Namespace, *, source: str, demo: bool = 
     from missed_checks_local.report import render_csv, render_table
     from missed_checks_local.scenario import run_scenario
 
-    log_path = _default_log(args.log_file)
-    console = Console()
-    err = Console(stderr=True)
-    if args.report == "table" and demo and scenario.description:
-        console.print(f"[bold]{scenario.name}[/bold]: {scenario.description}\n")
-    try:
-        if err.is_terminal:
-            report = _with_progress(scenario, err, log_path)
+    with command_output(args.report, args.output) as out:
+        log_path = _default_log(args.log_file)
+        console = out.console
+        err = Console(stderr=True)
+        if args.report == "table" and demo and scenario.description:
+            console.print(f"[bold]{scenario.name}[/bold]: {scenario.description}\n")
+        try:
+            if err.is_terminal:
+                report = _with_progress(scenario, err, log_path)
+            else:
+                report = run_scenario(scenario, log_path=log_path)
+        except InvalidInput:
+            raise
+        except Exception as error:  # the runtime itself failed: say what and where the logs are
+            print(f"missed-checks: the local run failed: {type(error).__name__}: {error}", file=sys.stderr)
+            print(f"missed-checks: handler and moto logs: {log_path}", file=sys.stderr)
+            return 1
+        if args.report == "json":
+            out.json(report)
+        elif args.report == "csv":
+            out.stream.write(render_csv(report))
         else:
-            report = run_scenario(scenario, log_path=log_path)
-    except InvalidInput:
-        raise
-    except Exception as error:  # the runtime itself failed: say what and where the logs are
-        print(f"missed-checks: the local run failed: {type(error).__name__}: {error}", file=sys.stderr)
-        print(f"missed-checks: handler and moto logs: {log_path}", file=sys.stderr)
-        return 1
-    if args.report == "json":
-        sys.stdout.write(json.dumps(report, indent=2, default=str) + "\n")
-    elif args.report == "csv":
-        sys.stdout.write(render_csv(report))
-    else:
-        render_table(report, console, where_next=_where_next(report, source, log_path))
-        console.print(f"\nPlayed {len(scenario.events)} events in {report['elapsed_s']:.1f} s.", style="dim")
+            render_table(report, console, where_next=_where_next(report, source, log_path))
+            console.print(f"\nPlayed {len(scenario.events)} events in {report['elapsed_s']:.1f} s.", style="dim")
     problems = report.get("deployment_problems") or []
     if problems:  # the built stack itself is broken: it would fail the same way on AWS
         print("missed-checks: the deployed stack is broken (it would fail the same way on AWS):", file=sys.stderr)
@@ -236,14 +263,14 @@ def _where_next(report: dict[str, Any], source: str, log_path: Path) -> list[str
     letters = report["dead_letters"]
     for queue, messages in letters.items():
         if messages:
-            lines.append(f"{queue} holds {len(messages)} message(s): see 'dead_letters' in --report json")
+            lines.append(f"{queue} holds {len(messages)} message(s): see 'dead_letters' in --format json")
     if report["failed_executions"]:
-        lines.append(f"{len(report['failed_executions'])} evaluation(s) failed: 'failed_executions' in --report json")
-    lines.append("every missed and performed check: --report json ('missed', 'performed'); summary as --report csv")
+        lines.append(f"{len(report['failed_executions'])} evaluation(s) failed: 'failed_executions' in --format json")
+    lines.append("every missed and performed check: --format json ('missed', 'performed'); summary as --format csv")
     lines.append(f"handler and moto logs of this run: {log_path}")
     lines.append(f"the timeline that was played: {source}")
     lines.append(
-        "drive the stack yourself: missed-checks local serve (then AWS_ENDPOINT_URL=http://127.0.0.1:5000 aws ...)"
+        f"drive the stack yourself: missed-checks local serve (then missed-checks ... --endpoint {LOCAL_ENDPOINT})"
     )
     return lines
 
@@ -255,13 +282,13 @@ def _serve(args: argparse.Namespace) -> int:
     from missed_checks_local.serve import LocalServer
 
     if args.speed <= 0:
-        raise InvalidInput("--speed", "must be positive")
-    start = parse_instant(args.start, "--start") if args.start else None
+        raise InvalidInput("speed", f"{args.speed:g} is not positive: give simulated seconds per real second, e.g. 60")
+    start = parse_instant(args.start, "start") if args.start else None
     parameters = {}
     for item in args.parameter:
         name, sep, value = item.partition("=")
         if not sep or not name:
-            raise InvalidInput("--parameter", f"{item!r} is not NAME=VALUE")
+            raise InvalidInput("parameter", f"{item!r} is not NAME=VALUE: give e.g. --parameter LogLevel=DEBUG")
         parameters[name] = value
     console = Console()
     log_path = _default_log(args.log_file)
@@ -288,8 +315,9 @@ def _serve(args: argparse.Namespace) -> int:
         for key, value in stack.outputs.items():
             console.print(f"  {key}: {value}", highlight=False, soft_wrap=True)
         console.print(
-            f"\nTry: AWS_ENDPOINT_URL={server.endpoint} AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing "
-            f"AWS_DEFAULT_REGION={stack.region} aws dynamodb scan --table-name {stack.table_name}",
+            f"\nTry: export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_DEFAULT_REGION={stack.region}\n"
+            f"     missed-checks dlq list --endpoint {server.endpoint}\n"
+            f"     aws --endpoint-url {server.endpoint} dynamodb scan --table-name {stack.table_name}",
             highlight=False,
             soft_wrap=True,
         )

@@ -8,16 +8,21 @@
 3. **Create the stack** with moto's CloudFormation: it resolves parameters, conditions,
    ``Ref``/``GetAtt``/``Sub``, orders the resources and creates each through its service.
 
-moto's CloudFormation lacks five things this template needs. Each is filled by a small shim
+moto's CloudFormation lacks seven things this template needs. Each is filled by a small shim
 registered here, and nothing else is restated:
 
 - ``AWS::Scheduler::ScheduleGroup``: moto has no CloudFormation model for it (it would be
   skipped, leaving its ``Ref`` empty). :class:`ScheduleGroupResource` creates it through moto's
   Scheduler backend.
 - ``AWS::StepFunctions::StateMachine``: moto's model ignores ``DefinitionSubstitutions`` and
-  creates the machine in the backend that does not execute definitions.
-  :class:`StateMachineResource` applies the substitutions (CloudFormation's ``${Name}``
-  replacement) and creates it in the executing backend.
+  ``LoggingConfiguration`` and creates the machine in the backend that does not execute
+  definitions. :class:`StateMachineResource` applies the substitutions (CloudFormation's
+  ``${Name}`` replacement), passes the logging configuration on and creates it in the executing
+  backend.
+- ``AWS::CloudWatch::Alarm``: moto has no CloudFormation model for it. :class:`AlarmResource`
+  creates it through moto's CloudWatch backend (a single-metric alarm; nothing evaluates it).
+- ``AWS::SNS::Subscription``: no model either. :class:`SubscriptionResource` subscribes through
+  moto's SNS backend.
 - ``AWS::Lambda::LayerVersion``: moto gives it no physical id, so ``Ref`` (the layer version
   ARN, which functions list in ``Layers``) would be empty. :func:`install_shims` gives it one.
 - ``AWS::Lambda::Function``: moto's model drops ``Layers``; :func:`install_shims` attaches them.
@@ -30,7 +35,7 @@ One service fix rides along: moto's Scheduler ``CreateSchedule`` in a missing gr
 ``ResourceNotFoundException``, and so does the emulator (:func:`install_shims`).
 
 Two checks CloudFormation makes and moto does not are made here: parameter values against
-``AllowedValues``/``MinValue``/``MaxValue`` (:func:`validate_parameters`), and a resource moto
+``AllowedValues``/``AllowedPattern``/``MinValue``/``MaxValue`` (:func:`validate_parameters`), and a resource moto
 cannot create fails the deployment instead of being skipped with a warning
 (:func:`missing_resources`).
 """
@@ -41,6 +46,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import threading
 import warnings
 import zipfile
@@ -48,8 +54,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from moto.cloudwatch.models import cloudwatch_backends
 from moto.core.common_models import CloudFormationModel
 from moto.scheduler.models import scheduler_backends
+from moto.sns.models import sns_backends
 from moto.stepfunctions.responses import get_backend as stepfunctions_backend
 
 from missed_checks.errors import MissedChecksError
@@ -137,7 +145,8 @@ def package(template: dict[str, Any], base_dir: Path, s3: Any) -> dict[str, Any]
 
 def validate_parameters(template: Mapping[str, Any], overrides: Mapping[str, str]) -> None:
     """Refuse what CloudFormation refuses: an undeclared parameter, a value outside
-    ``AllowedValues`` or a Number outside ``MinValue``/``MaxValue``, a parameter with no value."""
+    ``AllowedValues`` or not matching ``AllowedPattern``, a Number outside ``MinValue``/``MaxValue``,
+    a parameter with no value."""
     declared = template.get("Parameters") or {}
     unknown = sorted(set(overrides) - set(declared))
     if unknown:
@@ -150,6 +159,9 @@ def validate_parameters(template: Mapping[str, Any], overrides: Mapping[str, str
         allowed = [str(item) for item in spec.get("AllowedValues") or []]
         if allowed and value not in allowed:
             raise DeployError(f"Parameter '{name}' must be one of AllowedValues: {', '.join(allowed)} (got {value!r})")
+        pattern = spec.get("AllowedPattern")
+        if pattern is not None and not re.fullmatch(str(pattern), value):
+            raise DeployError(f"Parameter '{name}' must match pattern {pattern} (got {value!r})")
         if spec.get("Type") == "Number":
             try:
                 number = float(value)
@@ -329,5 +341,118 @@ class StateMachineResource(CloudFormationModel):
         tags = [{"key": tag["Key"], "value": tag["Value"]} for tag in properties.get("Tags") or []]
         backend = stepfunctions_backend(account_id, region_name)
         return backend.create_state_machine(
-            properties.get("StateMachineName", resource_name), definition, properties["RoleArn"], tags=tags
+            properties.get("StateMachineName", resource_name), definition, properties["RoleArn"], tags=tags,
+            loggingConfiguration=_logging_configuration(properties.get("LoggingConfiguration")),
         )
+
+
+def _logging_configuration(logging: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """CloudFormation's ``LoggingConfiguration`` in the shape of the Step Functions API."""
+    if not logging:
+        return None
+    return {
+        "level": logging.get("Level", "OFF"),
+        "includeExecutionData": str(logging.get("IncludeExecutionData", False)).lower() == "true",
+        "destinations": [
+            {"cloudWatchLogsLogGroup": {"logGroupArn": destination["CloudWatchLogsLogGroup"]["LogGroupArn"]}}
+            for destination in logging.get("Destinations") or []
+        ],
+    }
+
+
+class AlarmResource(CloudFormationModel):
+    """``AWS::CloudWatch::Alarm`` (one metric, no metric math) through moto's CloudWatch backend."""
+
+    def __init__(self, alarm: Any) -> None:
+        self.alarm = alarm
+
+    @staticmethod
+    def cloudformation_type() -> str:
+        return "AWS::CloudWatch::Alarm"
+
+    @staticmethod
+    def cloudformation_name_type() -> str:
+        return "AlarmName"
+
+    @classmethod
+    def has_cfn_attr(cls, attr: str) -> bool:
+        return attr == "Arn"
+
+    @property
+    def physical_resource_id(self) -> str:
+        return str(self.alarm.name)
+
+    def get_cfn_attribute(self, attribute_name: str) -> Any:
+        if attribute_name == "Arn":
+            return self.alarm.alarm_arn
+        raise DeployError(f"AWS::CloudWatch::Alarm has no attribute {attribute_name}")
+
+    @classmethod
+    def create_from_cloudformation_json(  # type: ignore[override]
+        cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str, **kwargs: Any
+    ) -> AlarmResource:
+        properties = cloudformation_json.get("Properties") or {}
+        if properties.get("Metrics"):
+            raise DeployError(f"{resource_name}: metric math alarms (Metrics) are not emulated")
+        alarm = cloudwatch_backends[account_id][region_name].put_metric_alarm(
+            name=properties.get("AlarmName", resource_name),
+            namespace=properties["Namespace"],
+            metric_name=properties["MetricName"],
+            comparison_operator=properties["ComparisonOperator"],
+            evaluation_periods=int(properties["EvaluationPeriods"]),
+            datapoints_to_alarm=int(properties["DatapointsToAlarm"]) if "DatapointsToAlarm" in properties else None,
+            period=int(properties["Period"]),
+            threshold=float(properties["Threshold"]),
+            statistic=properties.get("Statistic"),
+            extended_statistic=properties.get("ExtendedStatistic"),
+            description=properties.get("AlarmDescription", ""),
+            dimensions=properties.get("Dimensions") or [],
+            alarm_actions=properties.get("AlarmActions") or [],
+            ok_actions=properties.get("OKActions") or [],
+            insufficient_data_actions=properties.get("InsufficientDataActions") or [],
+            unit=properties.get("Unit"),
+            actions_enabled=str(properties.get("ActionsEnabled", True)).lower() == "true",
+            treat_missing_data=properties.get("TreatMissingData"),
+        )
+        return cls(alarm)
+
+    @classmethod
+    def delete_from_cloudformation_json(  # type: ignore[override]
+        cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str
+    ) -> None:
+        cloudwatch_backends[account_id][region_name].delete_alarms([resource_name])
+
+
+class SubscriptionResource(CloudFormationModel):
+    """``AWS::SNS::Subscription`` through moto's SNS backend."""
+
+    def __init__(self, subscription: Any) -> None:
+        self.subscription = subscription
+
+    @staticmethod
+    def cloudformation_type() -> str:
+        return "AWS::SNS::Subscription"
+
+    @staticmethod
+    def cloudformation_name_type() -> str:
+        return ""
+
+    @property
+    def physical_resource_id(self) -> str:
+        return str(self.subscription.arn)
+
+    @classmethod
+    def create_from_cloudformation_json(  # type: ignore[override]
+        cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str, **kwargs: Any
+    ) -> SubscriptionResource:
+        properties = cloudformation_json.get("Properties") or {}
+        subscription = sns_backends[account_id][region_name].subscribe(
+            properties["TopicArn"], properties["Endpoint"], properties["Protocol"]
+        )
+        return cls(subscription)
+
+    @classmethod
+    def delete_from_cloudformation_json(  # type: ignore[override]
+        cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str
+    ) -> None:
+        sns_backends[account_id][region_name].unsubscribe(resource_name)

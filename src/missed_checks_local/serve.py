@@ -24,6 +24,7 @@ from missed_checks_local.embedded import MOTO_CONFIG, local_environment, reset_c
 from missed_checks_local.runtime import LocalRuntime
 from missed_checks_local.scheduler import Firing
 from missed_checks_local.stack import DEFAULT_REGION, EmbeddedStack
+from missed_checks_ops.target import LOCAL_SERVE_PORT
 
 __all__ = ["LocalServer"]
 
@@ -35,7 +36,7 @@ class LocalServer:
         self,
         *,
         host: str = "127.0.0.1",
-        port: int = 5000,
+        port: int = LOCAL_SERVE_PORT,
         speed: float = 1.0,
         start: datetime | None = None,
         parameters: dict[str, str] | None = None,

@@ -24,6 +24,10 @@ from missed_checks.errors import MissedChecksError
 
 LOCAL_STACK_NAME = "missed-checks-local"
 """The stack name ``missed-checks local serve`` publishes its outputs under."""
+LOCAL_SERVE_PORT = 5000
+"""``missed-checks local serve``'s default port."""
+LOCAL_ENDPOINT = f"http://127.0.0.1:{LOCAL_SERVE_PORT}"
+"""Where ``missed-checks local serve`` answers by default."""
 STACK_ENV = "MISSED_CHECKS_STACK"
 
 # Queue kinds, as the commands name them, and the stack output holding each URL.
@@ -44,11 +48,12 @@ OVERRIDES = {
 
 
 class TargetError(MissedChecksError):
-    """The stack cannot be found or lacks what a command needs. ``usage`` marks a missing option."""
+    """The stack cannot be found or lacks what a command needs. ``field`` names the option to give
+    when the command line, not the stack, is at fault (a usage error)."""
 
-    def __init__(self, message: str, *, usage: bool = False) -> None:
+    def __init__(self, message: str, *, field: str | None = None) -> None:
         super().__init__(message)
-        self.usage = usage
+        self.field = field
 
 
 @dataclass
@@ -73,9 +78,10 @@ class StackTarget:
     def output(self, name: str) -> str:
         value = self.outputs.get(name)
         if not value:
-            flag = next((f"--{k.replace('_', '-')}" for k, v in OVERRIDES.items() if v == name), None)
-            hint = f" (or give {flag})" if flag else ""
-            raise TargetError(f"{self.where} has no output {name}{hint}", usage=not self.stack_name)
+            flag = next((k.replace("_", "-") for k, v in OVERRIDES.items() if v == name), None)
+            hint = f"; give --{flag}" if flag else ""
+            raise TargetError(f"{self.where} has no output {name}{hint}",
+                              field=(flag or "stack") if not self.stack_name else None)
         return value
 
     def client(self, service: str) -> Any:
@@ -94,7 +100,7 @@ class StackTarget:
 
     def queue_url(self, kind: str) -> str:
         if kind not in QUEUE_OUTPUTS:
-            raise TargetError(f"unknown queue {kind!r}: one of {', '.join(QUEUE_OUTPUTS)}", usage=True)
+            raise TargetError(f"unknown queue {kind!r}: give one of {', '.join(QUEUE_OUTPUTS)}", field="queue")
         return self.output(QUEUE_OUTPUTS[kind])
 
     def console_url(self, execution_arn: str) -> str:
@@ -118,7 +124,7 @@ def resolve_target(
         session = boto3.session.Session(region_name=region) if region else boto3.session.Session()
     region = region or session.region_name
     if not region:
-        raise TargetError("no AWS region: give --region (or set AWS_REGION)", usage=True)
+        raise TargetError("no AWS region: give --region REGION (or set AWS_REGION)", field="region")
     given = {OVERRIDES[k]: v for k, v in (overrides or {}).items() if v and k in OVERRIDES}
     stack = stack or os.environ.get(STACK_ENV) or None
     guessed_local = False
@@ -128,7 +134,8 @@ def resolve_target(
         if not given:
             raise TargetError(
                 "no target: give --stack NAME (a stack deployed with sam deploy), --endpoint URL "
-                "(missed-checks local serve), or the resources themselves (--table ...)", usage=True)
+                f"(missed-checks local serve: {LOCAL_ENDPOINT}), or the resources themselves (--table ...)",
+                field="stack")
         return StackTarget(region, endpoint, None, given, session=session)
     outputs, parameters = _describe(stack, region, endpoint, session, guessed_local)
     return StackTarget(region, endpoint, stack, {**outputs, **given}, parameters, session=session)
@@ -150,7 +157,7 @@ def _describe(stack: str, region: str, endpoint: str | None, session: Any,
     except NoCredentialsError as error:
         raise TargetError(f"no AWS credentials to describe stack {stack} in {where}") from error
     except NoRegionError as error:
-        raise TargetError("no AWS region: give --region", usage=True) from error
+        raise TargetError("no AWS region: give --region REGION", field="region") from error
     except BotoCoreError as error:
         raise TargetError(f"cannot reach CloudFormation in {where}: {error}") from error
     if not stacks:

@@ -62,7 +62,8 @@ def chaos(tmp_path: Path, *args: str, parameters: dict | None = None) -> tuple[s
     scenario, figures = tmp_path / "scenario.json", tmp_path / "chaos.json"
     scenario.write_text(json.dumps({**SCENARIO, "parameters": parameters or {}}))
     result = subprocess.run([sys.executable, "-m", "missed_checks_ops.cli.main", "local", "chaos", str(scenario),
-                             "--json", str(figures), "--log-file", str(tmp_path / "run.log"), *args],
+                             "--format", "json", "--output", str(figures), "--log-file", str(tmp_path / "run.log"),
+                             *args],
                             capture_output=True, text=True, timeout=900, check=False)
     assert figures.exists(), result.stderr
     return result, json.loads(figures.read_text())
@@ -96,4 +97,4 @@ def test_a_bad_fault_plan_is_a_clear_error(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-m", "missed_checks_ops.cli.main", "local", "chaos", str(scenario),
                              "--faults", str(plan)], capture_output=True, text=True, timeout=120, check=False)
     assert result.returncode == 2
-    assert result.stderr.strip().startswith("missed-checks: error: --faults[0].kind: expected one of")
+    assert result.stderr.strip().startswith("missed-checks: error: faults[0].kind: expected one of")

@@ -48,7 +48,7 @@ def write(tmp_path: Path, data: dict) -> str:
 def test_run_prints_csv_and_json_reports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     scenario = write(tmp_path, WEEK)
     log = tmp_path / "run.log"
-    assert main(["local", "run", scenario, "--report", "csv", "--log-file", str(log)]) == 0
+    assert main(["local", "run", scenario, "--format", "csv", "--log-file", str(log)]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert {(r["equipment"], r["on_time"], r["missed"], r["compliance_pct"]) for r in rows} == {
         ("a", "2", "1", "66.7"),
@@ -56,8 +56,10 @@ def test_run_prints_csv_and_json_reports(tmp_path: Path, capsys: pytest.CaptureF
         ("*", "2", "4", "33.3"),
     }
     assert "RequestId" in log.read_text()  # handler logs went to the file, not the terminal
-    assert main(["local", "run", scenario, "--report", "json"]) == 0
-    report = json.loads(capsys.readouterr().out)
+    written = tmp_path / "report.json"
+    assert main(["local", "run", scenario, "--report", "json", "--output", str(written)]) == 0  # its first spelling
+    assert capsys.readouterr().out == ""
+    report = json.loads(written.read_text())
     assert len(report["missed"]) == 4 and len(report["performed"]) == 2
     assert report["executions"]["by_status"] == {"SUCCEEDED": report["executions"]["started"]}
 

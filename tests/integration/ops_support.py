@@ -58,13 +58,17 @@ class Cli:
 
     def __call__(self, *argv: str, target: bool = True) -> Result:
         self.capsys.readouterr()
-        code = main([*argv, *(TARGET if target else [])])
+        try:
+            code = main([*argv, *(TARGET if target else [])])
+        except SystemExit as exit_:  # argparse's own usage errors
+            code = int(exit_.code or 0)
         captured = self.capsys.readouterr()
         return Result(code, captured.out, captured.err)
 
     def ok(self, *argv: str) -> Any:
-        """Run with --json, expect exit 0, return the parsed output."""
-        result = self(*argv, "--json")
+        """Run with --format json, expect exit 0, return the parsed output."""
+        # missed list/dismiss (in cli/report.py, reworked on another branch) take only --json yet
+        result = self(*argv, *(["--json"] if argv[0] == "missed" else ["--format", "json"]))
         assert result.code == 0, result.err
         return result.json
 

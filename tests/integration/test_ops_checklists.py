@@ -172,8 +172,8 @@ def test_a_missing_or_wrong_target_is_a_clear_error(runtime: LocalRuntime, cli: 
     assert none.code == 2 and "--stack" in none.err
     wrong = cli("checklist", "list", "--stack", "no-such-stack", "--region", "us-east-1", target=False)
     assert wrong.code == 1 and "no-such-stack not found" in wrong.err
-    explicit = cli("checklist", "list", "--table", runtime.stack.table_name, "--region", "us-east-1", "--json",
-                   target=False)
+    explicit = cli("checklist", "list", "--table", runtime.stack.table_name, "--region", "us-east-1",
+                   "--format", "json", target=False)
     assert explicit.code == 0 and explicit.json == []
     no_queue = cli("dlq", "list", "--table", runtime.stack.table_name, "--region", "us-east-1", target=False)
     assert no_queue.code == 2 and "--sync-dlq-url" in no_queue.err
@@ -194,10 +194,12 @@ def _leaves(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> Iter
 OPS_COMMANDS = {("checklist",), ("equipment",), ("check",), ("report",), ("missed",), ("rerun",), ("dlq",)}
 
 
-def test_every_ops_command_has_help_with_examples_target_options_and_json() -> None:
+def test_every_ops_command_has_help_with_examples_target_options_and_formats() -> None:
     leaves = [(path, parser) for path, parser in _leaves(build_parser()) if path[:1] in {p[:1] for p in OPS_COMMANDS}]
     assert len(leaves) >= 17
     for path, parser in leaves:
         text = parser.format_help()
         assert "examples:" in text and "missed-checks " + " ".join(path) in text, path
-        assert "--stack" in text and "--endpoint" in text and "--json" in text, path
+        assert "--stack" in text and "--endpoint" in text, path
+        # missed list/dismiss (in cli/report.py, reworked on another branch) still print with --json
+        assert ("--format" in text and "--output" in text) or ("--json" in text and path[0] == "missed"), path

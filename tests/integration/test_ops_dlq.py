@@ -80,7 +80,7 @@ def test_schedule_sync_queue_invalid_checklist(runtime: LocalRuntime, cli: Cli) 
     assert "recurrence" in letter["error"]
     assert len(cli.ok("dlq", "list")["schedule-sync"]) == 1  # listing consumes nothing
 
-    kept = cli("dlq", "replay", "--queue", "schedule-sync", "--json")
+    kept = cli("dlq", "replay", "--queue", "schedule-sync", "--format", "json")
     assert kept.code == 1 and kept.json["failed"] == 1
     assert "still cannot be scheduled" in kept.json["results"][0]["detail"]
     assert len(cli.ok("dlq", "list", "--queue", "schedule-sync")["schedule-sync"]) == 1
@@ -104,7 +104,7 @@ def test_schedule_sync_queue_failed_stream_batch(runtime: LocalRuntime, cli: Cli
     assert letter["kind"] == "stream-batch" and letter["checklist_id"] is None
     assert "DDBStreamBatchInfo" in letter["body"]
 
-    failed = cli("dlq", "replay", "--queue", "schedule-sync", "--json")
+    failed = cli("dlq", "replay", "--queue", "schedule-sync", "--format", "json")
     assert failed.code == 1  # the group is still missing: kept
     assert len(cli.ok("dlq", "list", "--queue", "schedule-sync")["schedule-sync"]) == 1
 
@@ -139,7 +139,7 @@ def test_evaluation_queue_failed_window_and_failed_run(runtime: LocalRuntime, cl
     table.put_checklist("forklift-daily", recurrence="RRULE:FREQ=SECONDLY", timezone="Europe/Berlin",
                         now=runtime.clock.now(), validate=False)
     runtime.clock.advance_to(utc("2026-03-03T15:00:00Z"))
-    failed = cli("rerun", "--checklist", "forklift-daily", "--at", "2026-03-03T14:00:00Z", "--wait", "--json")
+    failed = cli("rerun", "--checklist", "forklift-daily", "--at", "2026-03-03T14:00:00Z", "--wait", "--format", "json")
     assert failed.code == 1 and failed.json["status"] == "FAILED"
     [run] = cli.ok("dlq", "list", "--queue", "evaluation")["evaluation"]
     assert run["window"] is None and run["instant"] == "2026-03-03T14:00:00Z"
@@ -166,7 +166,7 @@ def test_scheduler_queue_failed_firing_and_an_unknown_message(runtime: LocalRunt
     people = cli("dlq", "list")
     assert people.code == 0 and "AccessDeniedException" in people.out
 
-    result = cli("dlq", "replay", "--json")
+    result = cli("dlq", "replay", "--format", "json")
     assert result.code == 1  # the unknown message is kept
     replayed = result.json
     assert (replayed["replayed"], replayed["failed"]) == (1, 1)
@@ -191,7 +191,7 @@ def test_a_window_the_watermark_passed_since_it_failed_is_not_dropped_silently(r
     runtime.clock.advance_to(utc("2026-03-02T16:00:00Z"))
     cli.ok("checklist", "resume", "forklift-daily")
 
-    result = cli("dlq", "replay", "--queue", "evaluation", "--json")
+    result = cli("dlq", "replay", "--queue", "evaluation", "--format", "json")
 
     assert result.code == 1
     (outcome,) = result.json["results"]
@@ -210,7 +210,7 @@ def test_a_replay_whose_evaluation_fails_again_exits_1_and_leaves_only_the_new_d
     [first] = cli.ok("dlq", "list", "--queue", "evaluation")["evaluation"]
 
     # Replayed before the damaged item is repaired: the evaluation fails again.
-    result = cli("dlq", "replay", "--queue", "evaluation", "--json")
+    result = cli("dlq", "replay", "--queue", "evaluation", "--format", "json")
 
     assert result.code == 1
     assert (result.json["replayed"], result.json["failed"]) == (0, 1)
@@ -251,7 +251,7 @@ def test_a_window_judged_but_never_announced_is_announced_once_by_its_replay(run
 
     # Another execution (a re-run by hand) judges Monday again: the claim is not its own, so it
     # announces nothing and keeps the totals, but succeeds and moves the watermark past Monday.
-    rerun = cli("rerun", "--checklist", "forklift-daily", "--at", "2026-03-02T15:00:00Z", "--wait", "--json")
+    rerun = cli("rerun", "--checklist", "forklift-daily", "--at", "2026-03-02T15:00:00Z", "--wait", "--format", "json")
     assert rerun.code == 0
     assert announced(runtime, url) == []
     closed = rerun.json["output"]["judged"][0]
@@ -299,7 +299,7 @@ def test_a_replay_judges_everything_due_by_now_when_no_firing_will_come(two_wind
     assert runtime.next_firing_time() is None
 
     set_assigned_at(table, "E2", "2026-03-01T09:00:00Z", checklist_id="drill")
-    result = cli("dlq", "replay", "--queue", "evaluation", "--json")
+    result = cli("dlq", "replay", "--queue", "evaluation", "--format", "json")
 
     assert result.code == 0, result.json
     assert result.json["replayed"] == len(letters)

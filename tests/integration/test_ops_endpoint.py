@@ -34,18 +34,18 @@ def test_commands_find_the_local_serve_stack_from_the_endpoint(server: LocalServ
                                                                capsys: pytest.CaptureFixture[str]) -> None:
     cli = Cli(capsys)
     endpoint = ["--endpoint", server.endpoint]
-    args = ["checklist", "put", "forklift-daily", "--window", "PT8H", "--grace", "PT30M", *endpoint, "--json"]
+    args = ["checklist", "put", "forklift-daily", "--window", "PT8H", "--grace", "PT30M", *endpoint, "--format", "json"]
     for line in BERLIN_WORKDAYS:
         args += ["--recurrence", line]
     put = cli(*args, target=False)
     assert put.code == 0, put.err
     assert cli("equipment", "assign", "--checklist", "forklift-daily", "E1", "E2", *endpoint,
                target=False).code == 0
-    listed = cli("checklist", "list", *endpoint, "--json", target=False)
+    listed = cli("checklist", "list", *endpoint, "--format", "json", target=False)
     assert [c["checklist_id"] for c in listed.json] == ["forklift-daily"]
-    report = cli("report", "--from", "2026-02-01", "--to", "2026-03-01", *endpoint, "--json", target=False)
+    report = cli("report", "--from", "2026-02-01", "--to", "2026-03-01", *endpoint, "--format", "json", target=False)
     assert report.code == 0 and report.json["rows"] == []
-    empty = cli("dlq", "list", *endpoint, "--json", target=False)
+    empty = cli("dlq", "list", *endpoint, "--format", "json", target=False)
     assert empty.json == {"schedule-sync": [], "scheduler": [], "evaluation": []}
     wrong = cli("checklist", "list", "--endpoint", server.endpoint, "--stack", "other", target=False)
     assert wrong.code == 1 and "other not found" in wrong.err

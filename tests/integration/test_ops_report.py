@@ -212,6 +212,6 @@ def test_a_rule_edit_mid_range_counts_each_window_by_the_rule_that_judged_it(run
     # Deleting the checklist keeps its missed checks, and the fleet report keeps counting them.
     assert cli("checklist", "delete", "daily-edit", "--yes").code == 0
     runtime.settle()
-    after = cli("report", "--from", "2026-03-02", "--to", "2026-03-04", "--tz", "Europe/Berlin", "--json")
+    after = cli("report", "--from", "2026-03-02", "--to", "2026-03-04", "--tz", "Europe/Berlin", "--format", "json")
     assert after.code == 0 and "daily-edit no longer exists" in after.err
     assert counts(after.json["total"]) == (2, 0, 0, 2, 0, 0)

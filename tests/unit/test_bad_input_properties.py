@@ -313,7 +313,7 @@ def test_recurrence_commands_exit_0_or_2_with_one_line(
 ) -> None:
     text, timezone = rule
     start, end = span
-    argv = ["recurrence", command, f"--recurrence={text}"]
+    argv = ["recurrence", command, f"--recurrence={text}", "--format=json"]
     for name, value in (("--timezone", timezone), ("--window", window), ("--grace", grace)):
         if value is not None:
             argv.append(f"{name}={value}")  # whatever a user could type, str() of odd values included

@@ -25,7 +25,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 def test_windows_prints_json_with_offsets_across_dst(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(
         capsys, "windows", "--recurrence", WEEKDAYS, "--window", "PT8H", "--grace", "PT30M",
-        "--from", "2026-03-27T00:00:00Z", "--to", "2026-03-31T00:00:00+02:00",
+        "--from", "2026-03-27T00:00:00Z", "--to", "2026-03-31T00:00:00+02:00", "--format", "json",
     )  # fmt: skip
     assert (code, err) == (0, "")
     assert json.loads(out) == [
@@ -39,7 +39,7 @@ def test_windows_prints_json_with_offsets_across_dst(capsys: pytest.CaptureFixtu
 def test_schedule_prints_expression(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(
         capsys, "schedule", "--recurrence", "DTSTART:20260105T060000\nRRULE:FREQ=WEEKLY;BYDAY=MO;COUNT=3",
-        "--timezone", "Europe/Berlin", "--window", "PT8H",
+        "--timezone", "Europe/Berlin", "--window", "PT8H", "--format", "json",
     )  # fmt: skip
     assert (code, err) == (0, "")
     assert json.loads(out) == {
@@ -54,7 +54,7 @@ def test_schedule_prints_expression(capsys: pytest.CaptureFixture[str]) -> None:
 def test_recurrence_from_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     rule = tmp_path / "rule.ics"
     rule.write_text("DTSTART;TZID=America/New_York:20260105T060000\nRRULE:FREQ=WEEKLY;INTERVAL=2;BYDAY=MO,FR\n")
-    code, out, _ = run(capsys, "schedule", "--recurrence", f"@{rule}", "--window", "PT8H")
+    code, out, _ = run(capsys, "schedule", "--recurrence", f"@{rule}", "--window", "PT8H", "--format", "json")
     assert code == 0
     assert json.loads(out)["exact"] is False
     assert json.loads(out)["expression"] == "cron(0 14 ? * MON,FRI *)"
@@ -75,8 +75,10 @@ def test_recurrence_from_file(capsys: pytest.CaptureFixture[str], tmp_path: Path
          "to: "),
         (["windows", "--recurrence", WEEKDAYS, "--window", "PT1H", "--limit", "3",
           "--from", "2026-01-01T00:00:00Z", "--to", "2027-01-01T00:00:00Z"], "more than 3 windows"),
-        (["windows", "--recurrence", WEEKDAYS], "required: --from, --to"),
-        (["schedule"], "required: --recurrence"),
+        (["windows", "--recurrence", WEEKDAYS], "missed-checks: error: from: missing: give --from ISO, --to ISO"),
+        (["schedule"], "missed-checks: error: recurrence: missing: give --recurrence TEXT"),
+        (["schedule", "--recurrence", WEEKDAYS, "--format", "yaml"],
+         "missed-checks: error: format: 'yaml' is not one of table, json, csv: choose one"),
         # extremes that ended in a traceback
         (["windows", "--recurrence", WEEKDAYS, "--from", "0001-01-01T00:00:00Z", "--to", "2026-03-28T00:00:00Z"],
          "missed-checks: error: from: '0001-01-01T00:00:00Z' is outside the years 1970 to 2299"),
@@ -125,6 +127,22 @@ def test_a_recurrence_file_that_is_not_text_exits_2(capsys: pytest.CaptureFixtur
 
 
 def test_a_limit_of_one_still_lists_one_window(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "windows", "--recurrence", WEEKDAYS, "--limit", "1",
+    code, out, _ = run(capsys, "windows", "--recurrence", WEEKDAYS, "--limit", "1", "--format", "json",
                        "--from", "2026-03-27T00:00:00Z", "--to", "2026-03-28T00:00:00Z")
     assert code == 0 and len(json.loads(out)) == 1
+
+
+def test_windows_as_a_table_for_people_and_csv_for_tools(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    week = [*RANGE[:2], "--to", "2026-03-31T00:00:00+02:00"]
+    code, out, _ = run(capsys, "windows", "--recurrence", WEEKDAYS, "--window", "PT8H", *week)
+    assert code == 0
+    assert "judged after (end + grace)" in out and "2026-03-30T06:00:00+02:00" in out  # the default: a table
+    written = tmp_path / "windows.csv"
+    code, out, _ = run(capsys, "windows", "--recurrence", WEEKDAYS, "--window", "PT8H", *week,
+                       "--format", "csv", "--output", str(written))
+    assert (code, out) == (0, "")
+    assert written.read_text().splitlines() == [
+        "start,end,evaluate_at",
+        "2026-03-27T06:00:00+01:00,2026-03-27T14:00:00+01:00,2026-03-27T14:00:00+01:00",
+        "2026-03-30T06:00:00+02:00,2026-03-30T14:00:00+02:00,2026-03-30T14:00:00+02:00",
+    ]

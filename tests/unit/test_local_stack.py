@@ -104,6 +104,41 @@ def test_stream_mapping_keeps_filter_batch_and_destination(local_stack: Embedded
     assert mapping.on_failure_arn == local_stack.queue_arns["ScheduleSyncDeadLetterQueue"]
 
 
+def test_alarms_watch_the_deployed_resources_and_notify_the_topic(local_stack: EmbeddedStack) -> None:
+    topic = local_stack.outputs["AlarmTopicArn"]
+    alarms = local_stack.client("cloudwatch").describe_alarms()["MetricAlarms"]
+    watched = {(a["Namespace"], a["MetricName"], d["Name"], d["Value"]) for a in alarms for d in a["Dimensions"]}
+    queues = {("AWS/SQS", "ApproximateNumberOfMessagesVisible", "QueueName", local_stack.resources[q]["QueueName"])
+              for q in local_stack.queue_urls}
+    assert watched == queues | {
+        ("AWS/States", "ExecutionsFailed", "StateMachineArn", local_stack.state_machine_arn),
+        ("AWS/States", "ExecutionsTimedOut", "StateMachineArn", local_stack.state_machine_arn),
+        ("AWS/Lambda", "IteratorAge", "FunctionName", local_stack.functions["ScheduleSyncFunction"].name),
+    }
+    assert all(a["AlarmActions"] == a["OKActions"] == [topic] for a in alarms)
+    sns = local_stack.client("sns")
+    assert sns.get_topic_attributes(TopicArn=topic)["Attributes"]["KmsMasterKeyId"] == (
+        local_stack.resources["AlarmTopicKey"]["Ref"])
+    assert sns.list_subscriptions_by_topic(TopicArn=topic)["Subscriptions"] == []  # no AlarmEmail given
+
+
+def test_the_state_machine_logs_errors_to_its_log_group(local_stack: EmbeddedStack) -> None:
+    machine = local_stack.client("stepfunctions").describe_state_machine(stateMachineArn=local_stack.state_machine_arn)
+    (destination,) = machine["loggingConfiguration"]["destinations"]
+    name = local_stack.outputs["EvaluationLogGroupName"]
+    (group,) = local_stack.client("logs").describe_log_groups(logGroupNamePrefix=name)["logGroups"]
+    assert machine["loggingConfiguration"]["level"] == "ERROR"
+    assert destination["cloudWatchLogsLogGroup"]["logGroupArn"].removesuffix(":*") == group["arn"].removesuffix(":*")
+    assert group["retentionInDays"] == int(TEMPLATE["Parameters"]["LogRetentionInDays"]["Default"])
+
+
+def test_an_alarm_email_is_subscribed_to_the_topic(embedded: None) -> None:
+    stack = EmbeddedStack.provision(parameters={"AlarmEmail": "on-call@example.com"})
+    topic = stack.outputs["AlarmTopicArn"]
+    (subscription,) = stack.client("sns").list_subscriptions_by_topic(TopicArn=topic)["Subscriptions"]
+    assert (subscription["Protocol"], subscription["Endpoint"]) == ("email", "on-call@example.com")
+
+
 def test_parameters_override_defaults(embedded: None) -> None:
     stack = EmbeddedStack.provision(stack_name="other", parameters={"MaxWindowsPerRun": "3", "LogLevel": "DEBUG"})
     plan = stack.functions["PlanEvaluationFunction"]
@@ -118,6 +153,7 @@ def test_parameters_override_defaults(embedded: None) -> None:
         ({"Nope": "1"}, "do not exist in the template"),
         ({"LogLevel": "LOUD"}, "must be one of AllowedValues"),
         ({"MaxWindowsPerRun": "51"}, "not greater than 50"),
+        ({"AlarmEmail": "on-call"}, "must match pattern"),
     ],
 )
 def test_bad_parameters_are_refused(embedded: None, parameters: dict[str, str], message: str) -> None:

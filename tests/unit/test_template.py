@@ -172,9 +172,17 @@ def test_stream_filter_lets_only_checklist_items_reach_schedule_sync(sk, reaches
     assert _matches(json.loads(filter_["Pattern"]), record) is reaches_sync
 
 
+# CloudWatch Logs' log-delivery actions (Step Functions logging) have no resource-level permissions.
+LOG_DELIVERY_ACTIONS = {
+    "logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery", "logs:DeleteLogDelivery",
+    "logs:ListLogDeliveries", "logs:PutResourcePolicy", "logs:DescribeResourcePolicies", "logs:DescribeLogGroups",
+}
+
+
 def test_transforms_to_cloudformation_with_no_wildcard_resources(cloudformation):
-    """Every statement names its resources; the only "*" is X-Ray's, which has no resource-level
-    permissions. Functions have their own roles, so SAM attaches no managed policies to them."""
+    """Every statement names its resources; the only "*" are X-Ray's, and the state machine's
+    log delivery, which have no resource-level permissions. Functions have their own roles, so SAM
+    attaches no managed policies to them."""
     roles = {n: r for n, r in cloudformation["Resources"].items() if r["Type"] == "AWS::IAM::Role"}
     function_roles = {r["Properties"]["Role"]["Fn::GetAtt"][0] for r in cloudformation["Resources"].values()
                       if r["Type"] == "AWS::Lambda::Function"}
@@ -186,7 +194,8 @@ def test_transforms_to_cloudformation_with_no_wildcard_resources(cloudformation)
                 resources = resources if isinstance(resources, list) else [resources]
                 actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
                 if "*" in resources:
-                    assert all(a.startswith("xray:") for a in actions), (role_name, actions)
+                    logs = role_name == "EvaluationStateMachineRole" and set(actions) == LOG_DELIVERY_ACTIONS
+                    assert logs or all(a.startswith("xray:") for a in actions), (role_name, actions)
         managed = {arn.rsplit("/", 1)[-1] for arn in role["Properties"].get("ManagedPolicyArns", [])}
         if role_name in function_roles:
             assert managed == set(), (role_name, managed)
@@ -201,3 +210,99 @@ def test_state_machine_definition_passes_the_offline_asl_validator():
         pytest.fail(f"asl-validator is not installed: run `make test` (it runs `npm ci` in tools/; npm at {node})")
     result = subprocess.run([str(validator), "--json-path", str(ASL_PATH)], capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+# --- alarms and logs: every failure reaches the on-call -----------------------------------------
+def alarms():
+    return {name: r["Properties"] for name, r in RESOURCES.items() if r["Type"] == "AWS::CloudWatch::Alarm"}
+
+
+def alarm_on(namespace, metric):
+    return {name: a for name, a in alarms().items() if (a["Namespace"], a["MetricName"]) == (namespace, metric)}
+
+
+def dimension(alarm):
+    (only,) = alarm["Dimensions"]
+    return only["Name"], only["Value"]
+
+
+def test_every_dead_letter_queue_has_an_alarm_on_its_visible_messages():
+    queues = {n for n, r in RESOURCES.items() if r["Type"] == "AWS::SQS::Queue"}
+    watched = {}
+    for name, alarm in alarm_on("AWS/SQS", "ApproximateNumberOfMessagesVisible").items():
+        kind, value = dimension(alarm)
+        queue, attribute = value["Fn::GetAtt"]
+        assert (kind, attribute) == ("QueueName", "QueueName"), name
+        assert (alarm["Statistic"], alarm["ComparisonOperator"], alarm["Threshold"]) == (
+            "Maximum", "GreaterThanThreshold", 0), name  # one message is enough
+        watched[queue] = name
+    assert set(watched) == queues
+
+
+def test_failed_and_timed_out_evaluations_raise_alarms():
+    for metric in ("ExecutionsFailed", "ExecutionsTimedOut"):
+        (alarm,) = alarm_on("AWS/States", metric).values()
+        assert dimension(alarm) == ("StateMachineArn", {"Ref": "EvaluationStateMachine"}), metric
+        assert (alarm["Statistic"], alarm["ComparisonOperator"], alarm["Threshold"]) == (
+            "Sum", "GreaterThanThreshold", 0), metric
+
+
+def test_the_iterator_age_alarm_watches_schedule_sync():
+    (alarm,) = alarm_on("AWS/Lambda", "IteratorAge").values()
+    assert dimension(alarm) == ("FunctionName", {"Ref": "ScheduleSyncFunction"})
+    assert alarm["Statistic"] == "Maximum" and alarm["Threshold"] > 0
+    # Long before the stream mapping gives a record up (its maximum record age, in seconds).
+    event = RESOURCES["ScheduleSyncFunction"]["Properties"]["Events"]["ChecklistChanges"]["Properties"]
+    assert alarm["Threshold"] < event["MaximumRecordAgeInSeconds"] * 1000
+
+
+def test_every_alarm_notifies_the_topic_and_tells_the_on_call_what_to_do():
+    assert len(alarms()) == 6
+    for name, alarm in alarms().items():
+        assert alarm["AlarmActions"] == [{"Ref": "AlarmTopic"}], name
+        assert alarm["OKActions"] == [{"Ref": "AlarmTopic"}], name
+        assert alarm["TreatMissingData"] == "notBreaching", name
+        description = alarm["AlarmDescription"]["Fn::Sub"]
+        assert "missed-checks " in description and "--stack ${AWS::StackName}" in description, name
+        assert len(description) < 1024, name
+
+
+def test_the_alarm_topic_is_encrypted_with_a_key_cloudwatch_may_use():
+    topic = RESOURCES["AlarmTopic"]["Properties"]
+    assert topic["KmsMasterKeyId"] == {"Ref": "AlarmTopicKey"}
+    key = RESOURCES["AlarmTopicKey"]["Properties"]
+    assert key["EnableKeyRotation"] is True
+    (cloudwatch,) = [s for s in key["KeyPolicy"]["Statement"] if s["Principal"].get("Service")]
+    assert cloudwatch["Principal"]["Service"] == "cloudwatch.amazonaws.com"
+    assert set(cloudwatch["Action"]) == {"kms:Decrypt", "kms:GenerateDataKey*"}
+    assert cloudwatch["Condition"] == {"StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}}
+    assert TEMPLATE["Outputs"]["AlarmTopicArn"]["Value"] == {"Ref": "AlarmTopic"}
+
+
+def test_the_email_subscription_exists_only_when_an_address_is_given():
+    subscriptions = {n: r for n, r in RESOURCES.items() if r["Type"] == "AWS::SNS::Subscription"}
+    assert set(subscriptions) == {"AlarmEmailSubscription"}
+    subscription = subscriptions["AlarmEmailSubscription"]
+    assert subscription["Condition"] == "AlarmEmailGiven"
+    assert TEMPLATE["Conditions"]["AlarmEmailGiven"] == {"Fn::Not": [{"Fn::Equals": [{"Ref": "AlarmEmail"}, ""]}]}
+    assert subscription["Properties"] == {"TopicArn": {"Ref": "AlarmTopic"}, "Protocol": "email",
+                                          "Endpoint": {"Ref": "AlarmEmail"}}
+    parameter = TEMPLATE["Parameters"]["AlarmEmail"]
+    assert parameter["Default"] == ""
+    for value, allowed in (("", True), ("oncall@example.com", True), ("oncall", False), ("a@b", False)):
+        assert bool(re.fullmatch(parameter["AllowedPattern"], value)) is allowed, value
+
+
+def test_the_state_machine_logs_errors_to_a_log_group_with_a_retention():
+    logging = RESOURCES["EvaluationStateMachine"]["Properties"]["Logging"]
+    assert logging["Level"] == "ERROR" and logging["IncludeExecutionData"] is False
+    (destination,) = logging["Destinations"]
+    assert destination["CloudWatchLogsLogGroup"]["LogGroupArn"] == {"Fn::GetAtt": ["EvaluationLogGroup", "Arn"]}
+    log_group = RESOURCES["EvaluationLogGroup"]["Properties"]
+    assert log_group["RetentionInDays"] == {"Ref": "LogRetentionInDays"}
+    assert log_group["LogGroupName"]["Fn::Sub"].startswith("/aws/vendedlogs/states/")
+    statements = [s for p in RESOURCES["EvaluationStateMachine"]["Properties"]["Policies"] if "Statement" in p
+                  for s in p["Statement"]]
+    assert {a for s in statements for a in s["Action"]} == LOG_DELIVERY_ACTIONS
+    every_log_group = {n for n, r in RESOURCES.items() if r["Type"] == "AWS::Logs::LogGroup"}
+    assert all("RetentionInDays" in RESOURCES[n]["Properties"] for n in every_log_group)

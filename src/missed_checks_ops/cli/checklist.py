@@ -17,18 +17,19 @@ from missed_checks.performed_check import PerformedCheck
 from missed_checks.timefmt import to_utc_iso
 from missed_checks_ops.checklists import preview, validate_rule
 from missed_checks_ops.cli.common import (
+    RECORD_FORMATS,
+    RESULT_FORMATS,
+    Output,
     add_command,
     add_group,
-    console,
     err_console,
     fail,
     instant_arg,
-    print_json,
     progress_bar,
-    say,
     target_of,
 )
 from missed_checks_ops.inputs import checklist_specs, equipment_ids, performed_checks_csv
+from missed_checks_ops.target import LOCAL_ENDPOINT
 
 CHUNK = 500
 FUTURE_TOLERANCE = timedelta(minutes=5)
@@ -51,13 +52,13 @@ def _register_checklist(subparsers: Any) -> None:
                     "future only: windows that closed before the edit are never judged by the new rule. "
                     "A put replaces the whole rule: an omitted --timezone, --window or --grace takes its "
                     "default (one day, no grace), it does not keep the old value.",
-        examples="""  missed-checks checklist put forklift-daily --name "Forklift pre-use check" \\
+        examples=f"""  missed-checks checklist put forklift-daily --name "Forklift pre-use check" \\
       --recurrence 'DTSTART;TZID=Europe/Berlin:20260105T060000' \\
       --recurrence 'RRULE:FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR' --window PT8H --grace PT30M --stack missed-checks
-  missed-checks checklist put --file checklists.yaml --endpoint http://127.0.0.1:4566
+  missed-checks checklist put --file checklists.yaml --endpoint {LOCAL_ENDPOINT}
   missed-checks checklist put fire-monthly --recurrence 'RRULE:FREQ=MONTHLY;BYDAY=1MO' \\
-      --timezone Europe/Riga --dry-run --stack missed-checks""",
-        handler=checklist_put)
+      --timezone Europe/Riga --dry-run --format json --stack missed-checks""",
+        handler=checklist_put, formats=RESULT_FORMATS)
     put.add_argument("checklist_id", nargs="?", metavar="ID", help="checklist id (or `id:` in --file)")
     put.add_argument("--file", metavar="FILE", help="YAML or JSON: one checklist or a list "
                                                     "(id, name, recurrence, timezone, window, grace)")
@@ -74,15 +75,18 @@ def _register_checklist(subparsers: Any) -> None:
     show = add_command(group, "show", help="one checklist, its schedule and next windows",
                        description="Show a checklist: rule, status, watermark, schedule (or sync error), "
                                    "equipment count and next windows.",
-                       examples="  missed-checks checklist show forklift-daily --stack missed-checks --json",
-                       handler=checklist_show)
+                       examples="  missed-checks checklist show forklift-daily --stack missed-checks\n"
+                                "  missed-checks checklist show forklift-daily --format json --output forklift.json "
+                                "--stack missed-checks",
+                       handler=checklist_show, formats=RESULT_FORMATS)
     show.add_argument("checklist_id", metavar="ID")
     show.add_argument("--windows", type=int, default=5, metavar="N")
 
     add_command(group, "list", help="every checklist", description="List every checklist (one Query).",
                 examples="  missed-checks checklist list --stack missed-checks\n"
-                         "  missed-checks checklist list --endpoint http://127.0.0.1:4566 --json",
-                handler=checklist_list)
+                         f"  missed-checks checklist list --endpoint {LOCAL_ENDPOINT} --format csv "
+                         "--output checklists.csv",
+                handler=checklist_list, formats=RECORD_FORMATS)
 
     for name, verb, text in (
         ("pause", "Pause", "its schedule is disabled; windows closing while paused are never judged"),
@@ -92,7 +96,7 @@ def _register_checklist(subparsers: Any) -> None:
         command = add_command(group, name, help=f"{name} a checklist", description=f"{verb} a checklist: {text}.",
                               examples=f"  missed-checks checklist {name} forklift-daily --stack missed-checks"
                                        + (" --yes" if name == "delete" else ""),
-                              handler=checklist_change)
+                              handler=checklist_change, formats=RESULT_FORMATS)
         command.add_argument("checklist_id", metavar="ID")
         if name == "delete":
             command.add_argument("--yes", action="store_true", help="do not ask for confirmation")
@@ -141,28 +145,29 @@ def checklist_put(args: argparse.Namespace) -> int:
                                 timezone=spec.get("timezone"), window=spec.get("window"), grace=spec.get("grace"))
             action = "updated" if existed else "created"
         results.append({"checklist_id": checklist_id, "action": action, **shown.to_dict()})
-    if args.json:
-        print_json(results if len(results) > 1 else results[0])
+    out: Output = args.out
+    if out.format == "json":
+        out.json(results if len(results) > 1 else results[0])
         return 0
     for result in results:
-        say(f"checklist {result['checklist_id']}: {result['action']}", "bold")
-        _print_preview(result)
+        out.say(f"checklist {result['checklist_id']}: {result['action']}", "bold")
+        _print_preview(result, out)
     return 0
 
 
-def _print_preview(document: dict[str, Any]) -> None:
+def _print_preview(document: dict[str, Any], out: Output) -> None:
     schedule = document["schedule"]
     exact = "exact" if schedule["exact"] else "superset: the evaluation skips firings that close no window"
-    say(f"  schedule: {schedule['expression']} in {schedule['timezone']} ({exact})")
+    out.say(f"  schedule: {schedule['expression']} in {schedule['timezone']} ({exact})")
     if schedule.get("start_date") or schedule.get("end_date"):
-        say(f"  from {schedule.get('start_date') or '-'} until {schedule.get('end_date') or '-'}")
+        out.say(f"  from {schedule.get('start_date') or '-'} until {schedule.get('end_date') or '-'}")
     if not document["next_windows"]:
-        say("  no windows ahead: the rule has ended")
+        out.say("  no windows ahead: the rule has ended")
         return
     table = Table("next window starts", "ends", "judged after (end + grace)", box=None, pad_edge=False)
     for window in document["next_windows"]:
         table.add_row(window["start"], window["end"], window["evaluate_at"])
-    console().print(table)
+    out.console.print(table)
 
 
 def _checklist_document(checklist: Checklist) -> dict[str, Any]:
@@ -200,45 +205,49 @@ def checklist_show(args: argparse.Namespace) -> int:
             document["schedule"] = {**shown["schedule"], "state": "not synced yet"}
     except InvalidInput as error:
         document["rule_error"] = str(error)
-    if args.json:
-        print_json(document)
+    out: Output = args.out
+    if out.format == "json":
+        out.json(document)
         return 0
-    say(f"checklist {checklist.checklist_id}" + (f" ({checklist.name})" if checklist.name else ""), "bold")
+    out.say(f"checklist {checklist.checklist_id}" + (f" ({checklist.name})" if checklist.name else ""), "bold")
     for name in ("status", "recurrence", "timezone", "window", "grace", "created_at", "updated_at",
                  "effective_from", "evaluated_until", "watermark", "revision"):
         if document.get(name) not in (None, ""):
             value = str(document[name]).replace("\n", "\n" + " " * 18)
-            say(f"  {name + ':':<16}{value}")
-    say(f"  {'equipment:':<16}{document['equipment']['assigned']} assigned, "
-        f"{document['equipment']['unassigned']} unassigned")
+            out.say(f"  {name + ':':<16}{value}")
+    out.say(f"  {'equipment:':<16}{document['equipment']['assigned']} assigned, "
+            f"{document['equipment']['unassigned']} unassigned")
     if document.get("sync_error"):
-        say(f"  schedule error: {document['sync_error']}", "red")
+        out.say(f"  schedule error: {document['sync_error']}", "red")
     elif document.get("schedule", {}).get("synced_at"):
-        say(f"  schedule state: {document['schedule'].get('state')} (synced {document['schedule'].get('synced_at')})")
+        out.say(f"  schedule state: {document['schedule'].get('state')} "
+                f"(synced {document['schedule'].get('synced_at')})")
     if "rule_error" in document:
-        say(f"  rule error: {document['rule_error']}", "red")
+        out.say(f"  rule error: {document['rule_error']}", "red")
         return 0
-    _print_preview(document)
+    _print_preview(document, out)
     return 0
+
+
+CHECKLIST_COLUMNS = {"checklist_id": "id", "name": "name", "status": "status", "recurrence": "rule",
+                     "timezone": "zone", "window": "window", "grace": "grace", "watermark": "judged up to",
+                     "schedule": "schedule"}
 
 
 def checklist_list(args: argparse.Namespace) -> int:
     checklists = target_of(args).table().list_checklists()
-    if args.json:
-        print_json([_checklist_document(c) for c in checklists])
-        return 0
-    if not checklists:
-        say("no checklists")
-        return 0
-    table = Table("id", "name", "status", "rule", "zone", "window", "grace", "judged up to", "schedule")
+    rows = []
     for checklist in checklists:
         schedule = checklist.extra.get("schedule") or {}
         state = ("ERROR: " + str(checklist.extra["sync_error"].get("message"))) if checklist.extra.get(
             "sync_error") else f"{schedule.get('expression', '-')} {schedule.get('state', '')}".strip()
-        table.add_row(checklist.checklist_id, checklist.name, checklist.status.value,
-                      checklist.recurrence.replace("\n", " "), checklist.timezone or "", checklist.window or "",
-                      checklist.grace or "", to_utc_iso(checklist.watermark) if checklist.watermark else "", state)
-    console().print(table)
+        rows.append({"checklist_id": checklist.checklist_id, "name": checklist.name, "status": checklist.status.value,
+                     "recurrence": checklist.recurrence.replace("\n", "\\n"), "timezone": checklist.timezone,
+                     "window": checklist.window, "grace": checklist.grace,
+                     "watermark": to_utc_iso(checklist.watermark) if checklist.watermark else None,
+                     "schedule": state})
+    args.out.records(rows, CHECKLIST_COLUMNS, document=[_checklist_document(c) for c in checklists],
+                     empty="no checklists")
     return 0
 
 
@@ -260,13 +269,14 @@ def checklist_change(args: argparse.Namespace) -> int:
     else:
         change = table.pause_checklist if command == "pause" else table.resume_checklist
         document = _checklist_document(change(checklist_id, now))
-    if args.json:
-        print_json(document)
+    out: Output = args.out
+    if out.format == "json":
+        out.json(document)
     elif command == "delete":
-        say(f"checklist {checklist_id} deleted (its performed and missed checks are kept)")
+        out.say(f"checklist {checklist_id} deleted (its performed and missed checks are kept)")
     else:
-        say(f"checklist {checklist_id}: {document['status']}"
-            + (f", judging windows that end after {document.get('watermark')}" if command == "resume" else ""))
+        out.say(f"checklist {checklist_id}: {document['status']}"
+                + (f", judging windows that end after {document.get('watermark')}" if command == "resume" else ""))
     return 0
 
 
@@ -283,15 +293,17 @@ def _register_equipment(subparsers: Any) -> None:
                         "- reads standard input).",
             examples=f"  missed-checks equipment {name} --checklist forklift-daily FL-001 FL-002 --stack mc\n"
                      f"  missed-checks equipment {name} --checklist forklift-daily --file fleet.txt --stack mc",
-            handler=equipment_change)
+            handler=equipment_change, formats=RESULT_FORMATS)
         command.add_argument("equipment", nargs="*", metavar="EQUIPMENT")
         command.add_argument("--checklist", required=True, metavar="ID")
         command.add_argument("--file", metavar="FILE")
         command.add_argument("--at", metavar="INSTANT", help="ISO 8601 instant with offset (default now)")
     listing = add_command(group, "list", help="equipment of a checklist",
                           description="List a checklist's equipment assignments (one Query).",
-                          examples="  missed-checks equipment list --checklist forklift-daily --stack missed-checks",
-                          handler=equipment_list)
+                          examples="  missed-checks equipment list --checklist forklift-daily --stack missed-checks\n"
+                                   "  missed-checks equipment list --checklist forklift-daily --format csv "
+                                   f"--output fleet.csv --endpoint {LOCAL_ENDPOINT}",
+                          handler=equipment_list, formats=RECORD_FORMATS)
     listing.add_argument("--checklist", required=True, metavar="ID")
 
 
@@ -313,12 +325,14 @@ def equipment_change(args: argparse.Namespace) -> int:
             advance(len(chunk))
     document = {"checklist_id": checklist_id, "action": args.equipment_command, "at": to_utc_iso(at),
                 "requested": len(ids), "changed": changed, "skipped": len(ids) - changed}
-    if args.json:
-        print_json(document)
+    out: Output = args.out
+    if out.format == "json":
+        out.json(document)
     else:
         verb = "assigned to" if assign else "unassigned from"
-        say(f"{changed} equipment {verb} {checklist_id} from {document['at']}"
-            + (f"; {document['skipped']} skipped (not assigned, or already unassigned)" if document["skipped"] else ""))
+        out.say(f"{changed} equipment {verb} {checklist_id} from {document['at']}"
+                + (f"; {document['skipped']} skipped (not assigned, or already unassigned)"
+                   if document["skipped"] else ""))
     return 0
 
 
@@ -328,13 +342,9 @@ def equipment_list(args: argparse.Namespace) -> int:
     assignments = sorted(table.assignments(checklist.checklist_id), key=lambda a: a.equipment_id)
     rows = [{"equipment_id": a.equipment_id, "assigned_at": to_utc_iso(a.assigned_at),
              "unassigned_at": to_utc_iso(a.unassigned_at) if a.unassigned_at else None} for a in assignments]
-    if args.json:
-        print_json(rows)
-        return 0
-    table_view = Table("equipment", "assigned at", "unassigned at")
-    for row in rows:
-        table_view.add_row(row["equipment_id"], row["assigned_at"], row["unassigned_at"] or "")
-    console().print(table_view)
+    args.out.records(rows, {"equipment_id": "equipment", "assigned_at": "assigned at",
+                            "unassigned_at": "unassigned at"},
+                     empty=f"no equipment was ever assigned to {checklist.checklist_id}")
     return 0
 
 
@@ -347,8 +357,8 @@ def _register_check(subparsers: Any) -> None:
         description="Record that a check was performed (recording the same instant twice keeps one).",
         examples="  missed-checks check record --checklist forklift-daily --equipment FL-001 --stack missed-checks\n"
                  "  missed-checks check record --checklist forklift-daily --equipment FL-001 "
-                 "--at 2026-03-02T07:12:00+01:00 --stack missed-checks",
-        handler=check_record)
+                 "--at 2026-03-02T07:12:00+01:00 --format json --stack missed-checks",
+        handler=check_record, formats=RESULT_FORMATS)
     record.add_argument("--checklist", required=True, metavar="ID")
     record.add_argument("--equipment", required=True, metavar="EQUIPMENT")
     record.add_argument("--at", metavar="INSTANT", help="when it was performed (default now)")
@@ -358,8 +368,8 @@ def _register_check(subparsers: Any) -> None:
                     "(instants with an offset). Every row is checked before anything is written.",
         examples="  missed-checks check import checks.csv --stack missed-checks\n"
                  "  printf 'checklist_id,equipment_id,performed_at\\nforklift-daily,FL-1,2026-03-02T06:40:00Z\\n' \\\n"
-                 "      | missed-checks check import - --endpoint http://127.0.0.1:4566",
-        handler=check_import)
+                 f"      | missed-checks check import - --endpoint {LOCAL_ENDPOINT}",
+        handler=check_import, formats=RESULT_FORMATS)
     imported.add_argument("path", metavar="FILE.csv", help="CSV file, or - for standard input")
 
 
@@ -378,10 +388,11 @@ def check_record(args: argparse.Namespace) -> int:
     table.record_performed_check(check, now)
     document = {"checklist_id": check.checklist_id, "equipment_id": check.equipment_id,
                 "performed_at": to_utc_iso(check.performed_at), "recorded_at": to_utc_iso(now)}
-    if args.json:
-        print_json(document)
+    out: Output = args.out
+    if out.format == "json":
+        out.json(document)
     else:
-        say(f"recorded: {check.equipment_id} on {check.checklist_id} at {document['performed_at']}")
+        out.say(f"recorded: {check.equipment_id} on {check.checklist_id} at {document['performed_at']}")
     return 0
 
 
@@ -400,9 +411,10 @@ def check_import(args: argparse.Namespace) -> int:
             written += table.record_performed_checks(chunk, now)
             advance(len(chunk))
     document = {"rows": parsed.rows, "written": written, "checklists": parsed.checklist_ids}
-    if args.json:
-        print_json(document)
+    out: Output = args.out
+    if out.format == "json":
+        out.json(document)
     else:
-        say(f"imported {written} performed checks for {len(parsed.checklist_ids)} checklist(s)"
-            + (f" ({parsed.rows - written} duplicate rows merged)" if written < parsed.rows else ""))
+        out.say(f"imported {written} performed checks for {len(parsed.checklist_ids)} checklist(s)"
+                + (f" ({parsed.rows - written} duplicate rows merged)" if written < parsed.rows else ""))
     return 0

@@ -1,41 +1,265 @@
-"""What every operations command shares: target options, errors and exit codes, output, progress.
+"""The grammar every ``missed-checks`` command shares: the parser, usage errors, target options,
+``--format``/``--output``, exit codes, progress.
 
 Exit codes: 0 ok, 1 failure (the stack said no, a record is missing, a replay failed), 2 bad
-usage or invalid input. ``--json`` prints one JSON document on stdout. Colours and progress bars
-appear only when the stream is a terminal.
+usage or invalid input, always one line on stderr: ``missed-checks: error: <field>: <what to do>``
+(argparse's own errors too: :class:`CliParser`). Commands that print records take
+``--format table|json|csv`` (``table`` for people by default) and ``--output FILE``; commands that
+change something print their result as ``table`` or ``json``. Every command's ``--help`` ends with
+examples. Colours and progress bars appear only when the stream is a terminal.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import functools
 import json
+import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime, time
-from typing import Any
+from typing import Any, NoReturn, TextIO
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from botocore.exceptions import BotoCoreError, ClientError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
 
 from missed_checks import clock
 from missed_checks.errors import InvalidInput, MissedChecksError
 from missed_checks.timefmt import parse_instant
-from missed_checks_ops.target import StackTarget, TargetError, resolve_target
+from missed_checks_ops.target import LOCAL_ENDPOINT, StackTarget, TargetError, resolve_target
 
 Handler = Callable[[argparse.Namespace], int | None]
 
-TARGET_HELP = """target (every command):
+RECORD_FORMATS = ("table", "json", "csv")
+"""For commands that print records (rows)."""
+RESULT_FORMATS = ("table", "json")
+"""For commands that change something: their result is one document."""
+
+TARGET_HELP = f"""target (every command):
   --stack NAME [--region R]   a stack deployed with `sam deploy` (its Outputs name the resources)
-  --endpoint URL              `missed-checks local serve` (or set AWS_ENDPOINT_URL)
+  --endpoint URL              `missed-checks local serve` ({LOCAL_ENDPOINT} unless given --port);
+                              or set AWS_ENDPOINT_URL
 """
 
 
-def target_parent() -> argparse.ArgumentParser:
-    """Options every command takes: where the stack is, and --json."""
+# -- the parser: one-line usage errors, examples in every --help ---------------------------------
+class CliParser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose usage errors read ``missed-checks: error: <field>: <what to do>``
+    (exit 2), and whose ``--help`` always ends with examples: a command group without its own
+    shows the first example of each of its commands."""
+
+    examples: str = ""
+    """The command's examples, one per line (a trailing backslash continues an example)."""
+
+    def error(self, message: str) -> NoReturn:
+        field, advice = usage_error(self, message)
+        self.exit(2, f"missed-checks: error: {field}: {advice}\n")
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> tuple[argparse.Namespace, list[str]]:
+        """A command (not a group) refuses what it does not know itself, so the error names it."""
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras and not subcommands(self):
+            self.error(_UNRECOGNIZED + " ".join(extras))
+        return namespace, extras
+
+    def format_help(self) -> str:
+        text = super().format_help()
+        if "examples:" in text:
+            return text
+        shown = [first_example(child) for child in subcommands(self).values()]
+        return text.rstrip("\n") + "\n\nexamples:\n" + "\n".join(e for e in shown if e) + "\n"
+
+
+def set_examples(parser: argparse.ArgumentParser, examples: str) -> None:
+    """Put ``examples`` at the end of the parser's ``--help`` (before any epilog it has)."""
+    parser.examples = examples.rstrip()  # type: ignore[attr-defined]
+    parser.epilog = "examples:\n" + parser.examples + ("\n\n" + parser.epilog if parser.epilog else "")
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+
+
+def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    return {name: child for action in parser._actions if isinstance(action, argparse._SubParsersAction)
+            for name, child in action.choices.items()}
+
+
+def first_example(parser: argparse.ArgumentParser) -> str:
+    """The first example of a command, or of the first of its commands that has one."""
+    lines: list[str] = []
+    for line in getattr(parser, "examples", "").splitlines():
+        if line.strip().startswith("missed-checks") or lines:
+            lines.append(line)
+            if not line.endswith("\\"):
+                return "\n".join(lines)
+    return next((found for child in subcommands(parser).values() if (found := first_example(child))), "")
+
+
+_REQUIRED = "the following arguments are required: "
+_UNRECOGNIZED = "unrecognized arguments: "
+_ARGUMENT = re.compile(r"argument (?P<names>[^:]+): (?P<problem>.+)", re.DOTALL)
+_CHOICE = re.compile(r"invalid choice: (?P<value>.*) \(choose from (?P<choices>.*)\)", re.DOTALL)
+_CONVERSION = re.compile(r"invalid (?P<kind>\w+) value: (?P<value>.*)", re.DOTALL)
+_AMBIGUOUS = re.compile(r"ambiguous option: (?P<option>\S+) could match (?P<matches>.*)", re.DOTALL)
+
+
+def usage_error(parser: argparse.ArgumentParser, message: str) -> tuple[str, str]:
+    """argparse's message as (field, what to do)."""
+    see = f"see {parser.prog} --help"
+    if message.startswith(_REQUIRED):
+        names = message.removeprefix(_REQUIRED).split(", ")
+        action = _action(parser, names[0])
+        if isinstance(action, argparse._SubParsersAction):
+            return _field(names[0]), f"give one of {', '.join(action.choices)} ({see})"
+        return _field(names[0]), f"missing: give {', '.join(_spelled(parser, name) for name in names)} ({see})"
+    if message.startswith(_UNRECOGNIZED):
+        extra = message.removeprefix(_UNRECOGNIZED)
+        first = extra.split()[0] if extra.split() else extra
+        field = _field(first) if first.startswith("-") else "arguments"
+        return field, f"{extra} not understood here: remove or correct it ({see})"
+    if ambiguous := _AMBIGUOUS.fullmatch(message):
+        return _field(ambiguous["option"]), f"could be {ambiguous['matches']}: spell the option out"
+    argument = _ARGUMENT.fullmatch(message)
+    if argument is None:
+        return "usage", f"{message} ({see})"
+    names, problem = argument["names"].split("/"), argument["problem"]
+    field = _field(max(names, key=len))
+    if choice := _CHOICE.fullmatch(problem):
+        return field, f"{choice['value']} is not one of {choice['choices'].replace(chr(39), '')}: choose one"
+    if conversion := _CONVERSION.fullmatch(problem):
+        kind = {"int": "a whole number", "float": "a number"}.get(conversion["kind"], f"a valid {conversion['kind']}")
+        return field, f"{conversion['value']} is not {kind} ({see})"
+    if problem.startswith("expected"):
+        return field, f"{problem}: give {_spelled(parser, max(names, key=len))}"
+    return field, f"{problem} ({see})"
+
+
+def _action(parser: argparse.ArgumentParser, name: str) -> argparse.Action | None:
+    for action in parser._actions:
+        if name in action.option_strings or name in (action.metavar, action.dest):
+            return action
+    return None
+
+
+def _field(name: str) -> str:
+    """``--window-start`` -> ``window-start``; a positional's ``SCENARIO.json`` -> ``scenario``."""
+    if name.startswith("-"):
+        return name.lstrip("-")
+    return name.split(".")[0].lower()
+
+
+def _spelled(parser: argparse.ArgumentParser, name: str) -> str:
+    action = _action(parser, name)
+    if action is None or not action.option_strings or action.nargs == 0:
+        return name
+    return f"{name} {action.metavar or action.dest.upper()}"
+
+
+def root_parser(version: str) -> CliParser:
+    parser = CliParser(prog="missed-checks", formatter_class=argparse.RawDescriptionHelpFormatter,
+                       description="Record and report the checks nobody did.\n\n"
+                                   "Every command takes --help, with examples. Commands that print records take "
+                                   "--format table|json|csv\n(table by default) and --output FILE. Bad usage exits 2 "
+                                   "with one line: missed-checks: error: <field>: <what to do>.")
+    parser.add_argument("--version", action="version", version=f"missed-checks {version}")
+    return parser
+
+
+# -- output: --format and --output ---------------------------------------------------------------
+@dataclass
+class Output:
+    """Where and how a command prints: ``--format`` on ``--output`` (default standard output)."""
+
+    format: str
+    stream: TextIO
+
+    @functools.cached_property
+    def console(self) -> Console:
+        if self.stream is sys.stdout:
+            return console()
+        return Console(file=self.stream, highlight=False, soft_wrap=True, width=200, no_color=True)
+
+    def say(self, message: str, style: str | None = None) -> None:
+        self.console.print(message, style=style, markup=False)
+
+    def json(self, document: Any) -> None:
+        self.stream.write(json.dumps(document, indent=2, default=str) + "\n")
+
+    def records(self, rows: Sequence[Mapping[str, Any]], columns: Mapping[str, str] | Sequence[str], *,
+                document: Any = None, empty: str = "", title: str | None = None) -> None:
+        """``rows`` as a table (``columns``: the keys, or key -> heading), CSV (the keys as header)
+        or JSON (``document``, by default the rows)."""
+        headings = columns if isinstance(columns, Mapping) else {key: key for key in columns}
+        if self.format == "json":
+            self.json(list(rows) if document is None else document)
+        elif self.format == "csv":
+            writer = csv.writer(self.stream)
+            writer.writerow(headings)
+            writer.writerows([_cell(row.get(key)) for key in headings] for row in rows)
+        elif not rows and empty:
+            self.say(empty)
+        else:
+            view = Table(*headings.values(), title=title)
+            for row in rows:
+                view.add_row(*(_cell(row.get(key)) for key in headings))
+            self.console.print(view)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, dict | list):
+        return json.dumps(value, default=str)
+    return str(value)
+
+
+def add_format_options(parser: argparse.ArgumentParser, formats: Sequence[str]) -> None:
+    """``--format`` (default table) and ``--output FILE``; the handler finds them as ``args.out``."""
+    group = parser.add_argument_group("output")
+    kinds = {"table": "table for people (default)", "json": "json", "csv": "csv"}
+    group.add_argument("--format", choices=formats, default=None,
+                       help=", ".join(kinds[f] for f in formats) + (" for tools" if len(formats) > 1 else ""))
+    group.add_argument("--output", metavar="FILE", help="write there instead of standard output (replaced)")
+    parser.set_defaults(formats=tuple(formats))
+
+
+def open_output(path: str | None) -> TextIO:
+    """``--output``'s file, opened before any work so that a bad path fails at once."""
+    if not path or path == "-":
+        return sys.stdout
+    try:
+        return open(path, "w", encoding="utf-8", newline="")  # noqa: SIM115 - closed by command_output
+    except OSError as error:
+        raise InvalidInput("output", f"cannot write {path}: {error.strerror or error}; give a writable file") from None
+
+
+def chosen_format(args: argparse.Namespace) -> str:
+    """``--format``, else ``json`` for the old ``--json``, else ``table``."""
+    return str(args.format or ("json" if getattr(args, "json", False) else "table"))
+
+
+@contextmanager
+def command_output(fmt: str, path: str | None) -> Iterator[Output]:
+    """The command's :class:`Output` in format ``fmt`` (``--output`` opened now), its file closed
+    when it ends."""
+    stream = open_output(path)
+    try:
+        yield Output(fmt, stream)
+    finally:
+        if stream is not sys.stdout:
+            stream.close()
+
+
+# -- target and commands ---------------------------------------------------------------------------
+def target_parent(json_option: bool = True) -> argparse.ArgumentParser:
+    """Options every command takes: where the stack is, and ``--json`` (shown only on commands
+    without ``--format``; elsewhere it is the old spelling of ``--format json``)."""
     parent = argparse.ArgumentParser(add_help=False)
     group = parent.add_argument_group("target")
     group.add_argument("--stack", metavar="NAME",
@@ -51,16 +275,20 @@ def target_parent() -> argparse.ArgumentParser:
     group.add_argument("--sync-dlq-url", metavar="URL", help="override ScheduleSyncDeadLetterQueueUrl")
     group.add_argument("--scheduler-dlq-url", metavar="URL", help="override SchedulerDeadLetterQueueUrl")
     group.add_argument("--evaluation-dlq-url", metavar="URL", help="override EvaluationDeadLetterQueueUrl")
-    parent.add_argument("--json", action="store_true", help="print machine-readable JSON on stdout")
+    parent.add_argument("--json", action="store_true",
+                        help="print machine-readable JSON on stdout" if json_option else argparse.SUPPRESS)
     return parent
 
 
 def add_command(subparsers: Any, name: str, *, help: str, description: str, examples: str,  # noqa: A002
-                handler: Handler) -> argparse.ArgumentParser:
-    parser = subparsers.add_parser(
-        name, help=help, description=description, parents=[target_parent()],
-        epilog="examples:\n" + examples.rstrip() + "\n\n" + TARGET_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+                handler: Handler, formats: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """A command on a stack; with ``formats``, it takes ``--format`` and ``--output`` and its
+    handler prints through ``args.out`` (an :class:`Output`)."""
+    parser = subparsers.add_parser(name, help=help, description=description,
+                                   parents=[target_parent(json_option=not formats)], epilog=TARGET_HELP)
+    set_examples(parser, examples)
+    if formats:
+        add_format_options(parser, formats)
     parser.set_defaults(handler=guarded(handler))
     return parser
 
@@ -83,11 +311,17 @@ def guarded(handler: Handler) -> Callable[[argparse.Namespace], int]:
     @functools.wraps(handler)
     def run(args: argparse.Namespace) -> int:
         try:
-            return int(handler(args) or 0)
+            if not getattr(args, "formats", None):
+                return int(handler(args) or 0)
+            with command_output(chosen_format(args), args.output) as out:
+                args.out = out
+                return int(handler(args) or 0)
         except TargetError as error:
-            return fail(str(error), 2 if error.usage else 1)
+            if error.field:
+                return fail(f"{error.field}: {error}", 2)
+            return fail(str(error), 1)
         except InvalidInput as error:
-            return fail(str(error), 2)
+            return fail(usage_message(error), 2)
         except MissedChecksError as error:
             return fail(str(error), 1)
         except ClientError as error:
@@ -97,6 +331,11 @@ def guarded(handler: Handler) -> Callable[[argparse.Namespace], int]:
             return fail(f"AWS: {error}", 1)
 
     return run
+
+
+def usage_message(error: InvalidInput) -> str:
+    """``<field>: <what to do>``, the field as the user types it (without dashes)."""
+    return f"{error.field.lstrip('-')}: {error.message}"
 
 
 def fail(message: str, code: int = 1) -> int:

@@ -1,7 +1,8 @@
 """Entry point of the ``missed-checks`` console script.
 
 Each command group lives in its own module with a ``register(subparsers)`` function; this file
-only assembles them. Exit codes: 0 ok, 1 failure, 2 bad usage or invalid input.
+only assembles them. Exit codes: 0 ok, 1 failure, 2 bad usage or invalid input (the grammar
+every command shares: :mod:`missed_checks_ops.cli.common`).
 """
 
 from __future__ import annotations
@@ -10,8 +11,10 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
 
 from missed_checks.errors import InvalidInput
+from missed_checks_ops.cli.common import root_parser, set_examples, usage_message
 
 # Command-group modules, in the order ``--help`` lists them.
 COMMAND_MODULES = (
@@ -24,11 +27,7 @@ COMMAND_MODULES = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="missed-checks",
-        description="Record and report the checks nobody did.",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = root_parser(_version())
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMAND_MODULES:
         try:
@@ -42,18 +41,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _version() -> str:
+    try:
+        return version("missed-checks")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "(not installed)"
+
+
 def _register_missing_emulator(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """``local`` without the emulator installed (an operator's install): say how to get it."""
 
     def missing(_args: argparse.Namespace) -> int:
         print(
-            "missed-checks: error: the local emulator (package missed_checks_local) is not installed; "
+            "missed-checks: error: local: the emulator (package missed_checks_local) is not installed; "
             "it comes with the development install: pip install -e '.[dev]' (or run 'make demo')",
             file=sys.stderr,
         )
         return 2
 
     local = subparsers.add_parser("local", help="run the whole system on an embedded AWS (needs the dev install)")
+    set_examples(local, "  missed-checks local demo     # once installed with pip install -e '.[dev]'")
     local.add_argument("rest", nargs=argparse.REMAINDER)
     local.set_defaults(handler=missing)
 
@@ -64,7 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.handler(args) or 0)
     except InvalidInput as error:
-        print(f"missed-checks: error: {error}", file=sys.stderr)
+        print(f"missed-checks: error: {usage_message(error)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("missed-checks: interrupted", file=sys.stderr)

@@ -12,10 +12,18 @@ from missed_checks.aws.table import NotFound
 from missed_checks.checklist import validate_checklist_id
 from missed_checks.errors import InvalidInput
 from missed_checks.timefmt import to_utc_iso
-from missed_checks_ops.cli.common import add_command, add_group, instant_arg, print_json, say, target_of
+from missed_checks_ops.cli.common import (
+    RECORD_FORMATS,
+    RESULT_FORMATS,
+    Output,
+    add_command,
+    add_group,
+    instant_arg,
+    target_of,
+)
 from missed_checks_ops.dlq import list_dead_letters, replay_queues
 from missed_checks_ops.rerun import execution_name, start_evaluation, wait_for
-from missed_checks_ops.target import QUEUE_OUTPUTS
+from missed_checks_ops.target import LOCAL_ENDPOINT, QUEUE_OUTPUTS
 
 QUEUE_CHOICES = (*QUEUE_OUTPUTS, "all")
 
@@ -28,8 +36,9 @@ def register(subparsers: Any) -> None:
                     "after the checklist's watermark; missed checks are written idempotently, so re-running "
                     "never records anything twice. Prints the execution ARN and its console link.",
         examples="  missed-checks rerun --checklist forklift-daily --at 2026-03-02T14:30:00Z --stack missed-checks\n"
-                 "  missed-checks rerun --checklist forklift-daily --at now --wait --endpoint http://127.0.0.1:4566",
-        handler=rerun_command)
+                 "  missed-checks rerun --checklist forklift-daily --at now --wait --format json "
+                 f"--endpoint {LOCAL_ENDPOINT}",
+        handler=rerun_command, formats=RESULT_FORMATS)
     rerun.add_argument("--checklist", required=True, metavar="ID")
     rerun.add_argument("--at", required=True, metavar="INSTANT|now",
                        help="evaluation instant (ISO 8601 with offset), not in the future")
@@ -45,8 +54,9 @@ def register(subparsers: Any) -> None:
         description="Show every message of the dead-letter queues: what failed, for which checklist and window, "
                     "and why. Messages stay in their queue.",
         examples="  missed-checks dlq list --stack missed-checks\n"
-                 "  missed-checks dlq list --queue evaluation --json --stack missed-checks",
-        handler=dlq_list)
+                 "  missed-checks dlq list --queue evaluation --format json --stack missed-checks\n"
+                 f"  missed-checks dlq list --format csv --output dead-letters.csv --endpoint {LOCAL_ENDPOINT}",
+        handler=dlq_list, formats=RECORD_FORMATS)
     listing.add_argument("--queue", choices=QUEUE_CHOICES, default="all")
     replay = add_command(
         group, "replay", help="re-drive each message to the right place, deleting it once replayed",
@@ -56,8 +66,8 @@ def register(subparsers: Any) -> None:
                     "A message is deleted only after its replay succeeded, or when the replayed evaluation failed "
                     "again (its own new dead letter replaces it). Exit 1 when any replay failed.",
         examples="  missed-checks dlq replay --stack missed-checks\n"
-                 "  missed-checks dlq replay --queue scheduler --endpoint http://127.0.0.1:4566",
-        handler=dlq_replay)
+                 f"  missed-checks dlq replay --queue scheduler --endpoint {LOCAL_ENDPOINT}",
+        handler=dlq_replay, formats=RESULT_FORMATS)
     replay.add_argument("--queue", choices=QUEUE_CHOICES, default="all")
 
 
@@ -83,16 +93,17 @@ def rerun_command(args: argparse.Namespace) -> int:
         document["output"] = _json_or_text(described.get("output"))
         document["error"] = described.get("error")
         document["cause"] = described.get("cause")
-    if args.json:
-        print_json(document)
+    out: Output = args.out
+    if out.format == "json":
+        out.json(document)
     else:
-        say(f"started {name}")
-        say(f"  execution: {started.execution_arn}")
-        say(f"  console:   {document['console_url']}")
+        out.say(f"started {name}")
+        out.say(f"  execution: {started.execution_arn}")
+        out.say(f"  console:   {document['console_url']}")
         if args.wait:
-            say(f"  status:    {document['status']}", "green" if document["status"] == "SUCCEEDED" else "red")
+            out.say(f"  status:    {document['status']}", "green" if document["status"] == "SUCCEEDED" else "red")
             if isinstance(document["output"], dict) and "reason" in document["output"]:
-                say(f"  outcome:   {document['output'].get('reason')}")
+                out.say(f"  outcome:   {document['output'].get('reason')}")
     return 0 if not args.wait or document["status"] == "SUCCEEDED" else 1
 
 
@@ -105,22 +116,30 @@ def _json_or_text(text: str | None) -> Any:
         return text
 
 
+DEAD_LETTER_COLUMNS = ("queue", "message_id", "sent_at", "kind", "checklist_id", "window_start", "instant",
+                       "execution", "error", "cause", "summary", "receive_count")
+
+
 def dlq_list(args: argparse.Namespace) -> int:
     found = list_dead_letters(target_of(args), args.queue)
-    if args.json:
-        print_json({queue: [letter.to_dict() for letter in letters] for queue, letters in found.items()})
+    out: Output = args.out
+    if out.format != "table":
+        rows = [{**letter.to_dict(), "window_start": (letter.window or {}).get("start")}
+                for letters in found.values() for letter in letters]
+        out.records(rows, DEAD_LETTER_COLUMNS,
+                    document={queue: [letter.to_dict() for letter in letters] for queue, letters in found.items()})
         return 0
     for queue, letters in found.items():
-        say(f"{queue}: " + (f"{len(letters)} message(s)" if letters else "empty"), "bold")
+        out.say(f"{queue}: " + (f"{len(letters)} message(s)" if letters else "empty"), "bold")
         for letter in letters:
             when = (letter.window or {}).get("start") or letter.instant or ""
-            say(f"  {letter.sent_at or '-'}  {letter.kind}  {letter.checklist_id or '-'}  {when}  "
-                f"(received {letter.receive_count}x, id {letter.message_id})")
-            say(f"    what:  {letter.summary}")
+            out.say(f"  {letter.sent_at or '-'}  {letter.kind}  {letter.checklist_id or '-'}  {when}  "
+                    f"(received {letter.receive_count}x, id {letter.message_id})")
+            out.say(f"    what:  {letter.summary}")
             if letter.error or letter.cause:
-                say(f"    error: {letter.error}" + (f": {_short(letter.cause)}" if letter.cause else ""), "red")
+                out.say(f"    error: {letter.error}" + (f": {_short(letter.cause)}" if letter.cause else ""), "red")
             if letter.execution:
-                say(f"    execution: {letter.execution}")
+                out.say(f"    execution: {letter.execution}")
     return 0
 
 
@@ -131,25 +150,26 @@ def _short(text: str, limit: int = 160) -> str:
 
 def dlq_replay(args: argparse.Namespace) -> int:
     target = target_of(args)
+    out: Output = args.out
 
     def show(result: Any) -> None:
-        if not args.json:
+        if out.format == "table":
             mark, style = (("replayed", "green") if result.ok else ("failed again", "red") if result.deleted
                            else ("kept", "red"))
-            say(f"{mark}: {result.letter.queue} {result.letter.message_id} "
-                f"[{result.letter.kind}{' ' + result.letter.checklist_id if result.letter.checklist_id else ''}] "
-                f"{result.detail}", style)
+            out.say(f"{mark}: {result.letter.queue} {result.letter.message_id} "
+                    f"[{result.letter.kind}{' ' + result.letter.checklist_id if result.letter.checklist_id else ''}] "
+                    f"{result.detail}", style)
 
     results = replay_queues(target, clock.now(), args.queue, on_each=show)
     failed = [r for r in results if not r.ok]
     again = [r for r in failed if r.deleted]
-    if args.json:
-        print_json({"replayed": sum(1 for r in results if r.ok), "failed": len(failed),
-                    "results": [r.to_dict() for r in results]})
+    if out.format == "json":
+        out.json({"replayed": sum(1 for r in results if r.ok), "failed": len(failed),
+                  "results": [r.to_dict() for r in results]})
     elif not results:
-        say("nothing to replay: the queue(s) are empty")
+        out.say("nothing to replay: the queue(s) are empty")
     else:
-        say(f"{len(results) - len(failed)} replayed and deleted, "
-            + (f"{len(again)} failed again (each replaced by its new dead letter), " if again else "")
-            + f"{len(failed) - len(again)} kept")
+        out.say(f"{len(results) - len(failed)} replayed and deleted, "
+                + (f"{len(again)} failed again (each replaced by its new dead letter), " if again else "")
+                + f"{len(failed) - len(again)} kept")
     return 1 if failed else 0

@@ -1,25 +1,29 @@
 """``missed-checks recurrence``: try a checklist's recurrence without a stack.
 
 ``windows`` lists the occurrence windows in a time range, ``schedule`` prints the EventBridge
-Scheduler expression schedule-sync would write. Both print JSON on stdout; invalid input exits 2
-with one line on stderr and nothing on stdout. The domain judges every argument (the recurrence
-engine raises only ``InvalidInput``, instants outside 1970..2299 are refused), so no input ends
-in a traceback.
+Scheduler expression schedule-sync would write, each as ``--format table|json|csv``; invalid input
+exits 2 with one line on stderr and nothing on stdout. The domain judges every argument (the
+recurrence engine raises only ``InvalidInput``, instants outside 1970..2299 are refused), so no
+input ends in a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from pathlib import Path
-from types import MethodType
-from typing import Any, NoReturn
+from typing import Any
 
 from missed_checks.errors import InvalidInput, shorten
 from missed_checks.recurrence import MAX_TEXT_CHARS, Recurrence, parse_recurrence
 from missed_checks.schedule_expression import schedule_for
 from missed_checks.timefmt import parse_instant
+from missed_checks_ops.cli.common import (
+    RECORD_FORMATS,
+    add_format_options,
+    chosen_format,
+    command_output,
+    set_examples,
+)
 
 DEFAULT_LIMIT = 10_000
 
@@ -34,25 +38,27 @@ Durations (--window, --grace) are ISO 8601: PT8H, P1D, P1W, PT30M, P1DT2H. Days 
 nominal (P1D ends at the same local time next day, 23 or 25 hours across DST), hours exact.
 """
 
-_WINDOWS_EXAMPLES = """examples:
-  missed-checks recurrence windows \\
+_WINDOWS_EXAMPLES = """  missed-checks recurrence windows \\
       --recurrence 'DTSTART;TZID=Europe/Berlin:20260105T060000\\nRRULE:FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR' \\
       --window PT8H --grace PT30M --from 2026-03-27T00:00:00Z --to 2026-04-01T00:00:00Z
   missed-checks recurrence windows --recurrence @forklift.ics --from 2026-01-01T00:00:00+01:00 \\
-      --to 2026-02-01T00:00:00+01:00
+      --to 2026-02-01T00:00:00+01:00 --format csv --output january.csv
 
-prints [{"start": "2026-03-27T06:00:00+01:00", "end": "...", "evaluate_at": "..."}, ...]
+--format json prints [{"start": "2026-03-27T06:00:00+01:00", "end": "...", "evaluate_at": "..."}, ...]
 """
 
-_SCHEDULE_EXAMPLES = """examples:
-  missed-checks recurrence schedule \\
+_SCHEDULE_EXAMPLES = """  missed-checks recurrence schedule \\
       --recurrence 'DTSTART:20260105T060000\\nRRULE:FREQ=WEEKLY;BYDAY=MO' --timezone Europe/Berlin --window PT8H
+  missed-checks recurrence schedule --recurrence @forklift.ics --format json
   prints {"expression": "cron(0 14 ? * MON *)", "timezone": "Europe/Berlin",
           "start_date": "2026-01-05T13:00:00Z", "end_date": null, "exact": true}
 
   exact=false means the expression is a superset (every other week, BYSETPOS, EXDATE, DST shifts):
   the state machine skips firings that close no window.
 """
+
+WINDOW_COLUMNS = {"start": "start", "end": "end", "evaluate_at": "judged after (end + grace)"}
+SCHEDULE_COLUMNS = ("expression", "timezone", "start_date", "end_date", "exact")
 
 
 def register(subparsers: Any) -> None:
@@ -64,16 +70,15 @@ def register(subparsers: Any) -> None:
         epilog=_RULE_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    _one_line_errors(group)
     commands = group.add_subparsers(dest="recurrence_command", metavar="SUBCOMMAND", required=True)
 
     windows = commands.add_parser(
         "windows",
         help="occurrence windows starting in [--from, --to)",
-        description="Print, as JSON, every occurrence window whose start lies in [--from, --to).",
-        epilog=_WINDOWS_EXAMPLES + "\n" + _RULE_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Print every occurrence window whose start lies in [--from, --to).",
+        epilog=_RULE_HELP,
     )
+    set_examples(windows, _WINDOWS_EXAMPLES)
     _rule_arguments(windows)
     windows.add_argument("--from", dest="start", required=True, metavar="ISO",
                          help="range start, ISO 8601 with offset, e.g. 2026-03-01T00:00:00Z")
@@ -81,19 +86,19 @@ def register(subparsers: Any) -> None:
                          help="range end (exclusive), ISO 8601 with offset")
     windows.add_argument("--limit", default=str(DEFAULT_LIMIT), metavar="N",
                          help=f"refuse ranges with more than N (a positive number) windows (default {DEFAULT_LIMIT})")
+    add_format_options(windows, RECORD_FORMATS)
     windows.set_defaults(handler=_windows)
-    _one_line_errors(windows)
 
     schedule = commands.add_parser(
         "schedule",
         help="the EventBridge Scheduler expression for the recurrence",
-        description="Print, as JSON, the schedule schedule-sync would write for this recurrence.",
-        epilog=_SCHEDULE_EXAMPLES + "\n" + _RULE_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Print the schedule schedule-sync would write for this recurrence.",
+        epilog=_RULE_HELP,
     )
+    set_examples(schedule, _SCHEDULE_EXAMPLES)
     _rule_arguments(schedule)
+    add_format_options(schedule, RECORD_FORMATS)
     schedule.set_defaults(handler=_schedule)
-    _one_line_errors(schedule)
 
 
 def _rule_arguments(parser: argparse.ArgumentParser) -> None:
@@ -102,15 +107,6 @@ def _rule_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timezone", metavar="TZ", help="IANA zone when DTSTART has no TZID, e.g. Europe/Berlin")
     parser.add_argument("--window", metavar="DUR", help="completion window (default P1D), e.g. PT8H")
     parser.add_argument("--grace", metavar="DUR", help="grace after the window (default PT0S), e.g. PT30M")
-
-
-def _one_line_errors(parser: argparse.ArgumentParser) -> None:
-    """Usage errors as one line on stderr and exit code 2 (argparse prints the whole usage)."""
-
-    def error(self: argparse.ArgumentParser, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
-
-    parser.error = MethodType(error, parser)  # type: ignore[method-assign]
 
 
 def _recurrence(args: argparse.Namespace) -> Recurrence:
@@ -154,14 +150,13 @@ def _windows(args: argparse.Namespace) -> int:
         if len(found) == limit:
             raise InvalidInput("to", f"more than {limit} windows in range; narrow --from/--to or raise --limit")
         found.append(window.to_dict())
-    _print(found)
+    with command_output(chosen_format(args), args.output) as out:
+        out.records(found, WINDOW_COLUMNS, empty="no window starts in that range")
     return 0
 
 
 def _schedule(args: argparse.Namespace) -> int:
-    _print(schedule_for(_recurrence(args)).to_dict())
+    schedule = schedule_for(_recurrence(args)).to_dict()
+    with command_output(chosen_format(args), args.output) as out:
+        out.records([schedule], SCHEDULE_COLUMNS, document=schedule)
     return 0
-
-
-def _print(document: object) -> None:
-    sys.stdout.write(json.dumps(document, indent=2) + "\n")
