@@ -1,7 +1,8 @@
 """missed-checks local: the whole system on an embedded AWS (moto), on a simulated clock.
 
-  local run SCENARIO.json [--report table|json|csv]   play a scenario and print the report
-  local demo                                          play the bundled five-week scenario
+  local run SCENARIO.json [--report table|json|csv|html] [--output FILE]
+                                                      play a scenario and print the fleet report
+  local demo [--report ...] [--output FILE]           play the bundled five-week scenario
   local serve [--port N] [--speed X]                  keep the stack running behind a local AWS endpoint
 
 See README "Local runtime" for the scenario format and what is emulated.
@@ -33,12 +34,24 @@ def register(subparsers: Any) -> None:
     )
     commands = local.add_subparsers(dest="local_command", metavar="COMMAND", required=True)
 
-    run = commands.add_parser("run", help="play a scenario file and print the report")
+    run = commands.add_parser(
+        "run", help="play a scenario file and print the report",
+        description="Play a scenario on the embedded AWS and print the fleet report (the `missed-checks report` "
+                    "command's, over the windows starting in the scenario's start..end) with what the run did.",
+        epilog="Example:\n  missed-checks local run my.json --report html --output my-report.html\n"
+               "  missed-checks local run my.json --report json > my-run.json",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     run.add_argument("scenario", metavar="SCENARIO.json", help="the timeline to play (see README 'Local runtime')")
     _report_options(run)
     run.set_defaults(handler=_run)
 
-    demo = commands.add_parser("demo", help="play the bundled five-week demo scenario")
+    demo = commands.add_parser(
+        "demo", help="play the bundled five-week demo scenario",
+        description="Play the bundled five-week scenario of a small fleet on the embedded AWS and print the fleet "
+                    "report (the `missed-checks report` command's) with what the run did.",
+        epilog="Example:\n  missed-checks local demo --report html --output demo-report.html\n"
+               "  missed-checks local demo --show-scenario > my.json",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     _report_options(demo)
     demo.add_argument("--show-scenario", action="store_true", help="print the demo scenario's JSON and exit")
     demo.set_defaults(handler=_demo)
@@ -124,12 +137,17 @@ def _chaos(args: argparse.Namespace) -> int:
 
 
 def _report_options(parser: argparse.ArgumentParser) -> None:
+    from missed_checks_ops.report_output import FORMATS
+
     parser.add_argument(
         "--report",
-        choices=("table", "json", "csv"),
+        choices=FORMATS,
         default="table",
-        help="table for people (default), json or csv for tools",
+        help="table for people (default, with what the run did), json (the whole run) or csv for tools, html: "
+        "the report as one self-contained page (charts, heatmap, lists)",
     )
+    parser.add_argument("--output", metavar="FILE", type=Path,
+                        help="write the report (any format) to FILE instead of standard output")
     parser.add_argument(
         "--log-file",
         type=Path,
@@ -165,33 +183,48 @@ def _demo(args: argparse.Namespace) -> int:
 def _play(scenario: Any, args: argparse.Namespace, *, source: str, demo: bool = False) -> int:
     from rich.console import Console
 
-    from missed_checks_local.report import render_csv, render_table
+    from missed_checks_local.run_result import print_run, to_json
     from missed_checks_local.scenario import run_scenario
+    from missed_checks_ops.report_output import write_report
 
+    try:  # open the output before the (long) run, so a bad path fails at once
+        out = args.output.open("w", encoding="utf-8", newline="") if args.output else sys.stdout
+    except OSError as error:
+        raise InvalidInput("output", f"cannot write {args.output}: {error.strerror}") from None
     log_path = _default_log(args.log_file)
-    console = Console()
     err = Console(stderr=True)
-    if args.report == "table" and demo and scenario.description:
-        console.print(f"[bold]{scenario.name}[/bold]: {scenario.description}\n")
+    console = Console()
+    if out is not sys.stdout or not console.is_terminal:  # a file or a pipe: plain, wide enough for every id
+        console = Console(file=out, highlight=False, no_color=True, width=200)
     try:
-        if err.is_terminal:
-            report = _with_progress(scenario, err, log_path)
+        if args.report == "table" and demo and scenario.description:
+            console.print(f"[bold]{scenario.name}[/bold]: {scenario.description}\n")
+        try:
+            if err.is_terminal:
+                result = _with_progress(scenario, err, log_path)
+            else:
+                result = run_scenario(scenario, log_path=log_path)
+        except InvalidInput:
+            raise
+        except Exception as error:  # the runtime itself failed: say what and where the logs are
+            print(f"missed-checks: the local run failed: {type(error).__name__}: {error}", file=sys.stderr)
+            print(f"missed-checks: handler and moto logs: {log_path}", file=sys.stderr)
+            return 1
+        if args.report == "json":
+            out.write(to_json(result))
+        elif args.report == "table":
+            print_run(result, console, where_next=_where_next(result, source, log_path))
+            console.print(f"\nPlayed {len(scenario.events)} events in {result['elapsed_s']:.1f} s.", style="dim")
         else:
-            report = run_scenario(scenario, log_path=log_path)
-    except InvalidInput:
-        raise
-    except Exception as error:  # the runtime itself failed: say what and where the logs are
-        print(f"missed-checks: the local run failed: {type(error).__name__}: {error}", file=sys.stderr)
-        print(f"missed-checks: handler and moto logs: {log_path}", file=sys.stderr)
-        return 1
-    if args.report == "json":
-        sys.stdout.write(json.dumps(report, indent=2, default=str) + "\n")
-    elif args.report == "csv":
-        sys.stdout.write(render_csv(report))
-    else:
-        render_table(report, console, where_next=_where_next(report, source, log_path))
-        console.print(f"\nPlayed {len(scenario.events)} events in {report['elapsed_s']:.1f} s.", style="dim")
-    problems = report.get("deployment_problems") or []
+            subtitle = (f"Scenario {scenario.name!r} played on the local runtime (embedded AWS, simulated clock). "
+                        f"{scenario.description}").strip()
+            write_report(result["report"], args.report, out, subtitle=subtitle)
+    finally:
+        if args.output:
+            out.close()
+    if args.output:
+        print(f"missed-checks: wrote the {args.report} report to {args.output}", file=sys.stderr)
+    problems = result.get("deployment_problems") or []
     if problems:  # the built stack itself is broken: it would fail the same way on AWS
         print("missed-checks: the deployed stack is broken (it would fail the same way on AWS):", file=sys.stderr)
         for problem in problems[:10]:
@@ -239,7 +272,8 @@ def _where_next(report: dict[str, Any], source: str, log_path: Path) -> list[str
             lines.append(f"{queue} holds {len(messages)} message(s): see 'dead_letters' in --report json")
     if report["failed_executions"]:
         lines.append(f"{len(report['failed_executions'])} evaluation(s) failed: 'failed_executions' in --report json")
-    lines.append("every missed and performed check: --report json ('missed', 'performed'); summary as --report csv")
+    lines.append("every window's outcome: --report json ('report' > 'windows'); the report as a page: --report html "
+                 "--output report.html; as --report csv")
     lines.append(f"handler and moto logs of this run: {log_path}")
     lines.append(f"the timeline that was played: {source}")
     lines.append(
