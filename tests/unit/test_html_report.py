@@ -186,3 +186,14 @@ def test_the_template_ships_as_package_data() -> None:
     assert any(d.lower().startswith("jinja2") for d in dependencies)
     layer = (ROOT / "src" / "layer-requirements.txt").read_text(encoding="utf-8").lower()
     assert "jinja2" not in layer  # the HTML report is the operator's, never the Lambda layer's
+
+
+def test_the_report_command_offers_html_with_an_example(capsys: pytest.CaptureFixture[str]) -> None:
+    from missed_checks_ops.cli.main import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(["report", "--help"])
+    assert exited.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "{table,json,csv,html}" in text and "--output FILE" in text
+    assert "missed-checks report --from 2026-03-01 --to 2026-04-01 --tz Europe/Berlin --format html --output" in text
