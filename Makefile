@@ -7,6 +7,8 @@
 #   make runtime - the Lambda runtime's own boto3/botocore for the local emulator, .aws-sam/lambda-runtime
 #   make artifacts - both of the above
 #   make check-layer - build, then check the layer's contents and size
+#   make browser - Debian's chromium for the HTML report's browser test (apt-get, when missing)
+#   make screenshot - the demo's HTML report, opened in headless Chromium, into docs/report-demo.png
 SHELL := /bin/bash
 export SAM_CLI_TELEMETRY := 0
 PYTHON ?= python3
@@ -15,7 +17,7 @@ BIN := $(VENV)/bin
 SAM_VENV := .venv-sam
 ASL_VALIDATOR := tools/node_modules/.bin/asl-validator
 
-.PHONY: demo test lint unit bench chaos build runtime artifacts check-layer clean help FORCE
+.PHONY: demo test lint unit bench chaos build runtime artifacts check-layer browser screenshot clean help FORCE
 help:
 	@grep -E '^#   make' Makefile | sed 's/^#   //'
 
@@ -43,7 +45,7 @@ lint: $(BIN)/.installed $(SAM_VENV)/.installed $(ASL_VALIDATOR)
 	$(SAM_VENV)/bin/sam validate --lint --template-file template.yaml
 	$(ASL_VALIDATOR) --json-path statemachines/evaluate_checklist.asl.json
 
-unit: $(BIN)/.installed artifacts
+unit: $(BIN)/.installed artifacts browser
 	$(BIN)/pytest
 
 test: lint check-layer unit
@@ -108,6 +110,14 @@ artifacts: build runtime
 
 check-layer: $(BIN)/.installed build
 	$(BIN)/python tools/check_layer.py
+
+# Debian's chromium, installed with apt-get when /usr/bin/chromium is missing (as root or through
+# passwordless sudo); when that is impossible it says why and the browser test fails saying so.
+browser:
+	@tools/install_chromium
+
+screenshot: $(BIN)/.installed artifacts browser
+	$(BIN)/python tools/report_screenshot.py --png docs/report-demo.png
 
 FORCE:
 

@@ -31,8 +31,14 @@ evaluation counted that equipment differently, e.g. its assignment was changed a
 not counted. Windows that were never judged and never will be (before the checklist existed or
 its rule took effect, while it was paused) are not considered at all, so checks imported for them
 count nowhere. ``expected = on_time + late + missed + dismissed``;
-``compliance = (on_time + late) / (expected - dismissed)``, in percent, ``None`` when nothing is
+``compliance = (on_time + late) / (expected - dismissed)`` (that is, of the windows judged and not
+excused, the share done on time or late; :func:`compliance`), in percent, ``None`` when nothing is
 left to judge.
+
+Besides the counts, :func:`checklist_report` can hand over every counted window's outcome
+(:class:`WindowOutcome`: the window, on time / late / missed / dismissed / pending, the check that
+counted, the dismissal), from the same classification: the HTML report's charts and lists
+(:mod:`missed_checks.report_insights`) are built from them.
 """
 
 from __future__ import annotations
@@ -41,7 +47,7 @@ from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
-from datetime import datetime
+from datetime import datetime, timedelta
 from itertools import accumulate
 from typing import Any, Protocol
 
@@ -51,6 +57,16 @@ from missed_checks.timefmt import parse_instant, to_utc_iso
 
 TOTAL = "*"
 """``checklist_id`` and ``equipment_id`` of the fleet total row."""
+
+ON_TIME, LATE, MISSED, DISMISSED, PENDING = "on_time", "late", "missed", "dismissed", "pending"
+OUTCOMES = (ON_TIME, LATE, MISSED, DISMISSED, PENDING)
+
+
+def compliance(performed: int, judged: int) -> float | None:
+    """The one compliance rate: ``performed`` (on time + late) of ``judged`` (expected - dismissed,
+    which is on time + late + missed) windows, in percent; ``None`` when nothing is left to judge.
+    Dismissed windows are excused: in neither figure. Late windows count as done."""
+    return None if judged <= 0 else 100.0 * performed / judged
 
 
 class Window(Protocol):
@@ -73,6 +89,24 @@ class JudgedWindow:
                    parse_instant(item["evaluate_at"], "evaluate_at"))
 
 
+@dataclass(frozen=True, slots=True)
+class Dismissal:
+    """Why a missed check was excused, by whom and when (UTC ISO instant)."""
+
+    reason: str
+    by: str
+    at: str
+
+    @classmethod
+    def from_item(cls, value: Any) -> Dismissal | None:
+        if not isinstance(value, Mapping):
+            return None
+        return cls(str(value.get("reason") or ""), str(value.get("by") or ""), str(value.get("at") or ""))
+
+    def to_dict(self) -> dict[str, str]:
+        return {"reason": self.reason, "by": self.by, "at": self.at}
+
+
 @dataclass(frozen=True)
 class MissedRecord:
     """What the report needs of a missed-check item."""
@@ -81,10 +115,52 @@ class MissedRecord:
     window_start: str
     """UTC ISO instant, as stored."""
     dismissed: bool
+    window_end: str | None = None
+    """UTC ISO instant, as stored (for a window without a judged-window record)."""
+    dismissal: Dismissal | None = None
 
     @classmethod
     def from_item(cls, item: Mapping[str, Any]) -> MissedRecord:
-        return cls(str(item["equipment_id"]), str(item["window_start"]), bool(item.get("dismissal")))
+        window_end = item.get("window_end")
+        return cls(str(item["equipment_id"]), str(item["window_start"]), bool(item.get("dismissal")),
+                   window_end=None if window_end is None else str(window_end),
+                   dismissal=Dismissal.from_item(item.get("dismissal")))
+
+
+@dataclass(frozen=True, slots=True)
+class WindowOutcome:
+    """How one counted window ended for one piece of equipment (instants as UTC ISO strings)."""
+
+    checklist_id: str
+    equipment_id: str
+    window_start: str
+    window_end: str | None
+    """``None`` only for a missed-check record that does not carry its window's end."""
+    outcome: str
+    """One of :data:`OUTCOMES`."""
+    performed_at: str | None = None
+    """On time or late: the earliest performed check that counted for the window."""
+    dismissal: Dismissal | None = None
+
+    @property
+    def late_by(self) -> timedelta | None:
+        """How long after the window's end the check was done (late windows only)."""
+        if self.outcome != LATE or self.performed_at is None or self.window_end is None:
+            return None
+        return parse_instant(self.performed_at, "performed_at") - parse_instant(self.window_end, "window_end")
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"checklist_id": self.checklist_id, "equipment_id": self.equipment_id,
+                                "window_start": self.window_start, "window_end": self.window_end,
+                                "outcome": self.outcome}
+        if self.performed_at is not None:
+            data["performed_at"] = self.performed_at
+        late_by = self.late_by
+        if late_by is not None:
+            data["late_by_s"] = int(late_by.total_seconds())
+        if self.dismissal is not None:
+            data["dismissal"] = self.dismissal.to_dict()
+        return data
 
 
 @dataclass(frozen=True)
@@ -105,8 +181,7 @@ class ReportRow:
     @property
     def compliance(self) -> float | None:
         """Percent of the judged, not dismissed windows that were done (on time or late)."""
-        judged = self.expected - self.dismissed
-        return None if judged <= 0 else 100.0 * self.performed / judged
+        return compliance(self.performed, self.expected - self.dismissed)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self)}
@@ -192,6 +267,7 @@ def checklist_report(
     current: Sequence[Window] = (),
     watermark: datetime | None = None,
     judging: bool = True,
+    outcomes: list[WindowOutcome] | None = None,
 ) -> list[ReportRow]:
     """Rows for one checklist, one per equipment with a counted window that has an outcome or is
     pending, or with a record.
@@ -203,7 +279,8 @@ def checklist_report(
     none when ``judging`` is False (a paused checklist) or there is no watermark. ``performed``:
     equipment id -> UTC ISO instants of its performed checks (any order, from the period's start to
     the last window's end + grace). ``missed``: the checklist's missed-check records whose window
-    starts in the period.
+    starts in the period. ``outcomes``: when given, every window counted in the rows is appended
+    to it (by equipment, then window start), with the same outcome.
     """
     judged_starts = {to_utc_iso(w.start) for w in judged}
     upcoming: list[Window] = []
@@ -223,19 +300,23 @@ def checklist_report(
         counted = windows.counted(by_equipment.get(equipment_id))
         own = records.get(equipment_id, [])
         recorded = {windows.index.get(r.window_start) for r in own} - {None}
-        on_time: set[int] = set()
-        late: set[int] = set()
+        # window index -> the earliest check that makes it on time / late
+        on_time: dict[int, str] = {}
+        late: dict[int, str] = {}
         if counted:
             for instant in performed.get(equipment_id, ()):
                 for i in windows.containing(instant):
                     if i not in recorded and any(i in r for r in counted):
-                        (on_time if instant < windows.ends[i] else late).add(i)
-        late -= on_time
-        dismissed = sum(1 for r in own if r.dismissed)
-        pending = sum(1 for r in counted for i in r
-                      if is_pending[i] and i not in recorded and i not in on_time and i not in late)
+                        done = on_time if instant < windows.ends[i] else late
+                        if instant < done.get(i, "~"):
+                            done[i] = instant
+        for i in on_time:
+            late.pop(i, None)
+        pending = [i for r in counted for i in r
+                   if is_pending[i] and i not in recorded and i not in on_time and i not in late]
         if not (on_time or late or own or pending):
             continue
+        dismissed = sum(1 for r in own if r.dismissed)
         rows.append(ReportRow(
             checklist_id=checklist_id,
             equipment_id=equipment_id,
@@ -244,14 +325,38 @@ def checklist_report(
             late=len(late),
             missed=len(own) - dismissed,
             dismissed=dismissed,
-            pending=pending,
+            pending=len(pending),
         ))
+        if outcomes is not None:
+            outcomes.extend(_outcomes(checklist_id, equipment_id, windows, on_time, late, own, pending))
     return rows
 
 
-def deleted_checklist_report(checklist_id: str, missed: Iterable[MissedRecord]) -> list[ReportRow]:
+def _outcomes(checklist_id: str, equipment_id: str, windows: _Windows, on_time: Mapping[int, str],
+              late: Mapping[int, str], own: Iterable[MissedRecord], pending: Iterable[int]) -> list[WindowOutcome]:
+    def at(i: int, outcome: str, performed_at: str | None = None) -> WindowOutcome:
+        return WindowOutcome(checklist_id, equipment_id, windows.starts[i], windows.ends[i], outcome, performed_at)
+
+    found = [at(i, ON_TIME, instant) for i, instant in on_time.items()]
+    found += [at(i, LATE, instant) for i, instant in late.items()]
+    found += [at(i, PENDING) for i in pending]
+    found += [_recorded(checklist_id, record, windows) for record in own]
+    found.sort(key=lambda o: o.window_start)
+    return found
+
+
+def _recorded(checklist_id: str, record: MissedRecord, windows: _Windows | None = None) -> WindowOutcome:
+    i = windows.index.get(record.window_start) if windows is not None else None
+    return WindowOutcome(checklist_id, record.equipment_id, record.window_start,
+                         windows.ends[i] if windows is not None and i is not None else record.window_end,
+                         DISMISSED if record.dismissed else MISSED, dismissal=record.dismissal)
+
+
+def deleted_checklist_report(checklist_id: str, missed: Iterable[MissedRecord], *,
+                             outcomes: list[WindowOutcome] | None = None) -> list[ReportRow]:
     """Rows for a checklist that no longer exists: only its missed-check records are left (its
-    judged windows and assignments went with it), each counted as recorded."""
+    judged windows and assignments went with it), each counted as recorded (and appended to
+    ``outcomes`` when given)."""
     records: dict[str, list[MissedRecord]] = defaultdict(list)
     for record in missed:
         records[record.equipment_id].append(record)
@@ -260,6 +365,8 @@ def deleted_checklist_report(checklist_id: str, missed: Iterable[MissedRecord]) 
         dismissed = sum(1 for r in own if r.dismissed)
         rows.append(ReportRow(checklist_id=checklist_id, equipment_id=equipment_id, expected=len(own),
                               missed=len(own) - dismissed, dismissed=dismissed))
+        if outcomes is not None:
+            outcomes.extend(sorted((_recorded(checklist_id, r) for r in own), key=lambda o: o.window_start))
     return rows
 
 

@@ -1,7 +1,8 @@
 """missed-checks local: the whole system on an embedded AWS (moto), on a simulated clock.
 
-  local run SCENARIO.json [--format table|json|csv]   play a scenario and print the report
-  local demo                                          play the bundled five-week scenario
+  local run SCENARIO.json [--format table|json|csv|html] [--output FILE]
+                                                      play a scenario and print the fleet report
+  local demo [--format ...] [--output FILE]           play the bundled five-week scenario
   local serve [--port N] [--speed X]                  keep the stack running behind a local AWS endpoint
   local chaos [SCENARIO.json] [--seed N]              play it under injected faults, recover, compare
 
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from missed_checks.errors import InvalidInput
-from missed_checks_ops.cli.common import RECORD_FORMATS, RESULT_FORMATS, command_output, set_examples
+from missed_checks_ops.cli.common import RESULT_FORMATS, command_output, set_examples
 from missed_checks_ops.target import LOCAL_ENDPOINT, LOCAL_SERVE_PORT
 
 DEMO_SCENARIO = "demo.json"
@@ -36,20 +37,24 @@ def register(subparsers: Any) -> None:
     )
     commands = local.add_subparsers(dest="local_command", metavar="COMMAND", required=True)
 
-    run = commands.add_parser("run", help="play a scenario file and print the report",
-                              description="Play a scenario file (a timeline of checklist edits, assignments "
-                                          "and performed checks) on the embedded AWS and print the report.")
+    run = commands.add_parser(
+        "run", help="play a scenario file and print the report",
+        description="Play a scenario on the embedded AWS and print the fleet report (the `missed-checks report` "
+                    "command's, over the windows starting in the scenario's start..end) with what the run did.")
     set_examples(run, """  missed-checks local run my.json
-  missed-checks local run my.json --format json --output my-report.json --log-file my.log""")
+  missed-checks local run my.json --format html --output my-report.html
+  missed-checks local run my.json --format json --output my-run.json --log-file my.log""")
     run.add_argument("scenario", metavar="SCENARIO.json", help="the timeline to play (see README 'Local runtime')")
     _report_options(run)
     run.set_defaults(handler=_run)
 
-    demo = commands.add_parser("demo", help="play the bundled five-week demo scenario",
-                               description="Play the bundled five weeks of a small fleet and print the report.")
+    demo = commands.add_parser(
+        "demo", help="play the bundled five-week demo scenario",
+        description="Play the bundled five-week scenario of a small fleet on the embedded AWS and print the fleet "
+                    "report (the `missed-checks report` command's) with what the run did.")
     set_examples(demo, """  missed-checks local demo
-  missed-checks local demo --show-scenario > my.json    # the timeline, to edit and play with local run
-  missed-checks local demo --format csv --output demo.csv""")
+  missed-checks local demo --format html --output demo-report.html
+  missed-checks local demo --show-scenario > my.json    # the timeline, to edit and play with local run""")
     _report_options(demo)
     demo.add_argument("--show-scenario", action="store_true", help="print the demo scenario's JSON and exit")
     demo.set_defaults(handler=_demo)
@@ -146,16 +151,20 @@ def _print_chaos(result: dict[str, Any], say: Any) -> None:
 
 
 def _report_options(parser: argparse.ArgumentParser) -> None:
+    from missed_checks_ops.report_output import FORMATS
+
     output = parser.add_argument_group("output")
     output.add_argument(
         "--format",
         "--report",  # its first spelling
         dest="report",
-        choices=RECORD_FORMATS,
+        choices=FORMATS,
         default="table",
-        help="table for people (default), json or csv for tools",
+        help="table for people (default, with what the run did), json (the whole run) or csv for tools, html: "
+        "the report as one self-contained page (charts, heatmap, lists)",
     )
-    output.add_argument("--output", metavar="FILE", help="write the report there instead of standard output")
+    output.add_argument("--output", metavar="FILE", help="write the report (any format) there instead of standard "
+                        "output")
     parser.add_argument(
         "--log-file",
         type=Path,
@@ -191,8 +200,9 @@ def _demo(args: argparse.Namespace) -> int:
 def _play(scenario: Any, args: argparse.Namespace, *, source: str, demo: bool = False) -> int:
     from rich.console import Console
 
-    from missed_checks_local.report import render_csv, render_table
+    from missed_checks_local.run_result import print_run, to_json
     from missed_checks_local.scenario import run_scenario
+    from missed_checks_ops.report_output import write_report
 
     with command_output(args.report, args.output) as out:
         log_path = _default_log(args.log_file)
@@ -202,9 +212,9 @@ def _play(scenario: Any, args: argparse.Namespace, *, source: str, demo: bool = 
             console.print(f"[bold]{scenario.name}[/bold]: {scenario.description}\n")
         try:
             if err.is_terminal:
-                report = _with_progress(scenario, err, log_path)
+                result = _with_progress(scenario, err, log_path)
             else:
-                report = run_scenario(scenario, log_path=log_path)
+                result = run_scenario(scenario, log_path=log_path)
         except InvalidInput:
             raise
         except Exception as error:  # the runtime itself failed: say what and where the logs are
@@ -212,13 +222,17 @@ def _play(scenario: Any, args: argparse.Namespace, *, source: str, demo: bool = 
             print(f"missed-checks: handler and moto logs: {log_path}", file=sys.stderr)
             return 1
         if args.report == "json":
-            out.json(report)
-        elif args.report == "csv":
-            out.stream.write(render_csv(report))
+            out.stream.write(to_json(result))
+        elif args.report == "table":
+            print_run(result, console, where_next=_where_next(result, source, log_path))
+            console.print(f"\nPlayed {len(scenario.events)} events in {result['elapsed_s']:.1f} s.", style="dim")
         else:
-            render_table(report, console, where_next=_where_next(report, source, log_path))
-            console.print(f"\nPlayed {len(scenario.events)} events in {report['elapsed_s']:.1f} s.", style="dim")
-    problems = report.get("deployment_problems") or []
+            subtitle = (f"Scenario {scenario.name!r} played on the local runtime (embedded AWS, simulated clock). "
+                        f"{scenario.description}").strip()
+            write_report(result["report"], args.report, out.stream, subtitle=subtitle)
+    if args.output:
+        print(f"missed-checks: wrote the {args.report} report to {args.output}", file=sys.stderr)
+    problems = result.get("deployment_problems") or []
     if problems:  # the built stack itself is broken: it would fail the same way on AWS
         print("missed-checks: the deployed stack is broken (it would fail the same way on AWS):", file=sys.stderr)
         for problem in problems[:10]:
@@ -266,7 +280,8 @@ def _where_next(report: dict[str, Any], source: str, log_path: Path) -> list[str
             lines.append(f"{queue} holds {len(messages)} message(s): see 'dead_letters' in --format json")
     if report["failed_executions"]:
         lines.append(f"{len(report['failed_executions'])} evaluation(s) failed: 'failed_executions' in --format json")
-    lines.append("every missed and performed check: --format json ('missed', 'performed'); summary as --format csv")
+    lines.append("every window's outcome: --format json ('report' > 'windows'); the report as a page: --format html "
+                 "--output report.html; as --format csv")
     lines.append(f"handler and moto logs of this run: {log_path}")
     lines.append(f"the timeline that was played: {source}")
     lines.append(

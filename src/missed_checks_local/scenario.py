@@ -14,14 +14,20 @@ A scenario file is JSON::
        {"at": "...", "pause_checklist": "forklift-daily"},
        {"at": "...", "resume_checklist": "forklift-daily"},
        {"at": "...", "delete_checklist": "forklift-daily"},
-       {"at": "...", "fail_next_firing": {"checklist": "forklift-daily", "count": 1}}]}
+       {"at": "...", "fail_next_firing": {"checklist": "forklift-daily", "count": 1}},
+       {"at": "...", "dismiss": {"checklist": "forklift-daily", "equipment": "fl-02",
+                                 "window_start": "...", "reason": "in the workshop", "by": "j.doe"}}]}
 
 ``put_checklist`` on an existing id is an edit; ``"validate": false`` writes the rule unchecked,
 as a hand edit in the console would. ``performed_at`` defaults to ``at``. ``fail_next_firing``
 makes the next firing(s) of the checklist's schedule fail to start the evaluation (an
 ``AccessDeniedException``, as when the scheduler role lost its permission): the firing lands in
-the scheduler dead-letter queue and the next firing must catch up. Events at the same instant
-keep their file order and come before schedule firings at that instant.
+the scheduler dead-letter queue and the next firing must catch up. ``dismiss`` excuses a missed
+check (``missed-checks missed dismiss``) at ``at``; when its record is not written yet (its
+window's firing was late or dropped, as under ``local chaos``), the dismissal waits for it and
+is applied as soon as the record exists; a record that never comes fails the run, naming the
+event. Events at the same instant keep their file order and come before schedule firings at that
+instant.
 
 Every problem in a file is reported as :class:`~missed_checks.errors.InvalidInput` naming the
 event and field (``events[3].put_checklist.recurrence: ...``).
@@ -52,6 +58,7 @@ ACTIONS = (
     "resume_checklist",
     "delete_checklist",
     "fail_next_firing",
+    "dismiss",
 )
 _PUT_KEYS = {"id", "name", "recurrence", "timezone", "window", "grace", "validate"}
 _TOP_KEYS = {"name", "description", "start", "end", "events", "parameters", "faults"}
@@ -252,6 +259,21 @@ def _performed(where: str, value: Any, at: datetime) -> dict[str, Any]:
     }
 
 
+def _dismiss(where: str, value: Any, at: datetime) -> dict[str, Any]:
+    fields = _fields(where, value, {"checklist", "equipment", "window_start", "reason", "by"},
+                     {"checklist", "equipment", "window_start", "reason", "by"})
+    window_start = parse_instant(fields["window_start"], f"{where}.window_start")
+    if window_start > at:
+        raise InvalidInput(f"{where}.window_start", "is after the event's 'at' (only a past window can be missed)")
+    return {
+        "checklist": _checklist_id(f"{where}.checklist", fields["checklist"]),
+        "equipment": _equipment_id(f"{where}.equipment", fields["equipment"]),
+        "window_start": window_start,
+        "reason": _text(f"{where}.reason", fields["reason"]),
+        "by": _text(f"{where}.by", fields["by"]),
+    }
+
+
 def _plain_id(where: str, value: Any, at: datetime) -> str:
     return _checklist_id(where, value)
 
@@ -276,6 +298,7 @@ _ARGUMENT_CHECKS: dict[str, Callable[[str, Any, datetime], Any]] = {
     "resume_checklist": _plain_id,
     "delete_checklist": _plain_id,
     "fail_next_firing": _fail,
+    "dismiss": _dismiss,
 }
 
 
@@ -292,7 +315,7 @@ def _check_references(events: list[ScenarioEvent]) -> None:
             checklist, field = event.args, event.where
         else:
             checklist, field = event.args["checklist"], f"{event.where}.checklist"
-        known = ever if event.action == "performed" else existing
+        known = ever if event.action in ("performed", "dismiss") else existing
         if checklist not in known:
             raise InvalidInput(
                 field,
@@ -319,8 +342,8 @@ def run_scenario(
     prepare: Callable[[Any], None] | None = None,
     settle: timedelta | None = None,
 ) -> dict[str, Any]:
-    """Provision a fresh embedded stack, play ``scenario`` and return its report (see
-    :func:`missed_checks_local.report.build_report`).
+    """Provision a fresh embedded stack, play ``scenario`` and return what it produced: the fleet
+    report and the run's diagnostics (see :func:`missed_checks_local.run_result.build_result`).
 
     ``faults`` (a :class:`~missed_checks_local.faults.FaultInjector`) overrides the scenario's
     own. ``recover`` then does what the README tells an operator to do at the end: replay every
@@ -330,7 +353,7 @@ def run_scenario(
     more faults, so that what the faults delayed (a dropped firing's catch-up) can happen."""
     from missed_checks_local.clock import SimulatedClock
     from missed_checks_local.embedded import embedded_aws
-    from missed_checks_local.report import build_report
+    from missed_checks_local.run_result import build_result
     from missed_checks_local.runtime import LocalRuntime
     from missed_checks_local.stack import EmbeddedStack
 
@@ -350,22 +373,33 @@ def run_scenario(
             if prepare is not None:
                 prepare(runtime)
             table = ChecklistTable(stack.table_name)
+            waiting: list[ScenarioEvent] = []  # dismissals whose record is not written yet
             for event in scenario.events:
                 runtime.advance_to(event.at, inclusive=False)
-                _apply(event, table, runtime)
+                waiting = _dismiss_waiting(waiting, table, clock.now())
+                if not _apply(event, table, runtime):
+                    waiting.append(event)
                 runtime.settle()
                 if progress is not None:
                     progress(clock.now())
             runtime.advance_to(scenario.end, inclusive=True)
+            waiting = _dismiss_waiting(waiting, table, clock.now())
             if settle is not None:
                 if faults is not None:
                     faults.active = False
                 runtime.advance_to(scenario.end + settle, inclusive=True)
             if recover:
                 report_recovery = recover_as_an_operator(runtime, clock.now())
+            waiting = _dismiss_waiting(waiting, table, clock.now())
+            if waiting:
+                event = waiting[0]
+                raise InvalidInput(f"{event.where}.window_start",
+                                   f"no missed check of {event.args['equipment']} on {event.args['checklist']} for the "
+                                   f"window starting {event.args['window_start']:%Y-%m-%dT%H:%M:%SZ} was recorded by "
+                                   "the end of the scenario: nothing to dismiss")
             if observe is not None:
                 observe(runtime)
-            report = build_report(scenario, runtime, table)
+            report = build_result(scenario, runtime, table)
             if recover:
                 report["recovery"] = report_recovery
     report["elapsed_s"] = round(time.monotonic() - started, 2)
@@ -411,10 +445,33 @@ def recover_as_an_operator(runtime: Any, now: datetime) -> dict[str, Any]:
             "dead_letters_left": failed}
 
 
-def _apply(event: ScenarioEvent, table: Any, runtime: Any) -> None:
+def _dismiss_waiting(waiting: list[ScenarioEvent], table: Any, now: datetime) -> list[ScenarioEvent]:
+    """Apply the dismissals whose record exists by now; return those still waiting."""
+    return [event for event in waiting if not _dismiss_record(event, table, now)]
+
+
+def _dismiss_record(event: ScenarioEvent, table: Any, at: datetime) -> bool:
+    """Dismiss the event's missed check at ``at``; False when it is not recorded yet."""
+    from missed_checks.aws.table import Conflict, NotFound
+
+    args = event.args
+    try:
+        table.dismiss_missed_check(args["checklist"], args["window_start"], args["equipment"], reason=args["reason"],
+                                   by=args["by"], at=at)
+    except NotFound:
+        return False
+    except Conflict as error:
+        raise InvalidInput(event.where, f"that missed check is {error}") from None
+    return True
+
+
+def _apply(event: ScenarioEvent, table: Any, runtime: Any) -> bool:
+    """Play one event; False for a dismissal whose missed check is not recorded yet."""
     from missed_checks.performed_check import PerformedCheck
 
     at, args = event.at, event.args
+    if event.action == "dismiss":
+        return _dismiss_record(event, table, at)
     try:
         if event.action == "put_checklist":
             table.put_checklist(
@@ -444,3 +501,4 @@ def _apply(event: ScenarioEvent, table: Any, runtime: Any) -> None:
             runtime.scheduler.inject_failure(args["checklist"], count=args["count"], error_code=args["error"])
     except InvalidInput as error:
         raise InvalidInput(f"{event.where}.{error.field}", error.message) from None
+    return True

@@ -8,6 +8,9 @@ the period, which also brings the missed checks of deleted checklists (counted a
 Named equipment: two Queries of the ByEquipment index per piece of equipment (its assignments;
 its performed and missed checks in the period), and one for the judged windows of each of its
 checklists. Every Query follows ``LastEvaluatedKey``. See README "Operate" for the definitions.
+
+With ``detail=True`` the report also keeps every counted window's outcome (``Report.outcomes``),
+which the HTML report and local runs need; the rows are the same either way.
 """
 
 from __future__ import annotations
@@ -16,8 +19,9 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, tzinfo
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from missed_checks import keys
 from missed_checks.aws.table import ChecklistTable, NotFound, serialize
@@ -28,6 +32,7 @@ from missed_checks.report import (
     JudgedWindow,
     MissedRecord,
     ReportRow,
+    WindowOutcome,
     checklist_report,
     deleted_checklist_report,
     total,
@@ -37,6 +42,23 @@ from missed_checks.timefmt import to_utc_iso
 Progress = Callable[[str], None]
 
 
+@dataclass(frozen=True)
+class ChecklistInfo:
+    """What the report shows of a checklist besides its id: its name and zone (``None``: the zone
+    is unknown, a deleted checklist or an unreadable rule; its times are shown in UTC)."""
+
+    name: str = ""
+    timezone: str | None = None
+    deleted: bool = False
+
+    @property
+    def zone(self) -> tzinfo:
+        return ZoneInfo(self.timezone) if self.timezone else UTC
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "timezone": self.timezone, "deleted": self.deleted}
+
+
 @dataclass
 class Report:
     start: datetime
@@ -44,13 +66,21 @@ class Report:
     as_of: datetime
     rows: list[ReportRow]
     warnings: list[str] = field(default_factory=list)
+    checklists: dict[str, ChecklistInfo] = field(default_factory=dict)
+    """Every checklist with a row, by id."""
+    outcomes: list[WindowOutcome] | None = None
+    """With ``detail``: every counted window's outcome, by checklist, equipment and window start."""
 
     @property
     def total(self) -> ReportRow:
         return total(self.rows)
 
+    @property
+    def zones(self) -> dict[str, tzinfo]:
+        return {checklist_id: info.zone for checklist_id, info in self.checklists.items()}
+
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data = {
             "from": to_utc_iso(self.start),
             "to": to_utc_iso(self.end),
             "as_of": to_utc_iso(self.as_of),
@@ -58,6 +88,10 @@ class Report:
             "total": self.total.to_dict(),
             "warnings": self.warnings,
         }
+        if self.outcomes is not None:
+            data["checklists"] = {key: info.to_dict() for key, info in sorted(self.checklists.items())}
+            data["windows"] = [outcome.to_dict() for outcome in self.outcomes]
+        return data
 
 
 def build_report(
@@ -69,6 +103,7 @@ def build_report(
     checklist_ids: Sequence[str] = (),
     equipment_ids: Sequence[str] = (),
     progress: Progress | None = None,
+    detail: bool = False,
 ) -> Report:
     if end <= start:
         raise InvalidInput("to", f"must be after --from ({to_utc_iso(start)})")
@@ -76,13 +111,33 @@ def build_report(
         validate_checklist_id(checklist_id, "checklist")
     for equipment_id in equipment_ids:
         validate_equipment_id(equipment_id)
-    report = Report(start, end, now, [])
+    report = Report(start, end, now, [], outcomes=[] if detail else None)
     if equipment_ids:
         _by_equipment(table, report, sorted(set(equipment_ids)), set(checklist_ids), progress)
     else:
         _by_checklist(table, report, checklist_ids, progress)
     report.rows.sort(key=lambda row: (row.checklist_id, row.equipment_id))
+    if report.outcomes is not None:
+        report.outcomes.sort(key=lambda o: (o.checklist_id, o.equipment_id, o.window_start))
+    used = {row.checklist_id for row in report.rows}
+    report.checklists = {k: v for k, v in sorted(report.checklists.items()) if k in used}
     return report
+
+
+def _info(checklist: Checklist) -> ChecklistInfo:
+    try:
+        zone = checklist.parsed().timezone
+    except InvalidInput:
+        zone = checklist.timezone if isinstance(checklist.timezone, str) and _known_zone(checklist.timezone) else None
+    return ChecklistInfo(name=checklist.name, timezone=zone)
+
+
+def _known_zone(name: str) -> bool:
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return False
+    return True
 
 
 def _windows(checklist: Checklist, report: Report) -> list[Any]:
@@ -104,9 +159,11 @@ def _judged(table: ChecklistTable, checklist_id: str, report: Report) -> list[Ju
 
 def _rows(checklist: Checklist, judged: list[JudgedWindow], current: list[Any], assignments: Iterable[Assignment],
           performed: dict[str, list[str]], missed: Iterable[MissedRecord], report: Report) -> list[ReportRow]:
+    if checklist.checklist_id not in report.checklists:
+        report.checklists[checklist.checklist_id] = _info(checklist)
     return checklist_report(
         checklist.checklist_id, judged, assignments, performed, missed, now=report.as_of, current=current,
-        watermark=checklist.watermark, judging=checklist.status is Status.ACTIVE)
+        watermark=checklist.watermark, judging=checklist.status is Status.ACTIVE, outcomes=report.outcomes)
 
 
 def _checks_until(windows: Iterable[Any], report: Report) -> str:
@@ -151,7 +208,8 @@ def _by_checklist(table: ChecklistTable, report: Report, checklist_ids: Sequence
         # Missed checks outlive their checklist: with the checklist gone, only they are left to count.
         report.warnings.append(f"checklist {checklist_id} no longer exists; only its missed-check records are "
                                "counted")
-        report.rows.extend(deleted_checklist_report(checklist_id, records))
+        report.checklists[checklist_id] = ChecklistInfo(deleted=True)
+        report.rows.extend(deleted_checklist_report(checklist_id, records, outcomes=report.outcomes))
 
 
 def _performed_shard(table: ChecklistTable, checklist_id: str, shard: int, low: str,
@@ -166,7 +224,7 @@ def _performed_shard(table: ChecklistTable, checklist_id: str, shard: int, low: 
     return [(item["sk"][21:], item["sk"][:20]) for item in items]
 
 
-_MISSED_ATTRIBUTES = ("checklist_id", "equipment_id", "window_start", "dismissal")
+_MISSED_ATTRIBUTES = ("checklist_id", "equipment_id", "window_start", "window_end", "dismissal")
 
 
 def _missed_of_checklist(table: ChecklistTable, checklist_id: str, report: Report) -> list[MissedRecord]:

@@ -45,23 +45,54 @@ def write(tmp_path: Path, data: dict) -> str:
     return str(path)
 
 
-def test_run_prints_csv_and_json_reports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_run_prints_the_fleet_report_as_csv_json_table_and_html(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
     scenario = write(tmp_path, WEEK)
     log = tmp_path / "run.log"
     assert main(["local", "run", scenario, "--format", "csv", "--log-file", str(log)]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
-    assert {(r["equipment"], r["on_time"], r["missed"], r["compliance_pct"]) for r in rows} == {
-        ("a", "2", "1", "66.7"),
-        ("b", "0", "3", "0.0"),
-        ("*", "2", "4", "33.3"),
-    }
+    # the report command's columns and figures
+    assert [(r["equipment_id"], r["expected"], r["on_time"], r["missed"], r["compliance_pct"]) for r in rows] == [
+        ("a", "3", "2", "1", "66.67"),
+        ("b", "3", "0", "3", "0.0"),
+        ("*", "6", "2", "4", "33.33"),
+    ]
     assert "RequestId" in log.read_text()  # handler logs went to the file, not the terminal
-    written = tmp_path / "report.json"
+    written = tmp_path / "run.json"
     assert main(["local", "run", scenario, "--report", "json", "--output", str(written)]) == 0  # its first spelling
     assert capsys.readouterr().out == ""
-    report = json.loads(written.read_text())
-    assert len(report["missed"]) == 4 and len(report["performed"]) == 2
-    assert report["executions"]["by_status"] == {"SUCCEEDED": report["executions"]["started"]}
+    run = json.loads(written.read_text())
+    assert len(run["missed"]) == 4 and len(run["performed"]) == 2
+    assert run["executions"]["by_status"] == {"SUCCEEDED": run["executions"]["started"]}
+    report = run["report"]
+    assert (report["from"], report["to"]) == ("2026-03-01T00:00:00Z", "2026-03-07T00:00:00Z")
+    assert report["total"]["compliance_pct"] == 33.33
+    assert sorted((w["equipment_id"], w["window_start"], w["outcome"]) for w in report["windows"]) == [
+        ("a", "2026-03-02T08:00:00Z", "on_time"), ("a", "2026-03-03T08:00:00Z", "on_time"),
+        ("a", "2026-03-04T08:00:00Z", "missed"),
+        ("b", "2026-03-02T08:00:00Z", "missed"), ("b", "2026-03-03T08:00:00Z", "missed"),
+        ("b", "2026-03-04T08:00:00Z", "missed")]
+
+    assert main(["local", "run", scenario]) == 0
+    table = capsys.readouterr().out
+    assert "fleet total" in table and "33.3%" in table and "Schedules fired" in table
+
+    page = tmp_path / "week.html"
+    assert main(["local", "run", scenario, "--format", "html", "--output", str(page)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "" and f"wrote the html report to {page}" in captured.err
+    html = page.read_text(encoding="utf-8")
+    assert html.startswith("<!DOCTYPE html>") and "33.3 %" in html and "one week" in html
+    assert 'data-chart="weekly-daily"' in html and 'data-equipment="b"' in html
+
+
+def test_run_and_demo_help_give_examples(capsys: pytest.CaptureFixture[str]) -> None:
+    for command in ("run", "demo"):
+        with pytest.raises(SystemExit) as exited:
+            main(["local", command, "--help"])
+        assert exited.value.code == 0
+        text = capsys.readouterr().out
+        assert "--format html --output" in text and "{table,json,csv,html}" in text
 
 
 def test_invalid_scenario_exits_2_naming_event_and_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,8 +1,10 @@
 """End to end on the local runtime: scenarios played through the runner, exact outcomes asserted.
 
 Each scenario runs the real template, state machine and handlers on moto with the simulated
-clock, stream and scheduler; the assertions are the exact sets of missed and performed checks
-the table holds at the end (plus dead letters where the scenario provokes them).
+clock, stream and scheduler; the assertions are the fleet report's (the ``report`` command's,
+which a local run returns): the exact windows missed, dismissed, done on time and late, and its
+rows, checked against the missed-check records the table holds (plus dead letters where the
+scenario provokes them).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from missed_checks.errors import InvalidInput
 from missed_checks_local.scenario import Scenario, run_scenario
 
 pytestmark = [
@@ -25,18 +28,28 @@ def play(start: str, end: str, events: list[dict[str, Any]]) -> dict[str, Any]:
     return run_scenario(Scenario.from_dict({"start": start, "end": end, "events": events}))
 
 
-def missed_of(report: dict[str, Any], checklist: str) -> set[tuple[str, str, str]]:
-    return {
-        (m["equipment"], m["window_start"], m["window_end"]) for m in report["missed"] if m["checklist"] == checklist
-    }
+def outcomes_of(run: dict[str, Any], checklist: str, *kinds: str) -> list[Any]:
+    return [o for o in run["report"].outcomes if o.checklist_id == checklist and o.outcome in kinds]
 
 
-def performed_of(report: dict[str, Any], checklist: str) -> set[tuple[str, str, str | None, str]]:
-    return {
-        (p["equipment"], p["performed_at"], p["window_start"], p["timeliness"])
-        for p in report["performed"]
-        if p["checklist"] == checklist
-    }
+def missed_of(run: dict[str, Any], checklist: str) -> set[tuple[str, str, str]]:
+    """The report's missed and dismissed windows: exactly the missed-check records in the table."""
+    found = {(o.equipment_id, o.window_start, o.window_end) for o in outcomes_of(run, checklist, "missed", "dismissed")}
+    recorded = {(m["equipment"], m["window_start"], m["window_end"]) for m in run["missed"]
+                if m["checklist"] == checklist}
+    assert found == recorded
+    return found
+
+
+def done_of(run: dict[str, Any], checklist: str) -> set[tuple[str, str | None, str, str]]:
+    """(equipment, the check that counted, window start, on_time|late) of the report's done windows."""
+    return {(o.equipment_id, o.performed_at, o.window_start, o.outcome)
+            for o in outcomes_of(run, checklist, "on_time", "late")}
+
+
+def row_of(run: dict[str, Any], checklist: str, equipment: str) -> tuple[Any, ...]:
+    [row] = [r for r in run["report"].rows if (r.checklist_id, r.equipment_id) == (checklist, equipment)]
+    return row.expected, row.on_time, row.late, row.missed, row.dismissed, row.pending, row.to_dict()["compliance_pct"]
 
 
 def daily(equipment: str, first: date, last: date, start: str = "08:00:00", end: str = "10:00:00") -> set:
@@ -96,6 +109,11 @@ def lifecycle() -> dict[str, Any]:
         {"at": SETUP, "assign": {"checklist": "catch-up", "equipment": "c-1"}},
         {"at": "2026-03-03T00:00:00Z", "fail_next_firing": "catch-up"},
         {"at": "2026-03-03T09:00:00Z", "performed": {"checklist": "catch-up", "equipment": "c-1"}},
+        # dismissed once its window is judged: this one is asked for before the window closes (10:00),
+        # so it waits for its record and is applied at the next event after that (g-1's check at 10:40)
+        {"at": "2026-03-04T09:30:00Z", "dismiss": {"checklist": "catch-up", "equipment": "c-1",
+                                                   "window_start": "2026-03-04T08:00:00Z", "reason": "in the workshop",
+                                                   "by": "j.doe"}},
     ]
     return play("2026-03-01T00:00:00Z", "2026-03-10T00:00:00Z", events)
 
@@ -130,32 +148,61 @@ def test_late_within_grace_counts_and_after_grace_is_missed(lifecycle) -> None:
     assert missed_of(lifecycle, "grace") == daily("g-1", date(2026, 3, 4), date(2026, 3, 5)) | daily(
         "g-1", date(2026, 3, 7), date(2026, 3, 9)
     )
-    assert performed_of(lifecycle, "grace") == {
+    assert done_of(lifecycle, "grace") == {
         ("g-1", "2026-03-02T09:59:59Z", "2026-03-02T08:00:00Z", "on_time"),
         ("g-1", "2026-03-03T10:10:00Z", "2026-03-03T08:00:00Z", "late"),
-        ("g-1", "2026-03-04T10:40:00Z", None, "no_window"),
-        ("g-1", "2026-03-05T10:30:00Z", None, "no_window"),  # end + grace is exclusive
         ("g-1", "2026-03-06T09:00:00Z", "2026-03-06T08:00:00Z", "on_time"),
     }
-    rows = {(r["checklist"], r["equipment"]): r for r in lifecycle["summary"]}
-    assert rows[("grace", "g-1")] == {
-        "checklist": "grace",
-        "equipment": "g-1",
-        "on_time": 2,
-        "late": 1,
-        "missed": 5,
-        "compliance_pct": 37.5,
-    }
+    # 10:40 after a 10:00-10:30 grace, and 10:30 itself (end + grace is exclusive), count for nothing
+    recorded = {p["performed_at"] for p in lifecycle["performed"] if p["checklist"] == "grace"}
+    assert {"2026-03-04T10:40:00Z", "2026-03-05T10:30:00Z"} <= recorded
+    [late] = outcomes_of(lifecycle, "grace", "late")
+    assert late.late_by.total_seconds() == 600
+    # expected, on time, late, missed, dismissed, pending, compliance
+    assert row_of(lifecycle, "grace", "g-1") == (8, 2, 1, 5, 0, 0, 37.5)
 
 
 def test_failed_firing_lands_in_the_dlq_and_the_next_firing_catches_up(lifecycle) -> None:
     expected = daily("c-1", date(2026, 3, 2), date(2026, 3, 9)) - daily("c-1", date(2026, 3, 3), date(2026, 3, 3))
     assert missed_of(lifecycle, "catch-up") == expected
-    assert performed_of(lifecycle, "catch-up") == {("c-1", "2026-03-03T09:00:00Z", "2026-03-03T08:00:00Z", "on_time")}
+    assert done_of(lifecycle, "catch-up") == {("c-1", "2026-03-03T09:00:00Z", "2026-03-03T08:00:00Z", "on_time")}
     letters = lifecycle["dead_letters"]["SchedulerDeadLetterQueue"]
     assert [letter["body"]["checklist_id"] for letter in letters] == ["catch-up"]
     assert letters[0]["attributes"]["ERROR_CODE"] == "AccessDeniedException"
     assert lifecycle["firings"]["failed_to_start"] == 1
+
+
+def test_a_dismissal_waits_for_its_record_and_leaves_compliance(lifecycle) -> None:
+    [dismissed] = outcomes_of(lifecycle, "catch-up", "dismissed")
+    assert dismissed.window_start == "2026-03-04T08:00:00Z"
+    assert (dismissed.dismissal.reason, dismissed.dismissal.by) == ("in the workshop", "j.doe")
+    assert dismissed.dismissal.at == "2026-03-04T10:40:00Z"  # applied once the 10:00 firing had written it
+    # 8 windows: on time once, dismissed once, missed 6: compliance 1 / (8 - 1)
+    assert row_of(lifecycle, "catch-up", "c-1") == (8, 1, 0, 6, 1, 0, 14.29)
+
+
+def test_the_fleet_total_is_the_sum_of_the_rows(lifecycle) -> None:
+    report = lifecycle["report"]
+    fleet = report.total
+    assert fleet.expected == sum(r.expected for r in report.rows) == len(
+        [o for o in report.outcomes if o.outcome != "pending"])
+    assert fleet.missed + fleet.dismissed == len(lifecycle["missed"])  # every record is in the period
+    assert report.checklists["delete"].deleted and report.warnings == [
+        "checklist delete no longer exists; only its missed-check records are counted"]
+
+
+def test_a_dismissal_whose_record_never_comes_fails_the_run() -> None:
+    events = [
+        put(SETUP, "done", DAILY_UTC + ";COUNT=1", window="PT2H"),
+        {"at": SETUP, "assign": {"checklist": "done", "equipment": "x-1"}},
+        {"at": "2026-03-02T09:00:00Z", "performed": {"checklist": "done", "equipment": "x-1"}},
+        {"at": "2026-03-02T09:30:00Z", "dismiss": {"checklist": "done", "equipment": "x-1",
+                                                   "window_start": "2026-03-02T08:00:00Z", "reason": "r", "by": "b"}},
+    ]
+    with pytest.raises(InvalidInput) as caught:
+        play("2026-03-01T00:00:00Z", "2026-03-03T00:00:00Z", events)
+    assert caught.value.field == "events[3].dismiss.window_start"
+    assert "nothing to dismiss" in caught.value.message
 
 
 def test_nothing_else_went_wrong(lifecycle) -> None:
@@ -197,7 +244,7 @@ def test_dst_spring_forward_in_berlin_and_new_york() -> None:
         return f"{day}T{hour:02d}:00:00Z", f"{day}T{hour + 8:02d}:00:00Z"
 
     assert missed_of(report, "berlin") == {("b-2", *berlin_window(day)) for day in workdays}
-    assert performed_of(report, "berlin") == {
+    assert done_of(report, "berlin") == {
         ("b-1", f"{day}T{int(berlin_window(day)[0][11:13]):02d}:30:00Z", berlin_window(day)[0], "on_time")
         for day in workdays
     }
@@ -234,4 +281,5 @@ def test_dst_fall_back_in_new_york_judges_the_repeated_hour_once() -> None:
     assert missed_of(report, "nightly") == {("n-3", *w) for w in windows} | {
         ("n-2", *w) for w in windows if w[0] != "2026-11-01T05:30:00Z"
     }
-    assert performed_of(report, "nightly") == {("n-2", "2026-11-01T06:45:00Z", "2026-11-01T05:30:00Z", "late")}
+    assert done_of(report, "nightly") == {("n-2", "2026-11-01T06:45:00Z", "2026-11-01T05:30:00Z", "late")}
+    assert row_of(report, "nightly", "n-2") == (4, 0, 1, 3, 0, 0, 25.0)

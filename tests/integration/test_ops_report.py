@@ -111,6 +111,7 @@ def test_report_counts_what_the_state_machine_judged(runtime: LocalRuntime, cli:
     assert rows["E5"]["compliance_pct"] == 50.0 and rows["E6"]["compliance_pct"] == 100.0
     assert counts(report["total"]) == (11, 7, 1, 2, 1, 1)
     assert report["total"]["compliance_pct"] == 80.0
+    check_html(cli, tmp_path)
 
     # The ByEquipment path gives the same row; --checklist the same rows.
     by_equipment = cli.ok("report", "--from", "2026-03-02", "--to", "2026-03-05", "--equipment", "E3")
@@ -143,6 +144,23 @@ def check_formats(cli: Cli, tmp_path) -> None:
     assert backwards.code == 2 and "after" in backwards.err
     assert cli("report", "--from", "2026-03-02", "--to", "2026-03-05", "--checklist", "nope").code == 1
     assert cli("report", "--from", "March", "--to", "2026-03-05").code == 2
+
+
+def check_html(cli: Cli, tmp_path) -> None:
+    """The same figures as one page: the late check, the dismissal, the misses, in Berlin time."""
+    page = tmp_path / "report.html"
+    written = cli("report", "--from", "2026-03-02", "--to", "2026-03-05", "--tz", "Europe/Berlin", "--format", "html",
+                  "--output", str(page))
+    assert written.code == 0 and written.out == ""
+    html = page.read_text(encoding="utf-8")
+    assert html.startswith("<!DOCTYPE html>") and "<script" not in html
+    assert "80.0 %" in html  # the fleet's compliance, as in JSON
+    assert "Mon 2026-03-02 06:00 – 14:00 CET" in html and "14:10 CET" in html and "10 min" in html  # E2, late
+    assert "in the workshop" in html and "j.doe" in html  # E6's dismissal
+    assert 'data-equipment="E3"' in html and 'data-equipment="E5"' in html  # the heatmap's rows
+    assert 'data-chart="weekly-forklift-daily"' in html
+    to_stdout = cli("report", "--from", "2026-03-02", "--to", "2026-03-05", "--tz", "Europe/Berlin", "--format", "html")
+    assert to_stdout.code == 0 and to_stdout.out.startswith("<!DOCTYPE html>") and "80.0 %" in to_stdout.out
 
 
 EXECUTION_NAME = re.compile(r"^[A-Za-z0-9._-]{1,80}$")

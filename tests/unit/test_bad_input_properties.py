@@ -343,7 +343,8 @@ _JSONISH = st.recursive(
     max_leaves=20,
 )
 _EVENT_KEYS = st.sampled_from(["at", "put_checklist", "assign", "unassign", "performed", "pause_checklist",
-                               "resume_checklist", "delete_checklist", "fail_next_firing", "nonsense"])
+                               "resume_checklist", "delete_checklist", "fail_next_firing", "dismiss",
+                               "nonsense"])
 _SCENARIOS = st.fixed_dictionaries(
     {},
     optional={

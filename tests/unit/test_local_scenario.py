@@ -108,6 +108,34 @@ def test_invalid_scenarios_name_the_event_and_field(data: dict, field: str) -> N
     assert field_of(data) == field
 
 
+DISMISS = {"checklist": "fl", "equipment": "a", "window_start": "2026-03-02T05:00:00Z", "reason": "in the workshop",
+           "by": "j.doe"}
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"reason": " "}, "events[1].dismiss.reason"),
+        ({"by": None}, "events[1].dismiss.by"),
+        ({"window_start": "Monday"}, "events[1].dismiss.window_start"),
+        ({"window_start": "2026-03-04T05:00:00Z"}, "events[1].dismiss.window_start"),  # after 'at'
+        ({"equipment": "no spaces"}, "events[1].dismiss.equipment"),
+        ({"checklist": "nope"}, "events[1].dismiss.checklist"),
+        ({"why": "x"}, "events[1].dismiss.why"),
+    ],
+)
+def test_a_dismissal_names_what_is_wrong(change: dict, field: str) -> None:
+    event = {"at": "2026-03-03T08:00:00Z", "dismiss": {**DISMISS, **change}}
+    assert field_of(scenario(PUT, event)) == field
+
+
+def test_a_dismissal_may_follow_its_checklist_deletion() -> None:
+    parsed = Scenario.from_dict(scenario(PUT, {"at": "2026-03-03T00:00:00Z", "delete_checklist": "fl"},
+                                         {"at": "2026-03-03T08:00:00Z", "dismiss": DISMISS}))
+    assert parsed.events[-1].args["reason"] == "in the workshop"
+    assert parsed.events[-1].args["window_start"].isoformat() == "2026-03-02T05:00:00+00:00"
+
+
 def test_unvalidated_rule_is_accepted_as_written() -> None:
     parsed = Scenario.from_dict(
         scenario(
@@ -138,6 +166,7 @@ def test_bundled_demo_scenario_is_valid() -> None:
     text = resources.files("missed_checks_local").joinpath("scenarios", "demo.json").read_text("utf-8")
     demo = Scenario.from_dict(json.loads(text))
     actions = {event.action for event in demo.events}
-    assert {"put_checklist", "assign", "unassign", "performed", "pause_checklist", "resume_checklist"} <= actions
+    assert {"put_checklist", "assign", "unassign", "performed", "pause_checklist", "resume_checklist",
+            "dismiss"} <= actions
     assert any(e.action == "put_checklist" and not e.args["validate"] for e in demo.events)
     assert (demo.end - demo.start).days >= 35

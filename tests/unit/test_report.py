@@ -21,7 +21,18 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from missed_checks.equipment import Assignment
-from missed_checks.report import TOTAL, MissedRecord, ReportRow, checklist_report, deleted_checklist_report, total
+from missed_checks.report import (
+    OUTCOMES,
+    TOTAL,
+    Dismissal,
+    MissedRecord,
+    ReportRow,
+    WindowOutcome,
+    checklist_report,
+    compliance,
+    deleted_checklist_report,
+    total,
+)
 from missed_checks.timefmt import to_utc_iso
 
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -63,32 +74,36 @@ NOT_JUDGED_YET_WEIGHTS = (70, 8, 22)
 
 
 def write_window(rng: random.Random, equipment: str, w: Win, judged: bool, checks: list[str],
-                 missed: list[MissedRecord]) -> str | None:
+                 missed: list[MissedRecord]) -> tuple[str | None, str | None]:
     """Decide what happened in one closed window (judged, or of the current rule and not judged
     yet), write it as the table would hold it, and return the report bucket it belongs in (None:
-    no outcome, not counted)."""
+    no outcome, not counted) with the check that decided it (the earliest in the window, else the
+    late one)."""
     length = (w.end - w.start).total_seconds()
     grace = (w.evaluate_at - w.end).total_seconds()
     choices, weights = (JUDGED, JUDGED_WEIGHTS) if judged else (NOT_JUDGED_YET, NOT_JUDGED_YET_WEIGHTS)
     outcome = rng.choices(choices, weights)[0]
     if rng.random() < 0.05:  # noise outside any window (evening) never counts
         checks.append(at(w.evaluate_at, rng.uniform(60, 3 * 3600)))
+    decided_by = None
     if outcome == "on_time":
-        for _ in range(rng.choice([1, 1, 2])):
-            checks.append(at(w.start, rng.uniform(0, length - 1)))
+        done = [at(w.start, rng.uniform(0, length - 1)) for _ in range(rng.choice([1, 1, 2]))]
+        checks.extend(done)
+        decided_by = min(done)
         if rng.random() < 0.2:  # also a late one: still on time
             checks.append(at(w.end, rng.uniform(0, grace - 1)))
     elif outcome == "late":
-        checks.append(at(w.end, rng.uniform(0, grace - 1)))
+        decided_by = at(w.end, rng.uniform(0, grace - 1))
+        checks.append(decided_by)
     elif outcome in ("missed", "dismissed", "recorded_after_judged"):
         missed.append(MissedRecord(equipment, to_utc_iso(w.start), outcome == "dismissed"))
         if outcome == "recorded_after_judged":  # a check imported after the record: the record wins
             checks.append(at(w.start, rng.uniform(0, length - 1)))
     if outcome == "counted_differently":  # judged, but neither a record nor a check: not counted
-        return None
+        return None, None
     if outcome == "nothing":
-        return "pending"
-    return "missed" if outcome == "recorded_after_judged" else outcome
+        return "pending", None
+    return ("missed" if outcome == "recorded_after_judged" else outcome), decided_by
 
 
 @dataclass
@@ -111,14 +126,17 @@ def the_year() -> Year:
     return Year(windows, judged, daily_windows(first, 365, NEW_RULE))
 
 
-def generate(equipment_count: int, seed: int):
-    """Data as the table holds it, and the truth tallied per equipment for windows in the period."""
+def generate(equipment_count: int, seed: int, decisions: dict | None = None):
+    """Data as the table holds it, and the truth tallied per equipment for windows in the period;
+    ``decisions`` (when given) gets each counted window's bucket and deciding check, by
+    (equipment, window start)."""
     rng = random.Random(seed)
     year = the_year()
     windows = year.windows
     in_period = [PERIOD_START <= w.start < PERIOD_END for w in windows]
     assignments, performed, missed = [], defaultdict(list), []
     truth: dict[str, Counter] = {}
+    decisions = {} if decisions is None else decisions
     for n in range(equipment_count):
         equipment = f"FL-{n:05d}"
         first = rng.choice([0, 0, 0, rng.randrange(365)])
@@ -140,14 +158,16 @@ def generate(equipment_count: int, seed: int):
                 if rng.random() < 0.3:
                     performed[equipment].append(at(w.start, rng.uniform(0, (w.end - w.start).total_seconds() - 1)))
                 continue
-            bucket = write_window(rng, equipment, w, year.judged[i], performed[equipment], missed)
+            bucket, decided_by = write_window(rng, equipment, w, year.judged[i], performed[equipment], missed)
             if in_period[i] and bucket:
                 tally[bucket] += 1
+                decisions[(equipment, to_utc_iso(w.start))] = (bucket, decided_by)
         # A record without a judged-window record (07:00 UTC starts, an older rule): counted as recorded.
         if n % 97 == 0:
             day = windows[100].start.replace(hour=7, minute=0)
             missed.append(MissedRecord(equipment, to_utc_iso(day), False))
             tally["missed"] += 1
+            decisions[(equipment, to_utc_iso(day))] = ("missed", None)
         truth[equipment] = tally
     for checks in performed.values():
         rng.shuffle(checks)
@@ -185,6 +205,27 @@ def test_a_year_of_daily_checks_for_1000_equipment_matches_an_independent_tally(
     assert fleet.pending == sum(t["pending"] for t in truth.values()) > 0
     judged_count = fleet.expected - fleet.dismissed
     assert fleet.compliance == pytest.approx(100 * (fleet.on_time + fleet.late) / judged_count)
+
+
+def test_every_window_outcome_matches_the_generator_decision_and_the_rows() -> None:
+    decisions: dict[tuple[str, str], tuple[str, str | None]] = {}
+    judged, current, assignments, performed, missed, _truth = generate(120, seed=11, decisions=decisions)
+    outcomes: list[WindowOutcome] = []
+    rows = report_of(judged, current, assignments, performed, missed, outcomes=outcomes)
+    assert rows == report_of(judged, current, assignments, performed, missed)  # the sink changes nothing
+    got = {(o.equipment_id, o.window_start): (o.outcome, o.performed_at) for o in outcomes}
+    assert len(got) == len(outcomes)  # one outcome per (equipment, window)
+    assert got == decisions
+    assert {o.outcome for o in outcomes} == set(OUTCOMES)
+    for row in rows:  # the rows count exactly these outcomes
+        mine = Counter(o.outcome for o in outcomes if o.equipment_id == row.equipment_id)
+        assert (mine["on_time"], mine["late"], mine["missed"], mine["dismissed"], mine["pending"]) == (
+            row.on_time, row.late, row.missed, row.dismissed, row.pending)
+    lates = [o for o in outcomes if o.outcome == "late"]
+    assert lates and all(timedelta(0) <= o.late_by < timedelta(hours=1) for o in lates)
+    assert all(o.late_by is None for o in outcomes if o.outcome != "late")
+    records_without_window = [o for o in outcomes if o.window_start.endswith("T07:00:00Z")]
+    assert records_without_window and all(o.window_end is None for o in records_without_window)
 
 
 def test_paused_checklist_has_nothing_pending_and_no_windows_of_its_current_rule() -> None:
@@ -231,10 +272,27 @@ def test_windows_judged_under_rules_of_different_lengths_overlap_correctly() -> 
 
 
 def test_deleted_checklist_counts_its_records() -> None:
-    records = [MissedRecord("E1", "2026-03-02T05:00:00Z", False), MissedRecord("E1", "2026-03-03T05:00:00Z", True),
+    excuse = Dismissal("sold", "j.doe", "2026-03-04T10:00:00Z")
+    records = [MissedRecord("E1", "2026-03-03T05:00:00Z", True, "2026-03-03T13:00:00Z", excuse),
+               MissedRecord("E1", "2026-03-02T05:00:00Z", False, "2026-03-02T13:00:00Z"),
                MissedRecord("E2", "2026-03-02T05:00:00Z", False)]
-    assert deleted_checklist_report("gone", records) == [
+    outcomes: list[WindowOutcome] = []
+    assert deleted_checklist_report("gone", records, outcomes=outcomes) == [
         ReportRow("gone", "E1", expected=2, missed=1, dismissed=1), ReportRow("gone", "E2", expected=1, missed=1)]
+    assert outcomes == [
+        WindowOutcome("gone", "E1", "2026-03-02T05:00:00Z", "2026-03-02T13:00:00Z", "missed"),
+        WindowOutcome("gone", "E1", "2026-03-03T05:00:00Z", "2026-03-03T13:00:00Z", "dismissed", dismissal=excuse),
+        WindowOutcome("gone", "E2", "2026-03-02T05:00:00Z", None, "missed")]
+    assert outcomes[1].to_dict()["dismissal"] == {"reason": "sold", "by": "j.doe", "at": "2026-03-04T10:00:00Z"}
+
+
+def test_a_missed_check_item_keeps_its_window_end_and_dismissal() -> None:
+    item = {"equipment_id": "E1", "window_start": "2026-03-02T05:00:00Z", "window_end": "2026-03-02T13:00:00Z",
+            "dismissal": {"reason": "in the workshop", "by": "j.doe", "at": "2026-03-03T08:00:00Z"}}
+    record = MissedRecord.from_item(item)
+    assert record == MissedRecord("E1", "2026-03-02T05:00:00Z", True, "2026-03-02T13:00:00Z",
+                                  Dismissal("in the workshop", "j.doe", "2026-03-03T08:00:00Z"))
+    assert MissedRecord.from_item({"equipment_id": "E1", "window_start": "x"}) == MissedRecord("E1", "x", False)
 
 
 def test_one_check_can_be_late_for_one_window_and_on_time_for_the_next() -> None:
@@ -276,8 +334,11 @@ def test_windows_not_closed_yet_do_not_count() -> None:
 
 
 def test_compliance_leaves_dismissed_windows_out_and_is_none_when_nothing_is_left() -> None:
+    # The README's worked example: 10 windows expected, 6 on time, 1 late, 1 missed, 2 dismissed.
     assert ReportRow("c", "e", expected=10, on_time=6, late=1, missed=1, dismissed=2).compliance == pytest.approx(
         100 * 7 / 8)
+    assert compliance(7, 8) == pytest.approx(87.5)
+    assert compliance(0, 0) is None
     assert ReportRow("c", "e", expected=2, dismissed=2).compliance is None
     assert ReportRow("c", "e").to_dict()["compliance_pct"] is None
 

@@ -193,16 +193,15 @@ class ChecklistTable:
         item = items.get(keys.CHECKLIST_SK)
         if item is None:
             return None
-        watermark = items.get(keys.WATERMARK_SK, {}).get("evaluated_until")
-        if isinstance(watermark, str) and str(item.get("evaluated_until") or "") < watermark:
-            item = {**item, "evaluated_until": watermark}  # an older deployment kept it on the checklist item
-        return Checklist.from_item(item)
+        return Checklist.from_item(_with_watermark(item, items.get(keys.WATERMARK_SK, {}).get("evaluated_until")))
 
     def list_checklists(self) -> list[Checklist]:
         # No sort-key condition: DynamoDB rejects an empty string as a key value ("" .. HIGH).
-        items = self.query(keys.BY_PERIOD_INDEX, KeyConditionExpression="gsi2pk = :pk",
-                           ExpressionAttributeValues=serialize({":pk": keys.CHECKLISTS_INDEX_PK}))
-        return [Checklist.from_item(item) for item in items]
+        items = list(self.query(keys.BY_PERIOD_INDEX, KeyConditionExpression="gsi2pk = :pk",
+                                ExpressionAttributeValues=serialize({":pk": keys.CHECKLISTS_INDEX_PK})))
+        watermarks = {item["pk"]: item.get("evaluated_until") for item in
+                      self.batch_get([{"pk": item["pk"], "sk": keys.WATERMARK_SK} for item in items])}
+        return [Checklist.from_item(_with_watermark(item, watermarks.get(item["pk"]))) for item in items]
 
     def put_checklist(
         self,
@@ -698,6 +697,14 @@ class ChecklistTable:
             ConditionExpression="attribute_exists(pk) AND attribute_not_exists(revision)",
             ExpressionAttributeValues=serialize({":zero": 0}),
         )
+
+
+def _with_watermark(item: Mapping[str, Any], watermark: object) -> dict[str, Any]:
+    """The checklist item with the evaluated-until watermark from its own item, when that is later
+    (an older deployment kept it on the checklist item itself)."""
+    if isinstance(watermark, str) and str(item.get("evaluated_until") or "") < watermark:
+        return {**item, "evaluated_until": watermark}
+    return dict(item)
 
 
 def _assignment(checklist_id: str, item: Mapping[str, Any]) -> Assignment:

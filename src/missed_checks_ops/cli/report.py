@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import csv
-import json
 import sys
 from typing import Any
+from zoneinfo import ZoneInfo
 
-from rich.console import Console
 from rich.table import Table
 
 from missed_checks import clock
 from missed_checks.checklist import validate_checklist_id
 from missed_checks.equipment import validate_equipment_id
 from missed_checks.errors import InvalidInput
-from missed_checks.report import COLUMNS, ReportRow
-from missed_checks.timefmt import parse_instant, to_utc_iso
+from missed_checks.timefmt import parse_instant
 from missed_checks_ops.cli.common import (
     add_command,
     add_group,
@@ -27,10 +24,8 @@ from missed_checks_ops.cli.common import (
     say,
     target_of,
 )
-from missed_checks_ops.reporting import Report, build_report
-
-DEFINITION = ("expected = on time + late + missed + dismissed (judged windows); pending = closed windows the "
-              "evaluation has not reached yet; compliance = (on time + late) / (expected - dismissed)")
+from missed_checks_ops.report_output import DEFINITION, FORMATS, stdout_console, write_report
+from missed_checks_ops.reporting import build_report
 
 
 def register(subparsers: Any) -> None:
@@ -38,10 +33,13 @@ def register(subparsers: Any) -> None:
         subparsers, "report", help="per checklist and equipment: on time, late, missed, dismissed, compliance",
         description="The fleet report over [--from, --to): per checklist and equipment, the occurrence windows "
                     "expected, done on time, late, missed, dismissed and pending, the compliance rate, and a "
-                    f"fleet total. {DEFINITION}. Reads by Query only.",
+                    f"fleet total. {DEFINITION}. Reads by Query only. --format html writes one self-contained "
+                    "page (charts per week, a missed-check heatmap, repeat offenders, late and dismissed checks; "
+                    "opens offline, prints on A4).",
         examples="""  missed-checks report --from 2026-01-01 --to 2026-04-01 --stack missed-checks
   missed-checks report --from 2026-03-01 --to 2026-03-08 --checklist forklift-daily --format csv > week.csv
-  missed-checks report --from 2026-03-01 --to 2026-04-01 --equipment FL-001 --format json --tz Europe/Berlin""",
+  missed-checks report --from 2026-03-01 --to 2026-04-01 --equipment FL-001 --format json --tz Europe/Berlin
+  missed-checks report --from 2026-03-01 --to 2026-04-01 --tz Europe/Berlin --format html --output march.html""",
         handler=report_command)
     report.add_argument("--from", dest="start", required=True, metavar="DATE|INSTANT",
                         help="first day (midnight in --tz) or an instant; windows starting from here count")
@@ -50,9 +48,11 @@ def register(subparsers: Any) -> None:
     report.add_argument("--tz", default="UTC", metavar="ZONE", help="zone of --from/--to dates (default UTC)")
     report.add_argument("--checklist", action="append", default=[], metavar="ID", help="only this checklist (repeat)")
     report.add_argument("--equipment", action="append", default=[], metavar="ID", help="only this equipment (repeat)")
-    report.add_argument("--format", choices=("table", "csv", "json"), default=None,
-                        help="table for people (default), csv or json for tools")
-    report.add_argument("--output", metavar="FILE", help="write there instead of standard output")
+    report.add_argument("--format", choices=FORMATS, default=None,
+                        help="table for people (default), csv or json for tools, html: one self-contained page "
+                             "(charts, heatmap, lists) to open in a browser or print; --json is --format json")
+    report.add_argument("--output", metavar="FILE",
+                        help="write the report (any format) to FILE instead of standard output")
 
     group = add_group(subparsers, "missed", help="list or dismiss missed checks",
                       description="Missed checks are durable records; a dismissal (reason, who, when) excuses "
@@ -101,58 +101,15 @@ def report_command(args: argparse.Namespace) -> int:
     units = len(args.equipment) or len(args.checklist) or None
     with progress_bar("reading" + (" equipment" if args.equipment else " checklists"), units) as advance:
         report = build_report(table, start, end, now=clock.now(), checklist_ids=args.checklist,
-                              equipment_ids=args.equipment, progress=lambda _name: advance(1))
+                              equipment_ids=args.equipment, progress=lambda _name: advance(1), detail=fmt == "html")
     try:
-        if fmt == "json":
-            out.write(json.dumps(report.to_dict(), indent=2) + "\n")
-        elif fmt == "csv":
-            write_csv(report, out)
-        else:
-            _print_table(report, out)
+        write_report(report, fmt, out, zone=ZoneInfo(args.tz), zone_name=args.tz, console=stdout_console(out))
     finally:
         if args.output:
             out.close()
     for warning in report.warnings:
         print(f"missed-checks: warning: {warning}", file=sys.stderr)
     return 0
-
-
-def write_csv(report: Report, out: Any) -> None:
-    writer = csv.writer(out)
-    writer.writerow(COLUMNS)
-    for row in [*report.rows, report.total]:
-        data = row.to_dict()
-        writer.writerow(["" if data[c] is None else data[c] for c in COLUMNS])
-
-
-def _pct(row: ReportRow) -> str:
-    value = row.compliance
-    return "-" if value is None else f"{value:.1f}%"
-
-
-def _print_table(report: Report, out: Any) -> None:
-    if out is sys.stdout and console().is_terminal:
-        target = console()
-    else:  # a file or a pipe: plain text, wide enough that no column is squeezed
-        target = Console(file=out, highlight=False, no_color=True, width=200)
-    view = Table("checklist", "equipment", "expected", "on time", "late", "missed", "dismissed", "pending",
-                 "compliance", title=f"Checks from {to_utc_iso(report.start)} to {to_utc_iso(report.end)} "
-                                     f"(as of {to_utc_iso(report.as_of)})",
-                 show_footer=True)
-    for column in list(view.columns)[2:]:
-        column.justify = "right"
-    for row in report.rows:
-        compliance = row.compliance
-        style = None if compliance is None else ("red" if compliance < 90 else "green" if compliance >= 99 else None)
-        view.add_row(row.checklist_id, row.equipment_id, str(row.expected), str(row.on_time), str(row.late),
-                     str(row.missed), str(row.dismissed), str(row.pending), _pct(row), style=style)
-    fleet = report.total
-    footers = ["fleet total", f"{len(report.rows)} rows", fleet.expected, fleet.on_time, fleet.late, fleet.missed,
-               fleet.dismissed, fleet.pending, _pct(fleet)]
-    for column, footer in zip(view.columns, footers, strict=True):
-        column.footer = str(footer)
-    target.print(view)
-    target.print(DEFINITION, style="dim")
 
 
 def missed_dismiss(args: argparse.Namespace) -> int:

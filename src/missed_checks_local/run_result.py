@@ -1,0 +1,164 @@
+"""What a local run produced: the product's fleet report, and the run's own diagnostics.
+
+:func:`build_result` returns one dict:
+
+* ``report``: the fleet report exactly as ``missed-checks report`` computes it
+  (:func:`missed_checks_ops.reporting.build_report`, with its window outcomes), over the windows
+  starting in the scenario's ``[start, end)``, as of the simulated clock at the end. There is no
+  other report of a local run: the demo, ``local run`` and the end-to-end tests print and assert
+  this one. In JSON it is the ``report`` command's document plus ``checklists`` and ``windows``
+  (every counted window: ``outcome``, ``performed_at``, ``late_by_s``, ``dismissal``).
+* ``missed``: every missed-check record the state machine wrote (``checklist``, ``equipment``,
+  ``window_start``, ``window_end``, ``dismissal``), whatever its window; ``performed``: every
+  performed check recorded (``checklist``, ``equipment``, ``performed_at``). Facts from the
+  table, not judgements.
+* ``executions`` (counts by status and by the plan's outcome), ``failed_executions``,
+  ``firings``, ``dead_letters`` (per queue logical id, bodies decoded), ``schedules``,
+  ``schedule_problems``, ``lambda``, ``deployment_problems`` and ``stream`` statistics.
+
+:func:`print_run` prints it for people: the report's table (the ``report`` command's), its
+warnings, then what the run did (firings, executions, dead letters) and where to look next.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from missed_checks.timefmt import to_utc_iso
+from missed_checks_ops.report_output import print_table
+from missed_checks_ops.reporting import Report, build_report
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from missed_checks_local.runtime import LocalRuntime
+    from missed_checks_local.scenario import Scenario
+
+__all__ = ["build_result", "print_run", "to_json"]
+
+_EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+_LATEST = datetime(2200, 1, 1, tzinfo=UTC)
+
+
+def build_result(scenario: Scenario, runtime: LocalRuntime, table: Any) -> dict[str, Any]:
+    report = build_report(table, scenario.start, scenario.end, now=runtime.clock.now(), detail=True)
+    ids = scenario.checklist_ids
+    missed = []
+    for checklist_id in ids:
+        for item in table.missed_checks_of_checklist(checklist_id, _EARLIEST, _LATEST):
+            missed.append({"checklist": item["checklist_id"], "equipment": item["equipment_id"],
+                           "window_start": item["window_start"], "window_end": item["window_end"],
+                           "dismissal": item.get("dismissal")})
+    missed.sort(key=lambda m: (m["window_start"], m["checklist"], m["equipment"]))
+    performed = [{"checklist": checklist_id, "equipment": check.equipment_id,
+                  "performed_at": to_utc_iso(check.performed_at)}
+                 for checklist_id in ids
+                 for check in table.performed_checks_of_checklist(checklist_id, _EARLIEST, _LATEST)]
+    performed.sort(key=lambda p: (p["performed_at"], p["checklist"], p["equipment"]))
+    failed = [
+        {"checklist": record.input.get("checklist_id"), "instant": record.input.get("instant"),
+         "status": record.status, "error": record.error, "execution": record.arn}
+        for record in runtime.executions
+        if record.status != "SUCCEEDED"
+    ]
+    stream_stats = [
+        {key: value for key, value in asdict(poller.stats).items() if key != "on_failure_messages"}
+        for poller in runtime.pollers
+    ]
+    return {
+        "scenario": scenario.name,
+        "description": scenario.description,
+        "start": to_utc_iso(scenario.start),
+        "end": to_utc_iso(scenario.end),
+        "stack": {"name": runtime.stack.stack_name, "outputs": dict(runtime.stack.outputs)},
+        "report": report,
+        "missed": missed,
+        "performed": performed,
+        "executions": runtime.execution_counts(),
+        "failed_executions": failed,
+        "firings": runtime.firing_counts(),
+        "dead_letters": runtime.read_dead_letters(),
+        "schedules": {
+            name: {
+                "expression": definition.get("ScheduleExpression"),
+                "timezone": definition.get("ScheduleExpressionTimezone"),
+                "state": definition.get("State"),
+            }
+            for name, definition in sorted(runtime.scheduler.schedules.items())
+        },
+        "schedule_problems": dict(runtime.scheduler.problems),
+        "lambda": runtime.invocation_summary(),
+        "deployment_problems": runtime.deployment_problems(),
+        "stream": stream_stats[0] if len(stream_stats) == 1 else stream_stats,
+    }
+
+
+def to_json(result: dict[str, Any]) -> str:
+    """The run as one JSON document (the report as the ``report`` command's JSON, with its windows)."""
+    def encode(value: Any) -> Any:
+        if isinstance(value, Report):
+            return value.to_dict()
+        return str(value)
+
+    return json.dumps(result, indent=2, default=encode) + "\n"
+
+
+def print_run(result: dict[str, Any], console: Console, *, where_next: list[str] | None = None) -> None:
+    report: Report = result["report"]
+    print_table(report, console.file, console=console)
+    for warning in report.warnings:
+        console.print(f"warning: {warning}", markup=False, highlight=False)
+    executions = result["executions"]
+    firings = result["firings"]
+    statuses = ", ".join(f"{count} {status.lower()}" for status, count in executions["by_status"].items())
+    outcomes = ", ".join(f"{count} {outcome}" for outcome, count in executions["by_outcome"].items())
+    console.print(
+        f"\nSchedules fired {firings['fired']} times ({firings['failed_to_start']} failed to start); "
+        f"{executions['started']} evaluations: {statuses or 'none'}"
+        + (f" (plans: {outcomes})" if outcomes else "")
+        + "."
+    )
+    dismissed = sum(1 for m in result["missed"] if m.get("dismissal"))
+    console.print(f"Missed checks recorded: {len(result['missed'])} ({dismissed} dismissed); "
+                  f"performed checks: {len(result['performed'])}.")
+    letters = result["dead_letters"]
+    if any(letters.values()):
+        console.print("\n[bold]Dead-letter queues[/bold]")
+        for queue, messages in letters.items():
+            if messages:
+                console.print(f"  {queue}: {len(messages)} message(s)")
+                for message in messages[:5]:
+                    console.print(f"    - {_describe_letter(message)}", markup=False, highlight=False)
+    if result.get("schedule_problems"):
+        console.print("\n[bold]Schedules AWS would have refused[/bold]")
+        for name, problem in result["schedule_problems"].items():
+            console.print(f"  {name}: {problem}", markup=False)
+    if where_next:
+        console.print("\n[bold]Where to look next[/bold]")
+        for line in where_next:
+            console.print(f"  - {line}", highlight=False)
+
+
+def _describe_letter(message: dict[str, Any]) -> str:
+    body = message.get("body")
+    attributes = message.get("attributes") or {}
+    if isinstance(body, dict) and body.get("source") == "schedule-sync":
+        error = body.get("error") or {}
+        return f"schedule-sync refused {body.get('checklist_id')}: {error.get('field')}: {error.get('message')}"
+    if isinstance(body, dict) and body.get("source") == "evaluation":
+        when = body.get("window") or body.get("instant")
+        if isinstance(when, dict):
+            when = when.get("start")
+        return f"evaluation of {body.get('checklist_id')} ({when}) failed: {body.get('error')}"
+    if isinstance(body, dict) and "DDBStreamBatchInfo" in body:
+        info = body["DDBStreamBatchInfo"]
+        return (
+            f"stream batch given up after {body['requestContext'].get('approximateInvokeCount')} attempts: "
+            f"{info.get('batchSize')} record(s) from sequence {info.get('startSequenceNumber')}"
+        )
+    if "ERROR_CODE" in attributes:
+        return f"firing not started ({attributes['ERROR_CODE']}): {body}"
+    return str(body)[:200]

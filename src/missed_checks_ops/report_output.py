@@ -1,0 +1,88 @@
+"""The fleet report written out: a table for people, CSV, JSON or one HTML file.
+
+``missed-checks report`` and the local runs (``local demo/run --report``) both print through
+:func:`write_report`, so a demo shows exactly what the product's report says.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from datetime import UTC, tzinfo
+from typing import Any, TextIO
+
+from rich.console import Console
+from rich.table import Table
+
+from missed_checks.report import COLUMNS, ReportRow
+from missed_checks.timefmt import to_utc_iso
+from missed_checks_ops.reporting import Report
+
+FORMATS = ("table", "json", "csv", "html")
+
+DEFINITION = ("expected = on time + late + missed + dismissed (judged windows); pending = closed windows the "
+              "evaluation has not reached yet; compliance = (on time + late) / (expected - dismissed)")
+
+
+def write_report(report: Report, fmt: str, out: TextIO, *, zone: tzinfo = UTC, zone_name: str = "UTC",
+                 title: str | None = None, subtitle: str = "", console: Console | None = None) -> None:
+    """Write ``report`` as ``fmt`` (one of :data:`FORMATS`) to ``out``. ``html`` needs a report
+    built with ``detail``; ``console`` (table only) prints with colour on a terminal."""
+    if fmt == "json":
+        out.write(json.dumps(report.to_dict(), indent=2) + "\n")
+    elif fmt == "csv":
+        write_csv(report, out)
+    elif fmt == "html":
+        from missed_checks_ops.html_report import render_html
+
+        options = {"title": title} if title else {}
+        out.write(render_html(report, zone=zone, zone_name=zone_name, subtitle=subtitle, **options))
+    elif fmt == "table":
+        print_table(report, out, console=console)
+    else:
+        raise ValueError(f"unknown report format {fmt!r}; one of {', '.join(FORMATS)}")
+
+
+def write_csv(report: Report, out: Any) -> None:
+    writer = csv.writer(out)
+    writer.writerow(COLUMNS)
+    for row in [*report.rows, report.total]:
+        data = row.to_dict()
+        writer.writerow(["" if data[c] is None else data[c] for c in COLUMNS])
+
+
+def pct(row: ReportRow) -> str:
+    value = row.compliance
+    return "-" if value is None else f"{value:.1f}%"
+
+
+def print_table(report: Report, out: Any, *, console: Console | None = None) -> None:
+    """The rows and the fleet total; ``console`` when printing to a terminal, else plain text on
+    ``out``, wide enough that no column is squeezed."""
+    target = console or Console(file=out, highlight=False, no_color=True, width=200)
+    view = Table("checklist", "equipment", "expected", "on time", "late", "missed", "dismissed", "pending",
+                 "compliance", title=f"Checks from {to_utc_iso(report.start)} to {to_utc_iso(report.end)} "
+                                     f"(as of {to_utc_iso(report.as_of)})",
+                 show_footer=True)
+    for column in list(view.columns)[2:]:
+        column.justify = "right"
+    for row in report.rows:
+        compliance = row.compliance
+        style = None if compliance is None else ("red" if compliance < 90 else "green" if compliance >= 99 else None)
+        view.add_row(row.checklist_id, row.equipment_id, str(row.expected), str(row.on_time), str(row.late),
+                     str(row.missed), str(row.dismissed), str(row.pending), pct(row), style=style)
+    fleet = report.total
+    footers = ["fleet total", f"{len(report.rows)} rows", fleet.expected, fleet.on_time, fleet.late, fleet.missed,
+               fleet.dismissed, fleet.pending, pct(fleet)]
+    for column, footer in zip(view.columns, footers, strict=True):
+        column.footer = str(footer)
+    target.print(view)
+    target.print(DEFINITION, style="dim")
+
+
+def stdout_console(out: Any) -> Console | None:
+    """The CLI's terminal console when ``out`` is a terminal's stdout (colours), else None."""
+    from missed_checks_ops.cli.common import console
+
+    return console() if out is sys.stdout and console().is_terminal else None

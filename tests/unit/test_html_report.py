@@ -1,0 +1,199 @@
+"""The HTML report's page, read back with an HTML parser: self-contained, print rules, the sections,
+bars drawn to scale, times in each checklist's zone, text escaped. (How a browser renders it:
+tests/e2e/test_report_browser.py.)"""
+
+from __future__ import annotations
+
+import tomllib
+from datetime import UTC, datetime, timedelta
+from fnmatch import fnmatch
+from html.parser import HTMLParser
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+
+import missed_checks_ops
+from missed_checks.report import Dismissal, ReportRow, WindowOutcome, checklist_report, deleted_checklist_report
+from missed_checks.timefmt import to_utc_iso
+from missed_checks_ops.html_report import render_html
+from missed_checks_ops.reporting import ChecklistInfo, Report
+
+ROOT = Path(__file__).resolve().parents[2]
+BERLIN, NEW_YORK = ZoneInfo("Europe/Berlin"), ZoneInfo("America/New_York")
+
+
+class Page(HTMLParser):
+    """Every element with its attributes and the text directly inside it."""
+
+    def __init__(self, html: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.elements: list[tuple[str, dict[str, str]]] = []
+        self.text: list[str] = []
+        self.style = ""
+        self._in_style = False
+        self.feed(html)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.elements.append((tag, {k: v or "" for k, v in attrs}))
+        self._in_style = tag == "style"
+
+    def handle_endtag(self, tag: str) -> None:
+        self._in_style = False
+
+    def handle_data(self, data: str) -> None:
+        if self._in_style:
+            self.style += data
+        self.text.append(data)
+
+    def find(self, tag: str, **attrs: str) -> list[dict[str, str]]:
+        """Elements ``tag`` whose attributes have these values."""
+        return [a for t, a in self.elements if t == tag and all(a.get(k) == v for k, v in attrs.items())]
+
+    @property
+    def words(self) -> str:
+        return " ".join(" ".join(self.text).split())
+
+
+def window(checklist: str, equipment: str, start: datetime, outcome: str, *, hours: int = 8, late_min: int = 20,
+           dismissal: Dismissal | None = None) -> WindowOutcome:
+    end = start + timedelta(hours=hours)
+    done = {"on_time": start + timedelta(hours=1), "late": end + timedelta(minutes=late_min)}.get(outcome)
+    return WindowOutcome(checklist, equipment, to_utc_iso(start), to_utc_iso(end), outcome,
+                         None if done is None else to_utc_iso(done), dismissal)
+
+
+MONDAY = datetime(2026, 3, 23, 6, tzinfo=BERLIN)  # Berlin moves to summer time on Sunday the 29th
+EXCUSE = Dismissal("<script>alert('workshop')</script> & co", "j.doe", "2026-03-25T08:00:00Z")
+
+
+def report(heatmap_outcomes: int = 0) -> Report:
+    outcomes = [
+        # forklift, week 13: a, 3 on time, 1 late, 1 dismissed; b, missed Mon-Wed, then on time
+        *(window("forklift", "a", MONDAY + timedelta(days=d), "on_time") for d in range(3)),
+        window("forklift", "a", MONDAY + timedelta(days=3), "late"),
+        window("forklift", "a", MONDAY + timedelta(days=4), "dismissed", dismissal=EXCUSE),
+        *(window("forklift", "b", MONDAY + timedelta(days=d), "missed") for d in range(3)),
+        window("forklift", "b", MONDAY + timedelta(days=3), "on_time"),
+        # forklift, week 14 (summer time): a missed once
+        window("forklift", "a", MONDAY + timedelta(days=7), "missed"),
+        # pallet (New York), week 13: late
+        window("pallet", "p", datetime(2026, 3, 23, 8, tzinfo=NEW_YORK), "late", hours=9, late_min=75),
+    ]
+    rows = [ReportRow("forklift", "a", expected=6, on_time=3, late=1, missed=1, dismissed=1),
+            ReportRow("forklift", "b", expected=4, on_time=1, missed=3),
+            ReportRow("pallet", "p", expected=1, late=1)]
+    extra: list[WindowOutcome] = []
+    rows += deleted_checklist_report("gone", [], outcomes=extra)
+    return Report(datetime(2026, 3, 23, tzinfo=UTC), datetime(2026, 4, 6, tzinfo=UTC),
+                  datetime(2026, 4, 6, tzinfo=UTC), rows, ["a warning & more"],
+                  {"forklift": ChecklistInfo("Forklift pre-use check", "Europe/Berlin"),
+                   "pallet": ChecklistInfo("Pallet jacks", "America/New_York")},
+                  outcomes + extra)
+
+
+def test_the_page_is_self_contained_and_prints_on_a4() -> None:
+    html = render_html(report())
+    page = Page(html)
+    assert html.startswith("<!DOCTYPE html>")
+    tags = {tag for tag, _ in page.elements}
+    assert not tags & {"script", "link", "img", "iframe", "object", "embed"}
+    assert all(not a.get("src") for _, a in page.elements)
+    assert all(a["href"].startswith("#") for _, a in page.elements if "href" in a)
+    assert "http" not in page.style and "@import" not in page.style
+    assert "@page { size: A4" in page.style and "@media print" in page.style
+    for section in ("summary", "compliance-by-week", "missed-heatmap", "repeat-offenders", "late-checks",
+                    "dismissed-checks", "all-missed", "per-equipment"):
+        assert page.find("section", id=section), section
+
+
+def test_headline_and_weekly_bars_are_drawn_to_scale() -> None:
+    page = Page(render_html(report()))
+    figures = {a["data-figure"] for a in page.find("div") if "data-figure" in a}
+    assert figures == {"expected", "on_time", "late", "missed", "dismissed", "compliance"}
+    assert "Compliance 60.0 %" in page.words  # (4 on time + 2 late) / (11 expected - 1 dismissed)
+    charts = [a["data-chart"] for a in page.find("svg") if "chart" in a.get("class", "").split()]
+    assert charts == ["weekly-fleet", "weekly-forklift", "weekly-pallet", "heatmap"]  # "gone" has no rows here
+    segments = [a for a in page.find("rect") if "segment" in a.get("class", "").split()]
+    heights = [(a["class"].split()[1], float(a["height"])) for a in segments]
+    # forklift week 13: 4 on time, 1 late, 3 missed of 8 judged (the dismissed one left out); plot 96 high
+    assert ("on_time", 48.0) in heights and ("late", 12.0) in heights and ("missed", 36.0) in heights
+    assert "62%" in page.words and "0%" in page.words  # week 13: 5/8; week 14: 0/1
+
+
+def test_times_are_in_each_checklists_zone_and_text_is_escaped() -> None:
+    html = render_html(report())
+    words = Page(html).words
+    assert "Mon 2026-03-23 06:00 – 14:00 CET" in words  # 05:00Z in Berlin, winter
+    assert "Mon 2026-03-30 06:00 – 14:00 CEST" in words  # 04:00Z, summer
+    assert "Mon 2026-03-23 08:00 – 17:00 EDT 18:15 EDT 1 h 15 min" in words  # New York: summer time already
+    assert "14:20 CET" in words and "20 min" in words  # the late check and how late
+    assert "<script>alert" not in html and "&lt;script&gt;alert(&#39;workshop&#39;)&lt;/script&gt; &amp; co" in html
+    assert "j.doe" in words and "Wed 2026-03-25 09:00 CET" in words  # dismissed by, at (Berlin)
+    assert "Warning: a warning & more" in words
+
+
+def test_repeat_offenders_and_heatmap_order() -> None:
+    page = Page(render_html(report(), heatmap_rows=1))
+    words = page.words
+    assert "b forklift 3 Mon 2026-03-23 06:00 CET Wed 2026-03-25 06:00 CET done Thu 2026-03-26" in words
+    rows = [a["data-equipment"] for a in page.find("g") if "data-equipment" in a]
+    assert rows == ["b"]  # the worst of two: b missed 3, a missed 1
+    assert "The 1 worst of 2 are drawn" in words
+
+
+def test_an_empty_period_says_so() -> None:
+    empty = Report(datetime(2026, 3, 2, tzinfo=UTC), datetime(2026, 3, 9, tzinfo=UTC), datetime(2026, 3, 9, tzinfo=UTC),
+                   [], outcomes=[])
+    words = Page(render_html(empty)).words
+    assert "No missed checks in this period." in words and "No late checks in this period." in words
+    assert "Compliance –" in words
+
+
+def test_it_needs_the_window_outcomes() -> None:
+    without = report()
+    without.outcomes = None
+    with pytest.raises(ValueError, match="detail=True"):
+        render_html(without)
+
+
+def test_outcomes_from_the_domain_render() -> None:
+    # End to end through the domain classification, DST week included.
+    from missed_checks.equipment import Assignment
+
+    starts = [MONDAY + timedelta(days=d) for d in range(10)]
+    windows = [type("Win", (), {"start": s, "end": s + timedelta(hours=8), "evaluate_at": s + timedelta(hours=9)})()
+               for s in starts]
+    outcomes: list[WindowOutcome] = []
+    rows = checklist_report("forklift", windows, [Assignment("forklift", "a", MONDAY - timedelta(days=1))],
+                            {"a": [to_utc_iso(starts[0] + timedelta(hours=1))]}, [], now=MONDAY + timedelta(days=20),
+                            outcomes=outcomes)
+    # no missed-check records were written: only the on-time window counts
+    assert [(o.outcome, o.window_start) for o in outcomes] == [("on_time", "2026-03-23T05:00:00Z")]
+    html = render_html(Report(MONDAY, MONDAY + timedelta(days=10), MONDAY + timedelta(days=20), rows,
+                              checklists={"forklift": ChecklistInfo("F", "Europe/Berlin")}, outcomes=outcomes))
+    assert "100%" in Page(html).words
+
+
+def test_the_template_ships_as_package_data() -> None:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    patterns = config["tool"]["setuptools"]["package-data"]["missed_checks_ops"]
+    package = Path(missed_checks_ops.__file__).parent
+    templates = [p.relative_to(package).as_posix() for p in (package / "templates").rglob("*") if p.is_file()]
+    assert "templates/report.html.j2" in templates
+    assert all(any(fnmatch(t, pattern) for pattern in patterns) for t in templates), (templates, patterns)
+    dependencies = config["project"]["dependencies"]
+    assert any(d.lower().startswith("jinja2") for d in dependencies)
+    layer = (ROOT / "src" / "layer-requirements.txt").read_text(encoding="utf-8").lower()
+    assert "jinja2" not in layer  # the HTML report is the operator's, never the Lambda layer's
+
+
+def test_the_report_command_offers_html_with_an_example(capsys: pytest.CaptureFixture[str]) -> None:
+    from missed_checks_ops.cli.main import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(["report", "--help"])
+    assert exited.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "{table,json,csv,html}" in text and "--output FILE" in text
+    assert "missed-checks report --from 2026-03-01 --to 2026-04-01 --tz Europe/Berlin --format html --output" in text
