@@ -37,6 +37,7 @@ from missed_checks.report import (
     total,
 )
 from missed_checks.timefmt import to_utc_iso
+from missed_checks_ops.target import StackTarget
 
 Progress = Callable[[str], None]
 
@@ -91,6 +92,11 @@ class Report:
             data["checklists"] = {key: info.to_dict() for key, info in sorted(self.checklists.items())}
             data["windows"] = [outcome.to_dict() for outcome in self.outcomes]
         return data
+
+
+def read_report(target: StackTarget, start: datetime, end: datetime, **options: Any) -> Report:
+    """:func:`build_report` of the stack's table (the ``report`` command)."""
+    return build_report(target.table(), start, end, **options)
 
 
 def build_report(

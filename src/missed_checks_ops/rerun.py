@@ -11,9 +11,13 @@ from typing import Any
 
 from missed_checks.aws.executions import describe_execution, execution_arn, start_execution, wait_for
 from missed_checks.checklist import validate_checklist_id
+from missed_checks.errors import InvalidInput
 from missed_checks.timefmt import to_utc_iso
+from missed_checks_ops.checklists import get_checklist
+from missed_checks_ops.target import StackTarget
 
-__all__ = ["Started", "describe_execution", "execution_arn", "execution_name", "start_evaluation", "wait_for"]
+__all__ = ["Started", "describe_execution", "execution_arn", "execution_name", "rerun", "start_evaluation",
+           "wait_for"]
 
 MAX_NAME = 80
 # Step Functions forbids whitespace, < > { } [ ] ? * " # % \ ^ | ~ ` $ & , ; : / and control characters.
@@ -52,3 +56,16 @@ def start_evaluation(stepfunctions: Any, state_machine_arn: str, checklist_id: s
                                 "instant": to_utc_iso(instant), **(extra or {})}
     started = start_execution(stepfunctions, state_machine_arn, name, document)
     return Started(started.execution_arn, name, document, already_existed=started.already_existed)
+
+
+def rerun(target: StackTarget, checklist_id: str, instant: datetime, name: str, *,
+          wait: bool = False) -> tuple[Started, dict[str, Any] | None]:
+    """``missed-checks rerun``: start the evaluation of an existing checklist at ``instant`` under a
+    new execution ``name`` (a name already used is an InvalidInput on ``name``); with ``wait``, also
+    DescribeExecution's answer once it ended."""
+    get_checklist(target, checklist_id, "checklist")
+    stepfunctions = target.client("stepfunctions")
+    started = start_evaluation(stepfunctions, target.state_machine_arn, checklist_id, instant, name)
+    if started.already_existed:
+        raise InvalidInput("name", f"an execution named {name} already exists: choose another --name")
+    return started, wait_for(stepfunctions, started.execution_arn) if wait else None

@@ -12,6 +12,10 @@ adapters in ``src/missed_checks/aws``), of ``src/missed_checks_ops`` and of ``fu
   client bound to the chosen stack (``StackTarget.client("sqs")``) is configuration, not a call,
   and is allowed: the client is handed to an adapter.
 
+And the command line (``src/missed_checks_ops/cli``) neither imports anything of ``missed_checks.aws``
+nor asks the target for an adapter or a client (``.table()``, ``.client()``, ``.queue()``,
+``.schedules()``): its commands parse, call a use case of ``missed_checks_ops`` and print.
+
 The operation names come from botocore's own service models, so a method of ours named like an
 AWS operation is flagged too: that is deliberate (name it after what it does for the domain).
 """
@@ -29,6 +33,8 @@ from botocore import xform_name
 ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "src"
 ADAPTERS = SRC / "missed_checks" / "aws"
+CLI = SRC / "missed_checks_ops" / "cli"
+TARGET_ADAPTERS = {"table", "client", "queue", "schedules"}
 # The services template.yaml's resources are (and the operator's tools look a stack up with).
 SERVICES = ("dynamodb", "dynamodbstreams", "sqs", "stepfunctions", "lambda", "scheduler", "events",
             "cloudformation", "sts", "logs", "sns")
@@ -87,3 +93,14 @@ def test_no_boto3_outside_the_adapters(path: Path) -> None:
               if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in OPERATIONS
               and (_name(path), node.func.attr) not in NOT_AWS]
     assert not found, f"{_name(path)} talks to AWS itself; move it behind missed_checks.aws: {found}"
+
+
+@pytest.mark.parametrize("path", sorted(CLI.rglob("*.py")), ids=_name)
+def test_the_cli_calls_use_cases_not_adapters(path: Path) -> None:
+    tree = ast.parse(path.read_text(), str(path))
+    found = [f"line {line}: import {module}" for line, module in _imports(tree)
+             if module == "missed_checks.aws" or module.startswith("missed_checks.aws.")]
+    found += [f"line {node.lineno}: .{node.func.attr}()" for node in ast.walk(tree)
+              if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr in TARGET_ADAPTERS]
+    assert not found, f"{_name(path)} reaches the adapters; give it a use case in missed_checks_ops: {found}"

@@ -474,7 +474,7 @@ class ChecklistTable:
 
     def performed_checks_of_equipment(self, equipment_id: str, low: str, until: str) -> list[tuple[str, str]]:
         """(checklist id, performed_at) of the equipment's performed checks, on every checklist, performed
-        from ``low`` up to and including ``until`` (UTC ISO strings): one ByEquipment Query."""
+        between ``low`` and ``until`` included (UTC ISO strings): one ByEquipment Query."""
         items = self._query_range(keys.equipment_pk(equipment_id), low, until + keys.HIGH, keys.BY_EQUIPMENT_INDEX)
         return [(str(item.get("checklist_id")), str(item["performed_at"]))
                 for item in items if item.get("type") == "performed_check"]
