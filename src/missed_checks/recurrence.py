@@ -30,13 +30,14 @@ IANA zone.
 
 from __future__ import annotations
 
+import calendar
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from functools import cached_property
 from itertools import islice
-from typing import Any
+from math import gcd
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from dateutil.rrule import DAILY, HOURLY, MONTHLY, WEEKLY, YEARLY, rrule, rruleset, rrulestr
@@ -53,7 +54,9 @@ __all__ = [
     "DueWindows",
     "OccurrenceWindow",
     "Recurrence",
+    "RuleParts",
     "parse_recurrence",
+    "yearly_day_filter",
 ]
 
 MAX_COUNT = 100_000
@@ -146,6 +149,33 @@ class DueWindows:
 
 
 @dataclass(frozen=True)
+class RuleParts:
+    """The RRULE's parts as the rule applies them, RFC 5545's defaults from DTSTART filled in.
+
+    The same normalisation dateutil applies when it builds the rule (so that code reasoning about
+    the rule, such as the schedule converter, need not re-implement the defaults): lists sorted and
+    unique; a YEARLY rule without a day filter gets DTSTART's month and day, a MONTHLY one DTSTART's
+    day, a WEEKLY one DTSTART's weekday; BYHOUR (except for HOURLY), BYMINUTE and BYSECOND default
+    to DTSTART's; an HOURLY rule's BYHOUR keeps only hours its INTERVAL can reach. ``freq`` is one
+    of dateutil's ``YEARLY`` .. ``HOURLY``; weekdays are 0=Monday..6=Sunday.
+    """
+
+    freq: int
+    interval: int
+    wkst: int
+    bysetpos: tuple[int, ...] | None
+    bymonth: tuple[int, ...] | None
+    bymonthday: tuple[int, ...]  # positive days first, then negative ones; () when none
+    byyearday: tuple[int, ...] | None
+    byweekno: tuple[int, ...] | None
+    weekdays: tuple[int, ...] | None  # plain weekdays (and, above MONTHLY, ordinals' weekdays)
+    nweekdays: tuple[tuple[int, int], ...] | None  # (weekday, n) ordinals, MONTHLY and YEARLY only
+    byhour: tuple[int, ...] | None  # None: every hour (HOURLY without BYHOUR)
+    byminute: tuple[int, ...]
+    bysecond: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class Recurrence:
     """A parsed, validated checklist recurrence. Build it with :func:`parse_recurrence`."""
 
@@ -159,6 +189,7 @@ class Recurrence:
     until: datetime | None
     count: int | None
     rule: rrule = field(repr=False, compare=False)
+    parts: RuleParts = field(repr=False, compare=False)
     exdates: tuple[datetime, ...] = ()
     exdate_dates: tuple[date, ...] = ()
     rdates: tuple[datetime, ...] = ()
@@ -336,6 +367,7 @@ def parse_recurrence(
         until=until,
         count=int(parts["COUNT"]) if "COUNT" in parts else None,
         rule=rule,
+        parts=_rule_parts(parts, dtstart),
         exdates=exdates,
         exdate_dates=exdate_dates,
         rdates=tuple(resolve_local(r.replace(tzinfo=None), zone) for r in rdates),
@@ -661,63 +693,61 @@ def _structurally_never(recurrence: Recurrence) -> bool:
     position lies beyond the most occurrences one period (hour, day, week, month, year) can hold,
     and a DAILY/HOURLY INTERVAL of whole weeks with a BYDAY that leaves out DTSTART's weekday.
     """
-    parts = rule_parts(recurrence.rule)
-    if parts["bysetpos"] and all(abs(position) > _most_per_period(parts) for position in parts["bysetpos"]):
+    parts = recurrence.parts
+    if parts.bysetpos and all(abs(position) > _most_per_period(parts) for position in parts.bysetpos):
         return True
-    week = {DAILY: 7, HOURLY: 7 * 24}.get(parts["freq"])
-    if week and parts["interval"] % week == 0 and recurrence.dtstart.weekday() not in (parts["weekdays"] or range(7)):
+    week = {DAILY: 7, HOURLY: 7 * 24}.get(parts.freq)
+    if week and parts.interval % week == 0 and recurrence.dtstart.weekday() not in (parts.weekdays or range(7)):
         return True  # whole weeks apart: every occurrence falls on DTSTART's weekday, which BYDAY leaves out
     # BYSETPOS only selects among the dates the day filters allow: without it, the same test.
     start = recurrence.dtstart.replace(tzinfo=None)
-    rule = recurrence.rule.replace(bysetpos=None) if parts["bysetpos"] else recurrence.rule
-    probe = yearly_day_filter(rule, start, _range_end(recurrence.zone).replace(tzinfo=None))
+    probe = yearly_day_filter(replace(parts, bysetpos=None), start, _range_end(recurrence.zone).replace(tzinfo=None))
     return probe is not None and probe.after(start, inc=True) is None
 
 
-def _most_per_period(parts: dict[str, Any]) -> int:
+def _most_per_period(parts: RuleParts) -> int:
     """An upper bound of the occurrences one period of the rule holds (what BYSETPOS selects from).
 
     dateutil's filters are conjunctive, so the smallest capacity of any given day filter bounds
     the days (each BYMONTHDAY value appears at most once a week or month, a weekday at most 5
     times a month and 53 a year, an ordinal weekday once a month).
     """
-    freq, per_hour = parts["freq"], len(parts["byminute"]) * len(parts["bysecond"])
+    freq, per_hour = parts.freq, len(parts.byminute) * len(parts.bysecond)
     if freq == HOURLY:
         return per_hour
-    per_day = len(parts["byhour"] or (0,)) * per_hour
+    per_day = len(parts.byhour or (0,)) * per_hour
     days = {DAILY: 1, WEEKLY: 7, MONTHLY: 31}.get(freq, 366)
-    if freq != DAILY and (parts["weekdays"] or parts["nweekdays"]):
+    if freq != DAILY and (parts.weekdays or parts.nweekdays):
         per_weekday = {WEEKLY: 1, MONTHLY: 5}.get(freq, 53)
         per_ordinal = 12 if freq == YEARLY else 1  # with BYMONTH, a YEARLY ordinal counts in each month
-        days = min(days, per_weekday * len(parts["weekdays"] or ()) + per_ordinal * len(parts["nweekdays"] or ()))
-    if freq != DAILY and parts["bymonthday"]:
-        days = min(days, len(parts["bymonthday"]) * (12 if freq == YEARLY else 1))
-    if freq != DAILY and parts["byyearday"]:
-        days = min(days, len(parts["byyearday"]))
+        days = min(days, per_weekday * len(parts.weekdays or ()) + per_ordinal * len(parts.nweekdays or ()))
+    if freq != DAILY and parts.bymonthday:
+        days = min(days, len(parts.bymonthday) * (12 if freq == YEARLY else 1))
+    if freq != DAILY and parts.byyearday:
+        days = min(days, len(parts.byyearday))
     return days * per_day
 
 
-def yearly_day_filter(rule: rrule, dtstart: datetime, until: datetime | None = None) -> rrule | None:
-    """A YEARLY rule (naive, interval 1) matching the dates a DAILY/WEEKLY/HOURLY ``rule``'s
+def yearly_day_filter(parts: RuleParts, dtstart: datetime, until: datetime | None = None) -> rrule | None:
+    """A YEARLY rule (naive, interval 1) matching the dates a DAILY/WEEKLY/HOURLY rule's
     day filters (BYMONTH, BYMONTHDAY, BYDAY, BYYEARDAY, BYWEEKNO) allow, with ``dtstart``'s time.
 
-    None when ``rule`` has another frequency, uses BYSETPOS (which selects per period), or has no
+    None when the rule (its ``parts``) has another frequency, uses BYSETPOS (which selects per period), or has no
     day filter (every date matches).
     """
-    parts = rule_parts(rule)
-    if parts["freq"] not in (DAILY, WEEKLY, HOURLY) or parts["bysetpos"]:
+    if parts.freq not in (DAILY, WEEKLY, HOURLY) or parts.bysetpos:
         return None
     days = {
-        "bymonthday": parts["bymonthday"] or None,
-        "byweekday": parts["weekdays"] or None,
-        "byyearday": parts["byyearday"] or None,
-        "byweekno": parts["byweekno"] or None,
+        "bymonthday": parts.bymonthday or None,
+        "byweekday": parts.weekdays or None,
+        "byyearday": parts.byyearday or None,
+        "byweekno": parts.byweekno or None,
     }
     if all(value is None for value in days.values()):
-        if parts["bymonth"] is None:
+        if parts.bymonth is None:
             return None
         days["bymonthday"] = tuple(range(1, 32))
-    return rrule(YEARLY, dtstart=dtstart, until=until, bymonth=parts["bymonth"], wkst=parts["wkst"], **days)
+    return rrule(YEARLY, dtstart=dtstart, until=until, bymonth=parts.bymonth, wkst=parts.wkst, **days)
 
 
 def _never() -> None:
@@ -801,27 +831,55 @@ def _iso(value: datetime) -> str:
     return value.isoformat(timespec="seconds")
 
 
-def rule_parts(rule: rrule) -> dict[str, Any]:
-    """dateutil's normalized BYxxx parts of ``rule`` (defaults from DTSTART filled in).
+_FREQUENCIES = {"YEARLY": YEARLY, "MONTHLY": MONTHLY, "WEEKLY": WEEKLY, "DAILY": DAILY, "HOURLY": HOURLY}
+_WEEKDAYS = ("MO", "TU", "WE", "TH", "FR", "SA", "SU")
 
-    dateutil keeps these only as attributes; reading them here keeps the schedule converter from
-    re-implementing RFC 5545's defaults. ``weekdays`` are 0=Monday..6=Sunday; ``nweekdays`` are
-    ``(weekday, n)`` ordinals (only for MONTHLY/YEARLY).
-    """
-    return {
-        "freq": rule._freq,  # noqa: SLF001
-        "interval": rule._interval,  # noqa: SLF001
-        "wkst": rule._wkst,  # noqa: SLF001
-        "bysetpos": rule._bysetpos,  # noqa: SLF001
-        "bymonth": rule._bymonth,  # noqa: SLF001
-        "bymonthday": rule._bymonthday + rule._bynmonthday,  # noqa: SLF001
-        "byyearday": rule._byyearday,  # noqa: SLF001
-        "byweekno": rule._byweekno,  # noqa: SLF001
-        "byeaster": rule._byeaster,  # noqa: SLF001
-        "weekdays": rule._byweekday,  # noqa: SLF001
-        "nweekdays": rule._bynweekday,  # noqa: SLF001
-        "byhour": rule._byhour,  # noqa: SLF001
-        "byminute": rule._byminute,  # noqa: SLF001
-        "bysecond": rule._bysecond,  # noqa: SLF001
-        "hourly": rule._freq == HOURLY,  # noqa: SLF001
-    }
+
+def _rule_parts(parts: dict[str, str], dtstart: datetime) -> RuleParts:
+    """The :class:`RuleParts` of the RRULE ``parts`` (already checked) starting at ``dtstart``."""
+    freq = _FREQUENCIES[parts["FREQ"]]
+    interval = int(parts.get("INTERVAL", "1"))
+
+    def numbers(key: str) -> tuple[int, ...] | None:
+        return tuple(sorted({int(item) for item in parts[key].split(",")})) if key in parts else None
+
+    bymonth, monthdays = numbers("BYMONTH"), numbers("BYMONTHDAY")
+    plain: set[int] = set()
+    ordinals: set[tuple[int, int]] = set()
+    for item in parts["BYDAY"].split(",") if "BYDAY" in parts else ():
+        match = _ORDINAL_DAY.fullmatch(item)
+        assert match is not None  # _check_numbers refused anything else
+        day, n = _WEEKDAYS.index(match[2]), int(match[1]) if match[1] else 0
+        if not n or freq > MONTHLY:
+            plain.add(day)
+        else:
+            ordinals.add((day, n))
+    if not {"BYWEEKNO", "BYYEARDAY", "BYMONTHDAY", "BYDAY"} & parts.keys():
+        if freq == YEARLY:
+            bymonth = bymonth or (dtstart.month,)
+            monthdays = (dtstart.day,)
+        elif freq == MONTHLY:
+            monthdays = (dtstart.day,)
+        elif freq == WEEKLY:
+            plain = {dtstart.weekday()}
+    byhour = numbers("BYHOUR")
+    if byhour is None and freq != HOURLY:
+        byhour = (dtstart.hour,)
+    elif byhour is not None and freq == HOURLY:  # only the hours an INTERVAL of hours reaches
+        step = gcd(interval, 24)
+        byhour = tuple(hour for hour in byhour if step == 1 or (hour - dtstart.hour) % step == 0)
+    return RuleParts(
+        freq=freq,
+        interval=interval,
+        wkst=_WEEKDAYS.index(parts["WKST"]) if "WKST" in parts else calendar.firstweekday(),
+        bysetpos=tuple(int(item) for item in parts["BYSETPOS"].split(",")) if "BYSETPOS" in parts else None,
+        bymonth=bymonth,
+        bymonthday=tuple(day for day in monthdays or () if day > 0) + tuple(day for day in monthdays or () if day < 0),
+        byyearday=numbers("BYYEARDAY"),
+        byweekno=numbers("BYWEEKNO"),
+        weekdays=tuple(sorted(plain)) or None,
+        nweekdays=tuple(sorted(ordinals)) or None,
+        byhour=byhour,
+        byminute=numbers("BYMINUTE") or (dtstart.minute,),
+        bysecond=numbers("BYSECOND") or (dtstart.second,),
+    )

@@ -32,7 +32,7 @@ from zoneinfo import ZoneInfo
 from dateutil.rrule import DAILY, HOURLY, MONTHLY, WEEKLY, YEARLY, rrule, weekday
 
 from missed_checks.errors import InvalidInput
-from missed_checks.recurrence import Recurrence, rule_parts, yearly_day_filter
+from missed_checks.recurrence import Recurrence, RuleParts, yearly_day_filter
 from missed_checks.timefmt import to_utc_iso
 
 __all__ = ["ScheduleSpec", "firing_wall_time", "schedule_for", "validate_aws_cron"]
@@ -128,12 +128,12 @@ class _Firings:
 
 
 def _start_times(recurrence: Recurrence) -> set[time]:
-    parts = rule_parts(recurrence.rule)
-    hours: Iterable[int] = parts["byhour"] or ()
-    if parts["freq"] == HOURLY and not parts["byhour"]:
-        step, first = parts["interval"], recurrence.dtstart.hour
+    parts = recurrence.parts
+    hours: Iterable[int] = parts.byhour or ()
+    if parts.freq == HOURLY and not parts.byhour:
+        step, first = parts.interval, recurrence.dtstart.hour
         hours = {(first + i * step) % 24 for i in range(24)}
-    times = {time(h, m, s) for h in hours for m in parts["byminute"] for s in parts["bysecond"]}
+    times = {time(h, m, s) for h in hours for m in parts.byminute for s in parts.bysecond}
     times.update(rdate.time() for rdate in recurrence.rdates)
     return times
 
@@ -204,8 +204,8 @@ class _DaySelection:
 
     @classmethod
     def of(cls, recurrence: Recurrence) -> _DaySelection:
-        parts = rule_parts(recurrence.rule)
-        freq, interval = parts["freq"], parts["interval"]
+        parts = recurrence.parts
+        freq, interval = parts.freq, parts.interval
         start = recurrence.dtstart.replace(tzinfo=None)
         twin, exact, year_step = _twin(recurrence, parts, start)
         dates = None
@@ -214,51 +214,51 @@ class _DaySelection:
         extra = bool(recurrence.exdates or recurrence.exdate_dates or recurrence.rdates)
         if freq == HOURLY:
             exact = exact and 24 % interval == 0
-        one_per_day = not parts["bysetpos"]
+        one_per_day = not parts.bysetpos
         return cls(dates, year_step, recurrence.dtstart.year, exact and not extra, one_per_day)
 
 
-def _twin(recurrence: Recurrence, parts: dict, start: datetime) -> tuple[rrule | None, bool, int | None]:
+def _twin(recurrence: Recurrence, parts: RuleParts, start: datetime) -> tuple[rrule | None, bool, int | None]:
     """(rule over the reference span without INTERVAL/COUNT/UNTIL, INTERVAL captured?, year step)."""
-    freq, interval = parts["freq"], parts["interval"]
+    freq, interval = parts.freq, parts.interval
     twin_start = datetime.combine(_REFERENCE_FIRST, start.time())
     until = datetime.combine(_REFERENCE_LAST, time(23, 59, 59))
     common = {
         "dtstart": twin_start,
         "until": until,
-        "wkst": parts["wkst"],
-        "bysetpos": parts["bysetpos"],
-        "bymonthday": parts["bymonthday"] or None,
-        "byyearday": parts["byyearday"],
-        "byweekno": parts["byweekno"],
-        "byhour": parts["byhour"] if parts["bysetpos"] else start.hour,
-        "byminute": parts["byminute"],
-        "bysecond": parts["bysecond"],
+        "wkst": parts.wkst,
+        "bysetpos": parts.bysetpos,
+        "bymonthday": parts.bymonthday or None,
+        "byyearday": parts.byyearday,
+        "byweekno": parts.byweekno,
+        "byhour": parts.byhour if parts.bysetpos else start.hour,
+        "byminute": parts.byminute,
+        "bysecond": parts.bysecond,
     }
-    weekdays = tuple(parts["weekdays"] or ()) + tuple(_nweekdays(parts))
+    weekdays = tuple(parts.weekdays or ()) + tuple(_nweekdays(parts))
     if freq == YEARLY:
         step = interval if interval > 1 else None
-        return rrule(YEARLY, bymonth=parts["bymonth"], byweekday=weekdays or None, **common), True, step
+        return rrule(YEARLY, bymonth=parts.bymonth, byweekday=weekdays or None, **common), True, step
     if freq == MONTHLY:
         cycle = {(start.month - 1 + i * interval) % 12 + 1 for i in range(12)}
-        months = tuple(sorted(cycle & set(parts["bymonth"] or range(1, 13))))
+        months = tuple(sorted(cycle & set(parts.bymonth or range(1, 13))))
         step = interval // 12 if interval % 12 == 0 and interval > 12 else None
         exact = 12 % interval == 0 or interval % 12 == 0
         return rrule(MONTHLY, bymonth=months, byweekday=weekdays or None, **common), exact, step
-    if freq == WEEKLY and parts["bysetpos"]:
-        return rrule(WEEKLY, bymonth=parts["bymonth"], byweekday=weekdays or None, **common), interval == 1, None
-    if freq == DAILY and interval % 7 == 0 and not parts["bysetpos"]:
-        weekday_only = set(parts["weekdays"] or range(7)) & {start.weekday()}
-        weekly = rrule(WEEKLY, bymonth=parts["bymonth"], byweekday=tuple(weekday_only), **common)
+    if freq == WEEKLY and parts.bysetpos:
+        return rrule(WEEKLY, bymonth=parts.bymonth, byweekday=weekdays or None, **common), interval == 1, None
+    if freq == DAILY and interval % 7 == 0 and not parts.bysetpos:
+        weekday_only = set(parts.weekdays or range(7)) & {start.weekday()}
+        weekly = rrule(WEEKLY, bymonth=parts.bymonth, byweekday=tuple(weekday_only), **common)
         return weekly, interval == 7, None
-    if parts["bysetpos"]:  # DAILY/HOURLY picking times within a day: every day, not exact
+    if parts.bysetpos:  # DAILY/HOURLY picking times within a day: every day, not exact
         return None, False, None
-    year_filter = yearly_day_filter(recurrence.rule, twin_start, until)
+    year_filter = yearly_day_filter(parts, twin_start, until)
     return year_filter, interval == 1 or freq == HOURLY, None
 
 
-def _nweekdays(parts: dict) -> list[weekday]:
-    return [weekday(day, n) for day, n in parts["nweekdays"] or ()]
+def _nweekdays(parts: RuleParts) -> list[weekday]:
+    return [weekday(day, n) for day, n in parts.nweekdays or ()]
 
 
 def _date_fields(days: _DaySelection, shifts: set[int], recurrence: Recurrence) -> tuple[str, bool]:

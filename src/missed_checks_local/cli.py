@@ -21,8 +21,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
 from missed_checks.errors import InvalidInput
+from missed_checks.timefmt import parse_instant
 from missed_checks_ops.cli.common import RESULT_FORMATS, command_output, set_examples
+from missed_checks_ops.report_output import FORMATS, write_report
 from missed_checks_ops.target import LOCAL_ENDPOINT, LOCAL_SERVE_PORT
 
 DEMO_SCENARIO = "demo.json"
@@ -103,7 +108,7 @@ def register(subparsers: Any) -> None:
 
 
 def _chaos(args: argparse.Namespace) -> int:
-    from missed_checks_local.chaos import run_chaos
+    from missed_checks_local.chaos import run_chaos  # deferred: `missed-checks` start-up must not pay for the emulator
     from missed_checks_local.faults import load_faults
     from missed_checks_local.scenario import Scenario, load_scenario
 
@@ -151,7 +156,6 @@ def _print_chaos(result: dict[str, Any], say: Any) -> None:
 
 
 def _report_options(parser: argparse.ArgumentParser) -> None:
-    from missed_checks_ops.report_output import FORMATS
 
     output = parser.add_argument_group("output")
     output.add_argument(
@@ -180,14 +184,18 @@ def _default_log(path: Path | None) -> Path:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from missed_checks_local.scenario import load_scenario
+    from missed_checks_local.scenario import (
+        load_scenario,  # deferred: `missed-checks` start-up must not pay for the emulator
+    )
 
     scenario = load_scenario(args.scenario)
     return _play(scenario, args, source=args.scenario)
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from missed_checks_local.scenario import Scenario
+    from missed_checks_local.scenario import (
+        Scenario,  # deferred: `missed-checks` start-up must not pay for the emulator
+    )
 
     text = resources.files("missed_checks_local").joinpath("scenarios", DEMO_SCENARIO).read_text("utf-8")
     if args.show_scenario:
@@ -198,11 +206,11 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _play(scenario: Any, args: argparse.Namespace, *, source: str, demo: bool = False) -> int:
-    from rich.console import Console
-
-    from missed_checks_local.run_result import print_run, to_json
+    from missed_checks_local.run_result import (  # deferred: `missed-checks` start-up must not pay for the emulator
+        print_run,
+        to_json,
+    )
     from missed_checks_local.scenario import run_scenario
-    from missed_checks_ops.report_output import write_report
 
     with command_output(args.report, args.output) as out:
         log_path = _default_log(args.log_file)
@@ -243,9 +251,9 @@ def _play(scenario: Any, args: argparse.Namespace, *, source: str, demo: bool = 
 
 
 def _with_progress(scenario: Any, console: Any, log_path: Path) -> dict[str, Any]:
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from missed_checks_local.scenario import run_scenario
+    from missed_checks_local.scenario import (
+        run_scenario,  # deferred: `missed-checks` start-up must not pay for the emulator
+    )
 
     total = (scenario.end - scenario.start).total_seconds()
     with Progress(
@@ -291,10 +299,9 @@ def _where_next(report: dict[str, Any], source: str, log_path: Path) -> list[str
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
-    from missed_checks.timefmt import parse_instant
-    from missed_checks_local.serve import LocalServer
+    from missed_checks_local.serve import (
+        LocalServer,  # deferred: `missed-checks` start-up must not pay for the emulator
+    )
 
     if args.speed <= 0:
         raise InvalidInput("speed", f"{args.speed:g} is not positive: give simulated seconds per real second, e.g. 60")

@@ -87,7 +87,7 @@ class DeployError(MissedChecksError):
 # -- 1. package --------------------------------------------------------------------------------
 def load_sam_template(path: Path) -> dict[str, Any]:
     """The template as plain data (YAML short forms such as ``!Ref`` in their long form)."""
-    from samtranslator.yaml_helper import yaml_parse
+    from samtranslator.yaml_helper import yaml_parse  # deferred: samtranslator is a dev dependency, slow to import
 
     try:
         text = path.read_text(encoding="utf-8")
@@ -194,7 +194,7 @@ class _NoManagedPolicies:
 
 def transform(template: Mapping[str, Any], parameters: Mapping[str, str], region: str) -> dict[str, Any]:
     """The SAM template as plain CloudFormation, exactly as the serverless transform makes it."""
-    from samtranslator.model.exceptions import InvalidDocumentException
+    from samtranslator.model.exceptions import InvalidDocumentException  # deferred: as above
     from samtranslator.translator.transform import transform as sam_transform
 
     previous = os.environ.get("AWS_DEFAULT_REGION")
@@ -218,7 +218,10 @@ def install_shims() -> None:
     with _SHIMS_LOCK:
         if _shims_installed:
             return
-        from moto.awslambda.models import LambdaFunction, LayerVersion
+        from moto.awslambda.models import (  # deferred: moto is a dev dependency and slow to import
+            LambdaFunction,
+            LayerVersion,
+        )
         from moto.cloudformation import parsing
         from moto.iam.models import Role, iam_backends
         from moto.scheduler.exceptions import ScheduleGroupNotFound

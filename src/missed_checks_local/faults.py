@@ -207,7 +207,7 @@ _WRITES = {"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWri
 def endpoint_faults(injector: FaultInjector) -> Any:
     """An observer for :func:`missed_checks_local.iam.observed`: the service endpoints' faults
     (DynamoDB throttling, EventBridge failing), answered to the functions' own calls."""
-    from moto.core.exceptions import JsonRESTError
+    from moto.core.exceptions import JsonRESTError  # deferred: moto is a dev dependency and slow to import
 
     def observe(call: Any) -> None:
         if call.denied:

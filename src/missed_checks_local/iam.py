@@ -113,7 +113,7 @@ _XML_SERVICES = {"sqs", "iam", "sts", "s3", "cloudformation"}
 
 
 def _make_patches() -> list[Any]:
-    from moto import settings
+    from moto import settings  # deferred: moto is a dev dependency and slow to import
     from moto.core.authorization import ActionAuthenticatorMixin
     from moto.core.exceptions import JsonRESTError
     from moto.iam.access_control import IAMPolicy, IAMPolicyStatement, IAMRequestBase

@@ -17,6 +17,7 @@ Invocations arrive the way they do on AWS: the state machine's tasks call ``lamb
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 import tempfile
@@ -29,6 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from unittest import mock
+
+import boto3
+from botocore.config import Config
 
 from missed_checks import clock as product_clock
 from missed_checks_local.iam import RoleCall, RoleSessions, enforced, observed
@@ -169,7 +173,7 @@ class LambdaRuntime:
     @contextmanager
     def _serve_lambda_invoke(self) -> Iterator[None]:
         """moto's ``lambda:Invoke`` (after its IAM check) hands our functions' calls to us."""
-        from moto.awslambda.models import LambdaFunction
+        from moto.awslambda.models import LambdaFunction  # deferred: moto is a dev dependency and slow to import
 
         original = LambdaFunction.invoke
         runtime = self
@@ -198,10 +202,6 @@ class LambdaRuntime:
     def _state_machine_credentials(self) -> Iterator[None]:
         """The state machine's tasks call AWS with its role's credentials (moto's use fixed
         dummy keys), one client per region and service, reused while the runtime runs."""
-        import importlib
-
-        import boto3
-        from botocore.config import Config
 
         role_arns = {res["RoleArn"] for res in self.stack._of_type("AWS::StepFunctions::StateMachine").values()}
         if len(role_arns) > 1:
@@ -236,7 +236,7 @@ class LambdaRuntime:
     def _service_faults(self, spec: FunctionSpec, event: Any) -> bool:
         """Faults of the Lambda service and of Step Functions around a task's invoke; True when
         the function itself must fail this time."""
-        from moto.core.exceptions import JsonRESTError
+        from moto.core.exceptions import JsonRESTError  # deferred: moto is a dev dependency and slow to import
 
         if self.faults is None:
             return False
@@ -391,7 +391,7 @@ _INTERPRETER_CLIENT_USERS = (
 def _moto_server() -> Iterator[str]:
     """A moto server on a free loopback port, in front of this process's embedded AWS, for the
     function workers to call."""
-    from moto.server import ThreadedMotoServer
+    from moto.server import ThreadedMotoServer  # deferred: moto is a dev dependency and slow to import
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # not a line per request on the terminal
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 import uuid
 from collections import Counter
@@ -26,6 +27,8 @@ from typing import Any
 from unittest import mock
 
 from missed_checks_local.clock import RealTimeClock, SimulatedClock, installed
+from missed_checks_local.faults import endpoint_faults
+from missed_checks_local.iam import observed
 from missed_checks_local.lambda_runtime import LambdaRuntime
 from missed_checks_local.scheduler import Firing, SimulatedScheduler
 from missed_checks_local.stack import EmbeddedStack
@@ -123,8 +126,6 @@ class LocalRuntime:
 
     def start(self) -> None:
         if self.faults is not None:
-            from missed_checks_local.faults import endpoint_faults
-            from missed_checks_local.iam import observed
 
             self.lambda_runtime.faults = self.scheduler.faults = self.faults
             for poller in self.pollers:
@@ -309,7 +310,7 @@ class LocalRuntime:
 
 @contextmanager
 def moto_on_simulated_time(clock: SimulatedClock | RealTimeClock) -> Iterator[None]:
-    from moto.scheduler import models as scheduler_models
+    from moto.scheduler import models as scheduler_models  # deferred: moto is a dev dependency and slow to import
     from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
 
     def simulated_utcnow() -> datetime:
@@ -326,9 +327,9 @@ def moto_on_simulated_time(clock: SimulatedClock | RealTimeClock) -> Iterator[No
 def _parse_each_definition_once() -> Iterator[None]:
     """moto parses the definition again (ANTLR, about 50 ms) for every execution. Keep the parse
     tree per definition text; each execution still gets fresh evaluation components from it."""
-    import threading
-
-    from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
+    from moto.stepfunctions.parser.asl.parse.asl_parser import (
+        AmazonStateLanguageParser,  # deferred: moto is a dev dependency and slow to import
+    )
     from moto.stepfunctions.parser.asl.parse.preprocessor import Preprocessor
 
     original = AmazonStateLanguageParser.parse

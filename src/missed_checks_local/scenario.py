@@ -44,8 +44,12 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from missed_checks.checklist import Checklist, validate_checklist_id
+from missed_checks.equipment import validate_equipment_id
 from missed_checks.errors import InvalidInput
+from missed_checks.performed_check import PerformedCheck
 from missed_checks.timefmt import parse_instant
+from missed_checks_local.faults import FaultInjector, parse_faults
 
 __all__ = ["ACTIONS", "Scenario", "ScenarioEvent", "load_scenario", "run_scenario"]
 
@@ -119,7 +123,6 @@ class Scenario:
         events = [_event(index, raw, start, end) for index, raw in enumerate(data["events"])]
         events.sort(key=lambda event: (event.at, event.index))
         _check_references(events)
-        from missed_checks_local.faults import parse_faults
 
         faults = parse_faults(data["faults"]) if "faults" in data else []
         return cls(
@@ -177,13 +180,11 @@ def _text(where: str, value: Any, *, optional: bool = False) -> str | None:
 
 
 def _checklist_id(where: str, value: Any) -> str:
-    from missed_checks.checklist import validate_checklist_id
 
     return validate_checklist_id(_text(where, value), where)
 
 
 def _equipment_id(where: str, value: Any) -> str:
-    from missed_checks.equipment import validate_equipment_id
 
     text = _text(where, value)
     try:
@@ -215,7 +216,6 @@ def _put(where: str, value: Any, at: datetime) -> dict[str, Any]:
         raise InvalidInput(f"{where}.validate", "must be true or false")
     args["validate"] = validate
     if validate:
-        from missed_checks.checklist import Checklist
 
         checklist = Checklist(
             checklist_id=args["id"],
@@ -352,7 +352,7 @@ def run_scenario(
     the announcements, then counts them). ``settle`` plays on past the end, with no events and no
     more faults, so that what the faults delayed (a dropped firing's catch-up) can happen."""
     from missed_checks_local.clock import SimulatedClock
-    from missed_checks_local.embedded import embedded_aws
+    from missed_checks_local.embedded import embedded_aws  # deferred (and below): the embedded AWS imports moto
     from missed_checks_local.run_result import build_result
     from missed_checks_local.runtime import LocalRuntime
     from missed_checks_local.stack import EmbeddedStack
@@ -362,13 +362,12 @@ def run_scenario(
         stack = EmbeddedStack.provision(template_path, parameters=scenario.parameters)
         clock = SimulatedClock(scenario.start)
         if faults is None and scenario.faults:
-            from missed_checks_local.faults import FaultInjector
 
             faults = FaultInjector(list(copy.deepcopy(scenario.faults)))
         with LocalRuntime(stack, clock, log_path=log_path, faults=faults) as runtime:
             if progress is not None:
                 runtime.on_step = lambda: progress(clock.now())
-            from missed_checks.aws.table import ChecklistTable
+            from missed_checks.aws.table import ChecklistTable  # deferred: boto3, not needed to parse a scenario
 
             if prepare is not None:
                 prepare(runtime)
@@ -412,7 +411,7 @@ def recover_as_an_operator(runtime: Any, now: datetime) -> dict[str, Any]:
     """What README "Operate" tells an operator to do after an incident: re-run executions that were
     stopped (the console's Redrive; moto has none, so the same input is started again), then
     ``missed-checks dlq replay`` of every queue, until nothing is left to replay (bounded)."""
-    from missed_checks_ops.dlq import replay_queues
+    from missed_checks_ops.dlq import replay_queues  # deferred: boto3, not needed to parse a scenario
     from missed_checks_ops.target import StackTarget
 
     stack = runtime.stack
@@ -452,7 +451,7 @@ def _dismiss_waiting(waiting: list[ScenarioEvent], table: Any, now: datetime) ->
 
 def _dismiss_record(event: ScenarioEvent, table: Any, at: datetime) -> bool:
     """Dismiss the event's missed check at ``at``; False when it is not recorded yet."""
-    from missed_checks.aws.table import Conflict, NotFound
+    from missed_checks.aws.table import Conflict, NotFound  # deferred: boto3, not needed to parse a scenario
 
     args = event.args
     try:
@@ -467,7 +466,6 @@ def _dismiss_record(event: ScenarioEvent, table: Any, at: datetime) -> bool:
 
 def _apply(event: ScenarioEvent, table: Any, runtime: Any) -> bool:
     """Play one event; False for a dismissal whose missed check is not recorded yet."""
-    from missed_checks.performed_check import PerformedCheck
 
     at, args = event.at, event.args
     if event.action == "dismiss":

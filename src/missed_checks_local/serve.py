@@ -62,7 +62,7 @@ class LocalServer:
         self._stop = threading.Event()
 
     def start(self) -> EmbeddedStack:
-        from moto.core.config import default_user_config
+        from moto.core.config import default_user_config  # deferred: moto is a dev dependency and slow to import
         from moto.server import ThreadedMotoServer
 
         # The ASL interpreter reaches the server on localhost:MOTO_PORT and must execute definitions.
@@ -107,7 +107,7 @@ class LocalServer:
         self._stop.set()
 
     def stop(self) -> None:
-        from moto.core.config import default_user_config
+        from moto.core.config import default_user_config  # deferred: moto is a dev dependency and slow to import
 
         if self.runtime is not None:
             self.runtime.close()

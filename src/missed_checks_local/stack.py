@@ -429,7 +429,7 @@ class _Reader:
     def _detach_synchronous_delivery(self, table_name: str) -> None:
         """moto hands stream records to a mapped function synchronously, inside the write (and
         through Docker); the stream poller delivers them instead, as Lambda's poller does."""
-        from moto.dynamodb.models import dynamodb_backends
+        from moto.dynamodb.models import dynamodb_backends  # deferred: moto is a dev dependency and slow to import
 
         table = dynamodb_backends[self.stack.account_id][self.stack.region].get_table(table_name)
         table.lambda_event_source_mappings.clear()

@@ -1,14 +1,25 @@
-"""What a checklist rule will do, shown before it is written: its next windows and its schedule."""
+"""Checklists, their equipment and performed checks: the use cases of the ``checklist``, ``equipment``
+and ``check`` commands, and what a checklist rule will do, shown before it is written (its next
+windows and its schedule)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from missed_checks.aws.table import ChecklistTable, NotFound
+from missed_checks.checklist import Checklist, validate_checklist_id
+from missed_checks.equipment import Assignment
+from missed_checks.performed_check import PerformedCheck
 from missed_checks.recurrence import OccurrenceWindow, Recurrence, parse_recurrence
 from missed_checks.schedule_expression import schedule_for
 from missed_checks.timefmt import to_utc_iso
+from missed_checks_ops.target import StackTarget
+
+CHUNK = 500
+"""Equipment ids or performed checks written per request batch (and progress step)."""
 
 HORIZONS = (timedelta(days=40), timedelta(days=400), timedelta(days=366 * 5))
 
@@ -53,3 +64,106 @@ def preview(rule: Recurrence, now: datetime, count: int = 5) -> Preview:
     spec = schedule_for(rule)
     return Preview(next_windows(rule, now, count), spec.expression, spec.timezone, spec.exact, spec.start_date,
                    spec.end_date)
+
+
+# -- the checklists of a stack ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class ChecklistState:
+    """A checklist as ``checklist show`` presents it: the item, and how much equipment it has now."""
+
+    checklist: Checklist
+    assigned: int
+    unassigned: int
+
+
+def get_checklist(target: StackTarget, checklist_id: str, field: str = "checklist_id") -> Checklist:
+    """The checklist, or :class:`NotFound`."""
+    return require_checklist(target.table(), validate_checklist_id(checklist_id, field))
+
+
+def require_checklist(table: ChecklistTable, checklist_id: str) -> Checklist:
+    checklist = table.get_checklist(checklist_id)
+    if checklist is None:
+        raise NotFound(f"checklist {checklist_id!r} does not exist")
+    return checklist
+
+
+def list_checklists(target: StackTarget) -> list[Checklist]:
+    return target.table().list_checklists()
+
+
+def checklist_state(target: StackTarget, checklist_id: str, now: datetime) -> ChecklistState:
+    table = target.table()
+    checklist = require_checklist(table, validate_checklist_id(checklist_id))
+    assignments = table.assignments(checklist.checklist_id)
+    assigned = sum(1 for a in assignments if a.unassigned_at is None or a.unassigned_at > now)
+    return ChecklistState(checklist, assigned, len(assignments) - assigned)
+
+
+def put_checklist(target: StackTarget, spec: Mapping[str, Any], now: datetime) -> str:
+    """Write one (already validated) checklist spec; returns ``created`` or ``updated``."""
+    table = target.table()
+    checklist_id = str(spec["id"])
+    existed = table.get_checklist(checklist_id) is not None
+    table.put_checklist(checklist_id, recurrence=str(spec["recurrence"]), now=now, name=spec.get("name") or "",
+                        timezone=spec.get("timezone"), window=spec.get("window"), grace=spec.get("grace"))
+    return "updated" if existed else "created"
+
+
+def delete_checklist(target: StackTarget, checklist_id: str) -> None:
+    """Delete the checklist and its assignments (its performed and missed checks stay); :class:`NotFound`."""
+    if not target.table().delete_checklist(checklist_id):
+        raise NotFound(f"checklist {checklist_id!r} does not exist")
+
+
+def pause_checklist(target: StackTarget, checklist_id: str, now: datetime) -> Checklist:
+    return target.table().pause_checklist(checklist_id, now)
+
+
+def resume_checklist(target: StackTarget, checklist_id: str, now: datetime) -> Checklist:
+    return target.table().resume_checklist(checklist_id, now)
+
+
+# -- equipment ----------------------------------------------------------------------------------------
+def change_assignments(target: StackTarget, checklist_id: str, equipment_ids: Sequence[str], at: datetime, *,
+                       assign: bool, progress: Callable[[int], None] | None = None) -> int:
+    """Assign (or unassign) equipment from ``at`` on, in chunks; returns how many changed."""
+    table = target.table()
+    require_checklist(table, checklist_id)
+    change = table.assign_equipment if assign else table.unassign_equipment
+    changed = 0
+    for offset in range(0, len(equipment_ids), CHUNK):
+        chunk = equipment_ids[offset:offset + CHUNK]
+        changed += change(checklist_id, chunk, at)
+        if progress:
+            progress(len(chunk))
+    return changed
+
+
+def equipment_of(target: StackTarget, checklist_id: str) -> tuple[Checklist, list[Assignment]]:
+    """The checklist and every assignment it ever had, by equipment id (one Query)."""
+    table = target.table()
+    checklist = require_checklist(table, checklist_id)
+    return checklist, sorted(table.assignments(checklist.checklist_id), key=lambda a: a.equipment_id)
+
+
+# -- performed checks ---------------------------------------------------------------------------------
+def record_check(target: StackTarget, check: PerformedCheck, now: datetime) -> None:
+    table = target.table()
+    require_checklist(table, check.checklist_id)
+    table.record_performed_check(check, now)
+
+
+def import_checks(target: StackTarget, checks: Sequence[PerformedCheck], checklist_ids: Iterable[str],
+                  now: datetime, progress: Callable[[int], None] | None = None) -> int:
+    """Write performed checks in chunks (every checklist must exist); returns how many were written."""
+    table = target.table()
+    for checklist_id in checklist_ids:
+        require_checklist(table, checklist_id)
+    written = 0
+    for offset in range(0, len(checks), CHUNK):
+        chunk = checks[offset:offset + CHUNK]
+        written += table.record_performed_checks(chunk, now)
+        if progress:
+            progress(len(chunk))
+    return written

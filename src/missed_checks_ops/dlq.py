@@ -39,7 +39,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from missed_checks.aws.scheduler import ScheduleStore
+from missed_checks.aws.functions import function_environment
 from missed_checks.errors import MissedChecksError
 from missed_checks.judging import failed_window
 from missed_checks.schedule import Target
@@ -149,38 +149,13 @@ def queue_kinds(selected: str | None) -> list[str]:
     return list(QUEUE_OUTPUTS) if selected in (None, "all") else [str(selected)]
 
 
-def receive_all(sqs: Any, url: str, visibility_s: int) -> list[dict[str, Any]]:
-    """Every message currently in the queue, each hidden for ``visibility_s`` (SQS has no peek)."""
-    attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])
-    expected = int(attributes["Attributes"].get("ApproximateNumberOfMessages", 0))
-    seen: dict[str, dict[str, Any]] = {}
-    while expected and len(seen) < expected:
-        response = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=visibility_s,
-                                       WaitTimeSeconds=1, AttributeNames=["All"], MessageAttributeNames=["All"])
-        messages = response.get("Messages") or []
-        if not messages:
-            break
-        for message in messages:
-            seen.setdefault(message["MessageId"], message)
-    return list(seen.values())
-
-
-def release(sqs: Any, url: str, letters: list[DeadLetter]) -> None:
-    """Make messages visible again at once."""
-    for offset in range(0, len(letters), 10):
-        entries = [{"Id": str(i), "ReceiptHandle": letter.receipt_handle, "VisibilityTimeout": 0}
-                   for i, letter in enumerate(letters[offset:offset + 10])]
-        sqs.change_message_visibility_batch(QueueUrl=url, Entries=entries)
-
-
 def list_dead_letters(target: StackTarget, selected: str | None = None) -> dict[str, list[DeadLetter]]:
     """Every message of the selected queues, decoded; they stay in their queue, visible."""
-    sqs = target.client("sqs")
     found: dict[str, list[DeadLetter]] = {}
     for kind in queue_kinds(selected):
-        url = target.queue_url(kind)
-        letters = [decode(kind, message) for message in receive_all(sqs, url, LIST_VISIBILITY_S)]
-        release(sqs, url, letters)
+        queue = target.queue(kind)
+        letters = [decode(kind, message) for message in queue.receive_all(LIST_VISIBILITY_S)]
+        queue.release([letter.receipt_handle for letter in letters])
         found[kind] = sorted(letters, key=lambda letter: (letter.sent_at or "", letter.message_id))
     return found
 
@@ -221,11 +196,10 @@ class Replayer:
         return self._sync_target
 
     def _sync(self, checklist_id: str) -> SyncResult:
-        group = self.target.output("ScheduleGroupName")
+        schedules = self.target.schedules()
         return sync_checklist(
-            checklist_id, table=self.target.table(),
-            schedules=ScheduleStore(group, self.target.client("scheduler")),
-            target=self.sync_target(), group_name=group, now=self.now,
+            checklist_id, table=self.target.table(), schedules=schedules,
+            target=self.sync_target(), group_name=schedules.group_name, now=self.now,
             report_rejected=lambda *_args: None,  # this message already reports it; it stays until fixed
         )
 
@@ -315,10 +289,7 @@ class Replayer:
     def _resync_everything(self, letter: DeadLetter) -> Replayed:
         table = self.target.table()
         ids = {c.checklist_id for c in table.list_checklists()}
-        scheduler = self.target.client("scheduler")
-        group = self.target.output("ScheduleGroupName")
-        for page in scheduler.get_paginator("list_schedules").paginate(GroupName=group):
-            ids.update(schedule["Name"] for schedule in page.get("Schedules", []))
+        ids.update(self.target.schedules().names())
         actions: dict[str, int] = {}
         failed = []
         for checklist_id in sorted(ids):
@@ -342,18 +313,17 @@ def replay_queues(target: StackTarget, now: datetime, selected: str | None = Non
                   on_each: Callable[[Replayed], None] | None = None) -> list[Replayed]:
     """Replay every message of the selected queues; delete each one whose replay succeeded (or that a
     newer dead letter replaces)."""
-    sqs = target.client("sqs")
     replayer = Replayer(target, now)
     results = []
     for kind in queue_kinds(selected):
-        url = target.queue_url(kind)
-        letters = [decode(kind, message) for message in receive_all(sqs, url, REPLAY_VISIBILITY_S)]
+        queue = target.queue(kind)
+        letters = [decode(kind, message) for message in queue.receive_all(REPLAY_VISIBILITY_S)]
         for letter in sorted(letters, key=lambda item: (item.sent_at or "", item.message_id)):
             result = replayer.replay_one(letter)
             if result.deleted:
-                sqs.delete_message(QueueUrl=url, ReceiptHandle=letter.receipt_handle)
+                queue.delete(letter.receipt_handle)
             else:
-                release(sqs, url, [letter])
+                queue.release([letter.receipt_handle])
             results.append(result)
             if on_each:
                 on_each(result)
@@ -374,18 +344,15 @@ def _sync_settings(target: StackTarget) -> Target:
     function = target.outputs.get("ScheduleSyncFunctionName")
     if function:
         try:
-            config = target.client("lambda").get_function_configuration(FunctionName=function)
-            env = (config.get("Environment") or {}).get("Variables") or {}
+            env = function_environment(target.client("lambda"), function)
             if env.get("STATE_MACHINE_ARN"):
                 return Target(env["STATE_MACHINE_ARN"], env["SCHEDULER_ROLE_ARN"], env["SCHEDULER_DLQ_ARN"],
                               int(env.get("SCHEDULER_MAX_RETRY_ATTEMPTS") or 10))
         except (ClientError, BotoCoreError, KeyError, ValueError):
             pass  # not readable (local runtime, or no lambda:GetFunctionConfiguration): use the outputs
-    queue_url = target.queue_url("scheduler")
-    arn = target.client("sqs").get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])
     return Target(
         state_machine_arn=target.state_machine_arn,
         role_arn=target.output("SchedulerRoleArn"),
-        dead_letter_arn=arn["Attributes"]["QueueArn"],
+        dead_letter_arn=target.queue("scheduler").arn(),
         max_retry_attempts=int(target.parameters.get("SchedulerMaximumRetryAttempts") or 10),
     )

@@ -34,7 +34,7 @@ def write_report(report: Report, fmt: str, out: TextIO, *, zone: tzinfo = UTC, z
     elif fmt == "csv":
         write_csv(report, out)
     elif fmt == "html":
-        from missed_checks_ops.html_report import render_html
+        from missed_checks_ops.html_report import render_html  # deferred: Jinja2, only for --format html
 
         options = {"title": title} if title else {}
         out.write(render_html(report, zone=zone, zone_name=zone_name, subtitle=subtitle, **options))
@@ -83,6 +83,6 @@ def print_table(report: Report, out: Any, *, console: Console | None = None) -> 
 
 def stdout_console(out: Any) -> Console | None:
     """The CLI's terminal console when ``out`` is a terminal's stdout (colours), else None."""
-    from missed_checks_ops.cli.common import console
+    from missed_checks_ops.cli.common import console  # deferred: only on a terminal; ops modules do not load the CLI
 
     return console() if out is sys.stdout and console().is_terminal else None

@@ -23,8 +23,7 @@ from datetime import UTC, datetime, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from missed_checks import keys
-from missed_checks.aws.table import ChecklistTable, NotFound, serialize
+from missed_checks.aws.table import ChecklistTable, NotFound
 from missed_checks.checklist import Checklist, Status, validate_checklist_id
 from missed_checks.equipment import SHARD_COUNT, Assignment, validate_equipment_id
 from missed_checks.errors import InvalidInput
@@ -38,6 +37,7 @@ from missed_checks.report import (
     total,
 )
 from missed_checks.timefmt import to_utc_iso
+from missed_checks_ops.target import StackTarget
 
 Progress = Callable[[str], None]
 
@@ -92,6 +92,11 @@ class Report:
             data["checklists"] = {key: info.to_dict() for key, info in sorted(self.checklists.items())}
             data["windows"] = [outcome.to_dict() for outcome in self.outcomes]
         return data
+
+
+def read_report(target: StackTarget, start: datetime, end: datetime, **options: Any) -> Report:
+    """:func:`build_report` of the stack's table (the ``report`` command)."""
+    return build_report(target.table(), start, end, **options)
 
 
 def build_report(
@@ -214,14 +219,7 @@ def _by_checklist(table: ChecklistTable, report: Report, checklist_ids: Sequence
 
 def _performed_shard(table: ChecklistTable, checklist_id: str, shard: int, low: str,
                      high: str) -> list[tuple[str, str]]:
-    items = table.query(
-        KeyConditionExpression="pk = :pk AND sk BETWEEN :low AND :high",
-        ExpressionAttributeValues=serialize({":pk": keys.performed_pk(checklist_id, shard), ":low": low,
-                                             ":high": high}),
-        ProjectionExpression="sk",
-    )
-    # sk = "<performed_at>#<equipment>"; performed_at is always 20 characters.
-    return [(item["sk"][21:], item["sk"][:20]) for item in items]
+    return table.performed_check_keys(checklist_id, shard, low, high)
 
 
 _MISSED_ATTRIBUTES = ("checklist_id", "equipment_id", "window_start", "window_end", "dismissal")
@@ -265,17 +263,9 @@ def _by_equipment(table: ChecklistTable, report: Report, equipment_ids: list[str
         for item in table.missed_checks_of_equipment(equipment_id, [a.checklist_id for a, _ in live], report.start,
                                                      report.end):
             missed[str(item["checklist_id"])].append(MissedRecord.from_item(item))
-        for item in table.query(
-            keys.BY_EQUIPMENT_INDEX,
-            KeyConditionExpression="gsi1pk = :pk AND gsi1sk BETWEEN :low AND :high",
-            ExpressionAttributeValues=serialize({":pk": keys.equipment_pk(equipment_id), ":low": low,
-                                                 ":high": until + keys.HIGH}),
-        ):
-            kind, checklist_id = item.get("type"), str(item.get("checklist_id"))
-            if checklist_id not in windows or (only and checklist_id not in only):
-                continue
-            if kind == "performed_check":
-                performed[checklist_id].append(str(item["performed_at"]))
+        for checklist_id, performed_at in table.performed_checks_of_equipment(equipment_id, low, until):
+            if checklist_id in windows and not (only and checklist_id not in only):
+                performed[checklist_id].append(performed_at)
         for assignment, checklist in live:
             if checklist is None:
                 continue

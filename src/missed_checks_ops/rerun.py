@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import re
-import time
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from botocore.exceptions import ClientError
-
+from missed_checks.aws.executions import describe_execution, execution_arn, start_execution, wait_for
 from missed_checks.checklist import validate_checklist_id
+from missed_checks.errors import InvalidInput
 from missed_checks.timefmt import to_utc_iso
+from missed_checks_ops.checklists import get_checklist
+from missed_checks_ops.target import StackTarget
+
+__all__ = ["Started", "describe_execution", "execution_arn", "execution_name", "rerun", "start_evaluation",
+           "wait_for"]
 
 MAX_NAME = 80
 # Step Functions forbids whitespace, < > { } [ ] ? * " # % \ ^ | ~ ` $ & , ; : / and control characters.
@@ -45,32 +48,24 @@ class Started:
                 "already_existed": self.already_existed}
 
 
-def execution_arn(state_machine_arn: str, name: str) -> str:
-    """The ARN the execution named ``name`` has (or will have): known before it is started."""
-    return state_machine_arn.replace(":stateMachine:", ":execution:") + f":{name}"
-
-
 def start_evaluation(stepfunctions: Any, state_machine_arn: str, checklist_id: str, instant: datetime,
                      name: str, extra: dict[str, Any] | None = None) -> Started:
     """StartExecution with the schedule's input (plus ``extra`` fields). A name already used (a
     replay that ran before) is not an error: the execution it names is returned."""
     document: dict[str, Any] = {"checklist_id": validate_checklist_id(checklist_id, "checklist_id"),
                                 "instant": to_utc_iso(instant), **(extra or {})}
-    try:
-        response = stepfunctions.start_execution(stateMachineArn=state_machine_arn, name=name,
-                                                 input=json.dumps(document))
-    except ClientError as error:
-        if error.response.get("Error", {}).get("Code") != "ExecutionAlreadyExists":
-            raise
-        return Started(execution_arn(state_machine_arn, name), name, document, already_existed=True)
-    return Started(str(response["executionArn"]), name, document)
+    started = start_execution(stepfunctions, state_machine_arn, name, document)
+    return Started(started.execution_arn, name, document, already_existed=started.already_existed)
 
 
-def wait_for(stepfunctions: Any, execution_arn: str, timeout_s: float = 900, poll_s: float = 0.5) -> dict[str, Any]:
-    """Poll DescribeExecution until the execution is no longer RUNNING (or the timeout passes)."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        described = stepfunctions.describe_execution(executionArn=execution_arn)
-        if described["status"] != "RUNNING" or time.monotonic() > deadline:
-            return dict(described)
-        time.sleep(poll_s)
+def rerun(target: StackTarget, checklist_id: str, instant: datetime, name: str, *,
+          wait: bool = False) -> tuple[Started, dict[str, Any] | None]:
+    """``missed-checks rerun``: start the evaluation of an existing checklist at ``instant`` under a
+    new execution ``name`` (a name already used is an InvalidInput on ``name``); with ``wait``, also
+    DescribeExecution's answer once it ended."""
+    get_checklist(target, checklist_id, "checklist")
+    stepfunctions = target.client("stepfunctions")
+    started = start_evaluation(stepfunctions, target.state_machine_arn, checklist_id, instant, name)
+    if started.already_existed:
+        raise InvalidInput("name", f"an execution named {name} already exists: choose another --name")
+    return started, wait_for(stepfunctions, started.execution_arn) if wait else None

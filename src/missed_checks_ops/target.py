@@ -15,10 +15,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import boto3
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
 
-from missed_checks.aws.clients import RETRIES
+from missed_checks.aws.clients import bound_client, new_session
+from missed_checks.aws.queues import Queue
+from missed_checks.aws.scheduler import ScheduleStore
+from missed_checks.aws.stacks import describe_stack
 from missed_checks.aws.table import ChecklistTable
 from missed_checks.errors import MissedChecksError
 
@@ -86,9 +88,8 @@ class StackTarget:
 
     def client(self, service: str) -> Any:
         if service not in self._clients:
-            session = self.session or boto3.session.Session(region_name=self.region)
-            self._clients[service] = session.client(
-                service, region_name=self.region, endpoint_url=self.endpoint_url, config=RETRIES)
+            session = self.session or new_session(self.region)
+            self._clients[service] = bound_client(session, service, self.region, self.endpoint_url)
         return self._clients[service]
 
     def table(self) -> ChecklistTable:
@@ -102,6 +103,12 @@ class StackTarget:
         if kind not in QUEUE_OUTPUTS:
             raise TargetError(f"unknown queue {kind!r}: give one of {', '.join(QUEUE_OUTPUTS)}", field="queue")
         return self.output(QUEUE_OUTPUTS[kind])
+
+    def queue(self, kind: str) -> Queue:
+        return Queue(self.queue_url(kind), self.client("sqs"))
+
+    def schedules(self) -> ScheduleStore:
+        return ScheduleStore(self.output("ScheduleGroupName"), self.client("scheduler"))
 
     def console_url(self, execution_arn: str) -> str:
         """The Step Functions console page of an execution."""
@@ -121,7 +128,7 @@ def resolve_target(
     when an endpoint is given, else only the explicit ``overrides``."""
     endpoint = endpoint or os.environ.get("AWS_ENDPOINT_URL") or None
     if session is None:
-        session = boto3.session.Session(region_name=region) if region else boto3.session.Session()
+        session = new_session(region)
     region = region or session.region_name
     if not region:
         raise TargetError("no AWS region: give --region REGION (or set AWS_REGION)", field="region")
@@ -145,8 +152,7 @@ def _describe(stack: str, region: str, endpoint: str | None, session: Any,
               guessed_local: bool) -> tuple[dict[str, str], dict[str, str]]:
     where = f"{region}" + (f" at {endpoint}" if endpoint else "")
     try:
-        cloudformation = session.client("cloudformation", region_name=region, endpoint_url=endpoint, config=RETRIES)
-        stacks = cloudformation.describe_stacks(StackName=stack)["Stacks"]
+        found = describe_stack(bound_client(session, "cloudformation", region, endpoint), stack)
     except ClientError as error:
         message = error.response.get("Error", {}).get("Message") or str(error)
         if "does not exist" in message:
@@ -160,11 +166,8 @@ def _describe(stack: str, region: str, endpoint: str | None, session: Any,
         raise TargetError("no AWS region: give --region REGION", field="region") from error
     except BotoCoreError as error:
         raise TargetError(f"cannot reach CloudFormation in {where}: {error}") from error
-    if not stacks:
+    if found is None:
         raise TargetError(f"stack {stack} not found in {where}")
-    found = stacks[0]
-    outputs = {o["OutputKey"]: o["OutputValue"] for o in found.get("Outputs") or []}
-    parameters = {p["ParameterKey"]: p.get("ParameterValue", "") for p in found.get("Parameters") or []}
-    if "TableName" not in outputs:
+    if "TableName" not in found.outputs:
         raise TargetError(f"stack {stack} in {where} is not a missed-checks stack (no TableName output)")
-    return outputs, parameters
+    return found.outputs, found.parameters

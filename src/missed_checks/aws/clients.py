@@ -1,8 +1,10 @@
-"""boto3 clients, created once per process and on first use.
+"""boto3 sessions and clients.
 
 Every client uses botocore's own ``standard`` retry mode (exponential backoff with jitter on
-throttling and transient errors). Clients are created lazily so that tests and the local runtime
-can start moto before the first call; :func:`reset` drops them when the backend changes.
+throttling and transient errors). The functions' clients are created once per process and on
+first use (:func:`client`), so that tests and the local runtime can start moto before the first
+call; :func:`reset` drops them when the backend changes. The operator's tools bind clients to a
+region and endpoint of their own (:func:`new_session`, :func:`bound_client`).
 """
 
 from __future__ import annotations
@@ -30,3 +32,13 @@ def client(service_name: str) -> Any:
 def reset() -> None:
     """Forget every client (after starting or stopping a moto mock or server)."""
     client.cache_clear()
+
+
+def new_session(region: str | None = None) -> Any:
+    """A boto3 session (credentials and region from the usual chain unless ``region`` is given)."""
+    return boto3.session.Session(region_name=region) if region else boto3.session.Session()
+
+
+def bound_client(session: Any, service_name: str, region: str, endpoint_url: str | None) -> Any:
+    """A client of ``session`` for ``region`` (and ``endpoint_url`` when given), with :data:`RETRIES`."""
+    return session.client(service_name, region_name=region, endpoint_url=endpoint_url, config=RETRIES)

@@ -1,4 +1,4 @@
-"""EventBridge Scheduler: create, fully replace and delete one checklist's schedule."""
+"""EventBridge Scheduler: create, fully replace and delete one checklist's schedule; list a group's."""
 
 from __future__ import annotations
 
@@ -67,3 +67,9 @@ class ScheduleStore:
                 return False
             raise _translate(error) from error
         return True
+
+    def names(self) -> list[str]:
+        """The name of every schedule in the group (ListSchedules, every page)."""
+        paginator = self.client.get_paginator("list_schedules")
+        return [schedule["Name"] for page in paginator.paginate(GroupName=self.group_name)
+                for schedule in page.get("Schedules", [])]

@@ -465,6 +465,20 @@ class ChecklistTable:
                 checks.append(PerformedCheck(checklist_id, item["equipment_id"], performed_at))
         return checks
 
+    def performed_check_keys(self, checklist_id: str, shard: int, low: str, high: str) -> list[tuple[str, str]]:
+        """(equipment id, performed_at) of one shard's performed checks with ``low <= performed_at <= high``
+        (UTC ISO strings), read from the sort key alone: one Query projected to ``sk``."""
+        items = self._query_range(keys.performed_pk(checklist_id, shard), low, high, attributes=("sk",))
+        # sk = "<performed_at>#<equipment>"; performed_at is always 20 characters.
+        return [(item["sk"][21:], item["sk"][:20]) for item in items]
+
+    def performed_checks_of_equipment(self, equipment_id: str, low: str, until: str) -> list[tuple[str, str]]:
+        """(checklist id, performed_at) of the equipment's performed checks, on every checklist, performed
+        between ``low`` and ``until`` included (UTC ISO strings): one ByEquipment Query."""
+        items = self._query_range(keys.equipment_pk(equipment_id), low, until + keys.HIGH, keys.BY_EQUIPMENT_INDEX)
+        return [(str(item.get("checklist_id")), str(item["performed_at"]))
+                for item in items if item.get("type") == "performed_check"]
+
     def performed_checks_of_checklist(self, checklist_id: str, start: datetime, end: datetime) -> list[PerformedCheck]:
         checks: list[PerformedCheck] = []
         for shard in range(SHARD_COUNT):

@@ -10,12 +10,24 @@ from typing import Any
 from rich.table import Table
 
 from missed_checks import clock
-from missed_checks.aws.table import NotFound
 from missed_checks.checklist import Checklist, validate_checklist_id
 from missed_checks.errors import InvalidInput
 from missed_checks.performed_check import PerformedCheck
 from missed_checks.timefmt import to_utc_iso
-from missed_checks_ops.checklists import preview, validate_rule
+from missed_checks_ops.checklists import (
+    change_assignments,
+    checklist_state,
+    delete_checklist,
+    equipment_of,
+    import_checks,
+    list_checklists,
+    pause_checklist,
+    preview,
+    put_checklist,
+    record_check,
+    resume_checklist,
+    validate_rule,
+)
 from missed_checks_ops.cli.common import (
     RECORD_FORMATS,
     RESULT_FORMATS,
@@ -31,7 +43,6 @@ from missed_checks_ops.cli.common import (
 from missed_checks_ops.inputs import checklist_specs, equipment_ids, performed_checks_csv
 from missed_checks_ops.target import LOCAL_ENDPOINT
 
-CHUNK = 500
 FUTURE_TOLERANCE = timedelta(minutes=5)
 
 
@@ -134,16 +145,13 @@ def checklist_put(args: argparse.Namespace) -> int:
             raise InvalidInput("recurrence", f"checklist {spec['id']} has no recurrence")
         rule = validate_rule(str(spec["recurrence"]), spec.get("timezone"), spec.get("window"), spec.get("grace"))
         previews.append(preview(rule, now, max(0, args.windows)))
-    table = None if args.dry_run else target_of(args).table()
+    target = None if args.dry_run else target_of(args)
     results = []
     for spec, shown in zip(specs, previews, strict=True):
         checklist_id = str(spec["id"])
         action = "valid (dry run, nothing written)"
-        if table is not None:
-            existed = table.get_checklist(checklist_id) is not None
-            table.put_checklist(checklist_id, recurrence=str(spec["recurrence"]), now=now, name=spec.get("name") or "",
-                                timezone=spec.get("timezone"), window=spec.get("window"), grace=spec.get("grace"))
-            action = "updated" if existed else "created"
+        if target is not None:
+            action = put_checklist(target, spec, now)
         results.append({"checklist_id": checklist_id, "action": action, **shown.to_dict()})
     out: Output = args.out
     if out.format == "json":
@@ -181,23 +189,12 @@ def _checklist_document(checklist: Checklist) -> dict[str, Any]:
     return item
 
 
-def _require(table: Any, checklist_id: str) -> Checklist:
-    checklist = table.get_checklist(validate_checklist_id(checklist_id))
-    if checklist is None:
-        raise NotFound(f"checklist {checklist_id!r} does not exist")
-    return checklist
-
-
 def checklist_show(args: argparse.Namespace) -> int:
-    table = target_of(args).table()
-    checklist = _require(table, args.checklist_id)
-    document = _checklist_document(checklist)
-    assignments = table.assignments(checklist.checklist_id)
     now = clock.now()
-    document["equipment"] = {
-        "assigned": sum(1 for a in assignments if a.unassigned_at is None or a.unassigned_at > now),
-        "unassigned": sum(1 for a in assignments if a.unassigned_at is not None and a.unassigned_at <= now),
-    }
+    state = checklist_state(target_of(args), args.checklist_id, now)
+    checklist = state.checklist
+    document = _checklist_document(checklist)
+    document["equipment"] = {"assigned": state.assigned, "unassigned": state.unassigned}
     try:
         shown = preview(checklist.parsed(), now, max(0, args.windows)).to_dict()
         document["next_windows"] = shown["next_windows"]
@@ -235,7 +232,7 @@ CHECKLIST_COLUMNS = {"checklist_id": "id", "name": "name", "status": "status", "
 
 
 def checklist_list(args: argparse.Namespace) -> int:
-    checklists = target_of(args).table().list_checklists()
+    checklists = list_checklists(target_of(args))
     rows = []
     for checklist in checklists:
         schedule = checklist.extra.get("schedule") or {}
@@ -253,7 +250,7 @@ def checklist_list(args: argparse.Namespace) -> int:
 
 def checklist_change(args: argparse.Namespace) -> int:
     command = args.checklist_command
-    table = target_of(args).table()
+    target = target_of(args)
     checklist_id = validate_checklist_id(args.checklist_id)
     now = clock.now()
     if command == "delete":
@@ -263,12 +260,11 @@ def checklist_change(args: argparse.Namespace) -> int:
             answer = err_console().input(f"Delete checklist {checklist_id} and its assignments? [y/N] ")
             if answer.strip().lower() not in ("y", "yes"):
                 return fail("not deleted", 1)
-        if not table.delete_checklist(checklist_id):
-            raise NotFound(f"checklist {checklist_id!r} does not exist")
+        delete_checklist(target, checklist_id)
         document: dict[str, Any] = {"checklist_id": checklist_id, "deleted": True}
     else:
-        change = table.pause_checklist if command == "pause" else table.resume_checklist
-        document = _checklist_document(change(checklist_id, now))
+        change = pause_checklist if command == "pause" else resume_checklist
+        document = _checklist_document(change(target, checklist_id, now))
     out: Output = args.out
     if out.format == "json":
         out.json(document)
@@ -311,18 +307,10 @@ def equipment_change(args: argparse.Namespace) -> int:
     ids = equipment_ids(args.equipment, args.file)
     checklist_id = validate_checklist_id(args.checklist, "checklist")
     at = instant_arg(args.at, "at")
-    table = target_of(args).table()
-    _require(table, checklist_id)
+    target = target_of(args)
     assign = args.equipment_command == "assign"
-    changed = 0
     with progress_bar(f"{'assigning' if assign else 'unassigning'} equipment", len(ids)) as advance:
-        for offset in range(0, len(ids), CHUNK):
-            chunk = ids[offset:offset + CHUNK]
-            if assign:
-                changed += table.assign_equipment(checklist_id, chunk, at)
-            else:
-                changed += table.unassign_equipment(checklist_id, chunk, at)
-            advance(len(chunk))
+        changed = change_assignments(target, checklist_id, ids, at, assign=assign, progress=advance)
     document = {"checklist_id": checklist_id, "action": args.equipment_command, "at": to_utc_iso(at),
                 "requested": len(ids), "changed": changed, "skipped": len(ids) - changed}
     out: Output = args.out
@@ -337,9 +325,7 @@ def equipment_change(args: argparse.Namespace) -> int:
 
 
 def equipment_list(args: argparse.Namespace) -> int:
-    table = target_of(args).table()
-    checklist = _require(table, args.checklist)
-    assignments = sorted(table.assignments(checklist.checklist_id), key=lambda a: a.equipment_id)
+    checklist, assignments = equipment_of(target_of(args), validate_checklist_id(args.checklist))
     rows = [{"equipment_id": a.equipment_id, "assigned_at": to_utc_iso(a.assigned_at),
              "unassigned_at": to_utc_iso(a.unassigned_at) if a.unassigned_at else None} for a in assignments]
     args.out.records(rows, {"equipment_id": "equipment", "assigned_at": "assigned at",
@@ -383,9 +369,7 @@ def check_record(args: argparse.Namespace) -> int:
     check = PerformedCheck(validate_checklist_id(args.checklist, "checklist"), args.equipment,
                            instant_arg(args.at, "at"))
     _not_in_future(check, now)
-    table = target_of(args).table()
-    _require(table, check.checklist_id)
-    table.record_performed_check(check, now)
+    record_check(target_of(args), check, now)
     document = {"checklist_id": check.checklist_id, "equipment_id": check.equipment_id,
                 "performed_at": to_utc_iso(check.performed_at), "recorded_at": to_utc_iso(now)}
     out: Output = args.out
@@ -401,15 +385,9 @@ def check_import(args: argparse.Namespace) -> int:
     now = clock.now()
     for check in parsed.checks:
         _not_in_future(check, now)
-    table = target_of(args).table()
-    for checklist_id in parsed.checklist_ids:
-        _require(table, checklist_id)
-    written = 0
+    target = target_of(args)
     with progress_bar("importing performed checks", len(parsed.checks)) as advance:
-        for offset in range(0, len(parsed.checks), CHUNK):
-            chunk = parsed.checks[offset:offset + CHUNK]
-            written += table.record_performed_checks(chunk, now)
-            advance(len(chunk))
+        written = import_checks(target, parsed.checks, parsed.checklist_ids, now, progress=advance)
     document = {"rows": parsed.rows, "written": written, "checklists": parsed.checklist_ids}
     out: Output = args.out
     if out.format == "json":

@@ -8,7 +8,6 @@ from datetime import timedelta
 from typing import Any
 
 from missed_checks import clock
-from missed_checks.aws.table import NotFound
 from missed_checks.checklist import validate_checklist_id
 from missed_checks.errors import InvalidInput
 from missed_checks.timefmt import to_utc_iso
@@ -22,7 +21,7 @@ from missed_checks_ops.cli.common import (
     target_of,
 )
 from missed_checks_ops.dlq import list_dead_letters, replay_queues
-from missed_checks_ops.rerun import execution_name, start_evaluation, wait_for
+from missed_checks_ops.rerun import execution_name, rerun
 from missed_checks_ops.target import LOCAL_ENDPOINT, QUEUE_OUTPUTS
 
 QUEUE_CHOICES = (*QUEUE_OUTPUTS, "all")
@@ -79,16 +78,10 @@ def rerun_command(args: argparse.Namespace) -> int:
         raise InvalidInput("at", f"{to_utc_iso(instant)} is in the future: windows that have not closed cannot "
                                  "be judged")
     target = target_of(args)
-    if target.table().get_checklist(checklist_id) is None:
-        raise NotFound(f"checklist {checklist_id!r} does not exist")
     name = args.name or execution_name("rerun", checklist_id, instant)
-    stepfunctions = target.client("stepfunctions")
-    started = start_evaluation(stepfunctions, target.state_machine_arn, checklist_id, instant, name)
-    if started.already_existed:
-        raise InvalidInput("name", f"an execution named {name} already exists: choose another --name")
+    started, described = rerun(target, checklist_id, instant, name, wait=args.wait)
     document: dict[str, Any] = {**started.to_dict(), "console_url": target.console_url(started.execution_arn)}
-    if args.wait:
-        described = wait_for(stepfunctions, started.execution_arn)
+    if described is not None:
         document["status"] = described["status"]
         document["output"] = _json_or_text(described.get("output"))
         document["error"] = described.get("error")

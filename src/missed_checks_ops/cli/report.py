@@ -24,8 +24,9 @@ from missed_checks_ops.cli.common import (
     say,
     target_of,
 )
+from missed_checks_ops.missed import dismiss_missed, list_missed
 from missed_checks_ops.report_output import DEFINITION, FORMATS, stdout_console, write_report
-from missed_checks_ops.reporting import build_report
+from missed_checks_ops.reporting import read_report
 
 
 def register(subparsers: Any) -> None:
@@ -96,11 +97,11 @@ def report_command(args: argparse.Namespace) -> int:
         out = open(args.output, "w", encoding="utf-8", newline="") if args.output else sys.stdout  # noqa: SIM115
     except OSError as error:
         raise InvalidInput("output", f"cannot write {args.output}: {error.strerror}") from None
-    table = target_of(args).table()
+    target = target_of(args)
     fmt = args.format or ("json" if args.json else "table")
     units = len(args.equipment) or len(args.checklist) or None
     with progress_bar("reading" + (" equipment" if args.equipment else " checklists"), units) as advance:
-        report = build_report(table, start, end, now=clock.now(), checklist_ids=args.checklist,
+        report = read_report(target, start, end, now=clock.now(), checklist_ids=args.checklist,
                               equipment_ids=args.equipment, progress=lambda _name: advance(1), detail=fmt == "html")
     try:
         write_report(report, fmt, out, zone=ZoneInfo(args.tz), zone_name=args.tz, console=stdout_console(out))
@@ -116,8 +117,8 @@ def missed_dismiss(args: argparse.Namespace) -> int:
     checklist_id = validate_checklist_id(args.checklist, "checklist")
     equipment_id = validate_equipment_id(args.equipment)
     window_start = parse_instant(args.window_start, "window-start")
-    record = target_of(args).table().dismiss_missed_check(
-        checklist_id, window_start, equipment_id, reason=args.reason, by=args.by, at=clock.now())
+    record = dismiss_missed(target_of(args), checklist_id, window_start, equipment_id, reason=args.reason,
+                            by=args.by, at=clock.now())
     if args.json:
         print_json(record)
     else:
@@ -138,14 +139,12 @@ def missed_list(args: argparse.Namespace) -> int:
     _require_order(start, end, args)
     if not args.checklist and not args.equipment:
         raise InvalidInput("checklist", "give --checklist and/or --equipment")
-    table = target_of(args).table()
+    target = target_of(args)
     if args.equipment:
-        items = [i for i in table.checks_of_equipment(validate_equipment_id(args.equipment), start, end)
-                 if i.get("type") == "missed_check" and (not args.checklist or i["checklist_id"] == args.checklist)]
+        rows = list_missed(target, start, end, equipment_id=validate_equipment_id(args.equipment),
+                           checklist_id=args.checklist)
     else:
-        items = table.missed_checks_of_checklist(validate_checklist_id(args.checklist, "checklist"), start, end)
-    rows = [{k: item.get(k) for k in ("checklist_id", "equipment_id", "window_start", "window_end", "judged_at",
-                                      "execution", "dismissal")} for item in items]
+        rows = list_missed(target, start, end, checklist_id=validate_checklist_id(args.checklist, "checklist"))
     if args.json:
         print_json(rows)
         return 0

@@ -1,0 +1,29 @@
+"""Missed checks one by one: listing them (``missed list``) and excusing one (``missed dismiss``)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from missed_checks_ops.target import StackTarget
+
+COLUMNS = ("checklist_id", "equipment_id", "window_start", "window_end", "judged_at", "execution", "dismissal")
+
+
+def list_missed(target: StackTarget, start: datetime, end: datetime, *, checklist_id: str | None = None,
+                equipment_id: str | None = None) -> list[dict[str, Any]]:
+    """Missed checks whose window started in ``[start, end)``, as rows of :data:`COLUMNS`: of one piece
+    of equipment (on one checklist, when given too), else of one checklist."""
+    table = target.table()
+    if equipment_id:
+        items = [item for item in table.checks_of_equipment(equipment_id, start, end)
+                 if item.get("type") == "missed_check" and (not checklist_id or item["checklist_id"] == checklist_id)]
+    else:
+        items = table.missed_checks_of_checklist(str(checklist_id), start, end)
+    return [{name: item.get(name) for name in COLUMNS} for item in items]
+
+
+def dismiss_missed(target: StackTarget, checklist_id: str, window_start: datetime, equipment_id: str, *,
+                   reason: str, by: str, at: datetime) -> dict[str, Any]:
+    """Excuse one missed check (it still counts as missed, shown as dismissed); returns its record."""
+    return target.table().dismiss_missed_check(checklist_id, window_start, equipment_id, reason=reason, by=by, at=at)
