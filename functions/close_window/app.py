@@ -20,8 +20,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from missed_checks import clock, judging
 from missed_checks.aws import settings
 from missed_checks.aws.table import ChecklistTable
-from missed_checks.checklist import validate_checklist_id
-from missed_checks.recurrence import OccurrenceWindow
+from missed_checks.contracts import CloseWindowInput, CloseWindowOutput, dump, parse
 
 logger = Logger()
 tracer = Tracer()
@@ -32,13 +31,12 @@ metrics = Metrics()
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    checklist_id = validate_checklist_id(event.get("checklist_id"), "checklist_id")
-    window = OccurrenceWindow.from_dict(event.get("window") or {})
-    execution = str(event.get("execution") or "manual")
-    logger.append_keys(checklist_id=checklist_id, window_start=window.start.isoformat())
+    task = parse(CloseWindowInput, event)
+    window = task.window.occurrence
+    logger.append_keys(checklist_id=task.checklist_id, window_start=window.start.isoformat())
     table = ChecklistTable(settings.required("TABLE_NAME"))
-    outcome = judging.close_window(table, checklist_id, window, list(event.get("batches") or []), execution,
-                                   settings.required("EVENT_BUS_NAME"), clock.now)
+    outcome = judging.close_window(table, task.checklist_id, window, dump(task.batches),
+                                   task.execution, settings.required("EVENT_BUS_NAME"), clock.now)
     if outcome["announced_now"]:
         metrics.add_metric(name="WindowsAnnounced", unit=MetricUnit.Count, value=1)
     elif not outcome["announced"]:
@@ -51,4 +49,4 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     metrics.add_metric(name="WindowsJudged", unit=MetricUnit.Count, value=1)
     logger.info("window closed", missed=outcome["missed"], announced=outcome["announced"],
                 watermark_advanced=outcome["watermark_advanced"])
-    return outcome
+    return dump(parse(CloseWindowOutput, outcome))

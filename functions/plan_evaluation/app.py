@@ -18,7 +18,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from missed_checks import clock, judging
 from missed_checks.aws import settings
 from missed_checks.aws.table import ChecklistTable
-from missed_checks.checklist import validate_checklist_id
+from missed_checks.contracts import PlanEvaluationInput, PlanEvaluationOutput, dump, parse
 from missed_checks.equipment import EQUIPMENT_PER_TASK
 from missed_checks.evaluation import Outcome, plan_evaluation
 from missed_checks.recurrence import OccurrenceWindow
@@ -29,43 +29,36 @@ tracer = Tracer()
 metrics = Metrics()
 
 
-def claimed_window(table: ChecklistTable, checklist_id: str, event: dict[str, Any]) -> OccurrenceWindow | None:
+def claimed_window(table: ChecklistTable, task: PlanEvaluationInput) -> OccurrenceWindow | None:
     """The input's ``claimed_window`` if this execution holds its claim and it was not announced."""
-    given = _input(event).get("claimed_window")
-    if not given:
+    if task.input.claimed_window is None:
         return None
-    window = OccurrenceWindow.from_dict(given if isinstance(given, dict) else {})
-    record = table.judged_window(checklist_id, window.start)
-    if record is None or record.get("execution") != event.get("execution") or record.get("announced"):
+    window = task.input.claimed_window.occurrence
+    record = table.judged_window(task.input.checklist_id, window.start)
+    if record is None or record.get("execution") != task.execution or record.get("announced"):
         logger.info("claimed window not held by this execution, or announced already: not judged again",
                     claimed_window=to_utc_iso(window.start), claimed_by=(record or {}).get("execution"))
         return None
     return window
 
 
-def _input(event: dict[str, Any]) -> dict[str, Any]:
-    given = event.get("input")
-    return given if isinstance(given, dict) else {}
-
-
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    given = _input(event)
-    checklist_id = validate_checklist_id(given.get("checklist_id"), "checklist_id")
-    instant = parse_instant(given.get("instant", ""), "instant")
-    execution = str(event.get("execution") or "manual")
-    logger.append_keys(checklist_id=checklist_id, instant=given["instant"], execution=execution)
+    task = parse(PlanEvaluationInput, event)
+    checklist_id, execution = task.input.checklist_id, task.execution
+    instant = parse_instant(task.input.instant, "input.instant")
+    logger.append_keys(checklist_id=checklist_id, instant=task.input.instant, execution=execution)
     table = ChecklistTable(settings.required("TABLE_NAME"))
     checklist = table.get_checklist(checklist_id)
-    claimed = claimed_window(table, checklist_id, event)
+    claimed = claimed_window(table, task)
     plan = plan_evaluation(checklist_id, checklist, instant, settings.optional_int("MAX_WINDOWS_PER_RUN", 20),
                            now=clock.now(), claimed=claimed)
     logger.info("evaluation planned", outcome=plan.outcome.value, reason=plan.reason, windows=len(plan.windows))
     if plan.outcome is not Outcome.EVALUATE:
         metrics.add_metric(name="FiringsWithNothingDue", unit=MetricUnit.Count, value=1)
-        return {**plan.to_dict(), "equipment": None, "judged": []}
+        return _output({**plan.to_dict(), "equipment": None, "judged": []})
 
     metrics.add_metric(name="WindowsDue", unit=MetricUnit.Count, value=len(plan.windows))
     equipment = table.count_assignments(checklist_id)
@@ -81,4 +74,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
             metrics.add_metric(name="WindowsAnnounced", unit=MetricUnit.Count, value=1)
     logger.info("windows judged here" if judged else "windows fanned out", equipment=equipment,
                 judged=len(judged), fanned_out=len(split.fan_out), batches=len(split.batches))
-    return {**plan.to_dict(split), "equipment": equipment, "judged": judged}
+    return _output({**plan.to_dict(split), "equipment": equipment, "judged": judged})
+
+
+def _output(answer: dict[str, Any]) -> dict[str, Any]:
+    return dump(parse(PlanEvaluationOutput, answer))

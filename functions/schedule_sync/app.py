@@ -25,6 +25,7 @@ from missed_checks.aws import settings
 from missed_checks.aws.queues import send_json
 from missed_checks.aws.scheduler import ScheduleStore
 from missed_checks.aws.table import ChecklistTable
+from missed_checks.contracts import ScheduleSyncLetter, dump, parse
 from missed_checks.schedule import Target
 from missed_checks.schedule_sync import Action, needs_sync, sync_checklist, takes_effect_at
 
@@ -77,7 +78,7 @@ def sync_record(record: DynamoDBRecord) -> None:
                        event_name=event_name, effective_from=effective_from.isoformat())
 
     def report_rejected(checklist: str, error: dict[str, str], revision: int) -> None:
-        send_json(settings.required("SYNC_DLQ_URL"), {
+        letter = parse(ScheduleSyncLetter, {
             "source": "schedule-sync",
             "checklist_id": checklist,
             "revision": revision,
@@ -85,6 +86,7 @@ def sync_record(record: DynamoDBRecord) -> None:
             "event_id": record.event_id,
             "sequence_number": stream.sequence_number if stream else None,
         })
+        send_json(settings.required("SYNC_DLQ_URL"), dump(letter))
 
     result = sync_checklist(
         checklist_id,

@@ -24,6 +24,7 @@ from typing import Any
 
 from missed_checks.aws import events
 from missed_checks.aws.table import ChecklistTable
+from missed_checks.contracts import JudgedWindowDetail, dump, parse
 from missed_checks.missed_check import judge, missed_check_item
 from missed_checks.recurrence import OccurrenceWindow
 from missed_checks.timefmt import to_utc_iso
@@ -74,17 +75,17 @@ def window_summary(window: OccurrenceWindow, batches: Sequence[Mapping[str, Any]
 
 def window_event(checklist_id: str, window: OccurrenceWindow, summary: Mapping[str, Any], execution: str,
                  missed_equipment: list[str] | None) -> dict[str, Any]:
-    """The ``Occurrence window judged`` event's detail."""
-    detail: dict[str, Any] = {
+    """The ``Occurrence window judged`` event's detail (:class:`missed_checks.contracts.JudgedWindowDetail`;
+    ``missed_equipment`` left out when not listed)."""
+    detail = parse(JudgedWindowDetail, {
         "checklist_id": checklist_id,
         "window_id": f"{checklist_id}#{summary['window_start']}",
         "window": window.to_dict(),
         **{k: summary[k] for k in ("equipment_counted", "performed", "missed", "newly_recorded")},
         "execution": execution,
-    }
-    if missed_equipment is not None:
-        detail["missed_equipment"] = missed_equipment
-    return detail
+        "missed_equipment": missed_equipment,
+    })
+    return dump(detail, omit_none=True)
 
 
 def close_window(table: ChecklistTable, checklist_id: str, window: OccurrenceWindow,

@@ -40,6 +40,15 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from missed_checks.aws.functions import function_environment
+from missed_checks.contracts import (
+    EvaluationInstantLetter,
+    EvaluationWindowLetter,
+    SchedulerLetter,
+    ScheduleSyncLetter,
+    StreamBatchLetter,
+    decode_dead_letter,
+    dump,
+)
 from missed_checks.errors import MissedChecksError
 from missed_checks.judging import failed_window
 from missed_checks.schedule import Target
@@ -95,38 +104,36 @@ def decode(queue: str, message: dict[str, Any]) -> DeadLetter:
                         kind="unknown", summary="not a message missed-checks knows: left in the queue",
                         body=body, attributes=attributes, receive_count=int(system.get("ApproximateReceiveCount", 0)),
                         sent_at=_sent_at(system.get("SentTimestamp")))
-    if not isinstance(body, dict):
-        return letter
-    if body.get("source") == "schedule-sync" and body.get("checklist_id"):
-        error = body.get("error") or {}
-        letter.kind, letter.checklist_id = "schedule-sync", str(body["checklist_id"])
-        letter.error = f"{error.get('field')}: {error.get('message')}" if isinstance(error, dict) else str(error)
-        letter.summary = f"checklist {letter.checklist_id} (revision {body.get('revision')}) could not be scheduled"
-    elif "DDBStreamBatchInfo" in body:
-        info = body["DDBStreamBatchInfo"] or {}
-        context = body.get("requestContext") or {}
-        response = body.get("responseContext") or {}
+    message_kind = decode_dead_letter(body)  # the models the stack sends them with: decoded once
+    if isinstance(message_kind, ScheduleSyncLetter):
+        letter.kind, letter.checklist_id = "schedule-sync", message_kind.checklist_id
+        letter.error = f"{message_kind.error.field}: {message_kind.error.message}"
+        letter.summary = (f"checklist {letter.checklist_id} (revision {message_kind.revision}) could not be "
+                          "scheduled")
+    elif isinstance(message_kind, StreamBatchLetter):
+        info, context = message_kind.DDBStreamBatchInfo, message_kind.requestContext
+        response = message_kind.responseContext
         letter.kind = "stream-batch"
         letter.error = str(context.get("condition") or "")
         letter.cause = (f"function {context.get('functionArn')} returned {response.get('statusCode')}"
                         + (f" ({response.get('functionError')})" if response.get("functionError") else ""))
         letter.summary = (f"{info.get('batchSize')} stream record(s) {info.get('startSequenceNumber')}.."
                           f"{info.get('endSequenceNumber')} were never synced; replay re-syncs every checklist")
-    elif body.get("source") == "evaluation" and body.get("checklist_id"):
-        letter.kind, letter.checklist_id = "evaluation", str(body["checklist_id"])
-        letter.execution, letter.error, letter.cause = body.get("execution"), str(body.get("error") or ""), str(
-            body.get("cause") or "")
+    elif isinstance(message_kind, EvaluationWindowLetter | EvaluationInstantLetter):
+        letter.kind, letter.checklist_id = "evaluation", message_kind.checklist_id
+        letter.execution, letter.error, letter.cause = message_kind.execution, message_kind.error, message_kind.cause
         # A small fleet's windows are judged by PlanEvaluation: its failure names the window in the cause.
-        window = body.get("window") if isinstance(body.get("window"), dict) else failed_window(letter.cause)
+        window = (dump(message_kind.window) if isinstance(message_kind, EvaluationWindowLetter)
+                  else failed_window(letter.cause))
         if window:
             letter.window = window
-            letter.instant = str(window.get("evaluate_at") or "")
-            letter.summary = f"window {window.get('start')} of {letter.checklist_id} failed"
+            letter.instant = window["evaluate_at"]
+            letter.summary = f"window {window['start']} of {letter.checklist_id} failed"
         else:
-            letter.instant = str(body.get("instant") or "")
+            letter.instant = getattr(message_kind, "instant", "")
             letter.summary = f"evaluation of {letter.checklist_id} at {letter.instant} failed"
-    elif set(body) >= {"checklist_id", "instant"}:
-        letter.kind, letter.checklist_id, letter.instant = "scheduler", str(body["checklist_id"]), str(body["instant"])
+    elif isinstance(message_kind, SchedulerLetter):
+        letter.kind, letter.checklist_id, letter.instant = "scheduler", message_kind.checklist_id, message_kind.instant
         letter.error = attributes.get("ERROR_CODE", "")
         letter.cause = attributes.get("ERROR_MESSAGE", "")
         letter.summary = f"scheduled firing of {letter.checklist_id} at {letter.instant} never started an evaluation"
