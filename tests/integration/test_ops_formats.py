@@ -24,12 +24,14 @@ RECORD_COMMANDS: dict[tuple[str, ...], list[str]] = {
     ("equipment", "list"): ["--checklist", "forklift-daily"],
     ("dlq", "list"): [],
     ("report",): PERIOD,
+    ("missed", "list"): ["--checklist", "forklift-daily", *PERIOD],
 }
 HEADERS = {  # the CSV header (or its start) each command writes
     ("checklist", "list"): "checklist_id,name,status,recurrence",
     ("equipment", "list"): "equipment_id,assigned_at,unassigned_at",
     ("dlq", "list"): "queue,message_id,sent_at,kind,checklist_id,window_start",
     ("report",): "checklist_id,equipment_id",
+    ("missed", "list"): "checklist_id,equipment_id,window_start,window_end,judged_at,dismissed",
 }
 
 

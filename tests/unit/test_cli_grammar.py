@@ -20,7 +20,7 @@ ONE_LINE_ERROR = re.compile(r"missed-checks: error: (?P<field>[a-z][a-z0-9_.\[\]
 Command = tuple[tuple[str, ...], argparse.ArgumentParser]
 
 # In cli/report.py, which is being reworked on another branch: they still print with --json.
-NOT_YET_ON_THE_GRAMMAR = {("missed", "list"), ("missed", "dismiss")}
+NOT_YET_ON_THE_GRAMMAR: set[tuple[str, str]] = set()
 
 
 def every_command(parser: argparse.ArgumentParser = PARSER, path: tuple[str, ...] = ()) -> Iterator[Command]:

@@ -7,26 +7,25 @@ import sys
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from rich.table import Table
-
 from missed_checks import clock
 from missed_checks.checklist import validate_checklist_id
 from missed_checks.equipment import validate_equipment_id
 from missed_checks.errors import InvalidInput
 from missed_checks.timefmt import parse_instant
 from missed_checks_ops.cli.common import (
+    RECORD_FORMATS,
+    RESULT_FORMATS,
+    Output,
     add_command,
     add_group,
-    console,
     period_bound,
-    print_json,
     progress_bar,
-    say,
     target_of,
 )
 from missed_checks_ops.missed import dismiss_missed, list_missed
 from missed_checks_ops.report_output import DEFINITION, FORMATS, stdout_console, write_report
 from missed_checks_ops.reporting import read_report
+from missed_checks_ops.target import LOCAL_ENDPOINT
 
 
 def register(subparsers: Any) -> None:
@@ -65,7 +64,7 @@ def register(subparsers: Any) -> None:
         examples="  missed-checks missed dismiss --checklist forklift-daily --equipment FL-001 \\\n"
                  "      --window-start 2026-03-02T05:00:00Z --reason 'in the workshop' --by 'j.doe' \\\n"
                  "      --stack missed-checks",
-        handler=missed_dismiss)
+        handler=missed_dismiss, formats=RESULT_FORMATS)
     dismiss.add_argument("--checklist", required=True, metavar="ID")
     dismiss.add_argument("--equipment", required=True, metavar="ID")
     dismiss.add_argument("--window-start", required=True, metavar="INSTANT",
@@ -76,8 +75,10 @@ def register(subparsers: Any) -> None:
         group, "list", help="missed checks of a checklist or equipment in a period",
         description="List missed-check records whose window started in [--from, --to).",
         examples="  missed-checks missed list --checklist forklift-daily --from 2026-03-01 --to 2026-03-08 "
-                 "--stack missed-checks",
-        handler=missed_list)
+                 "--stack missed-checks\n"
+                 f"  missed-checks missed list --equipment FL-001 --from 2026-03-01 --to 2026-04-01 "
+                 f"--endpoint {LOCAL_ENDPOINT} --format csv --output fl-001.csv",
+        handler=missed_list, formats=RECORD_FORMATS)
     listing.add_argument("--checklist", metavar="ID")
     listing.add_argument("--equipment", metavar="ID")
     listing.add_argument("--from", dest="start", required=True, metavar="DATE|INSTANT")
@@ -119,12 +120,13 @@ def missed_dismiss(args: argparse.Namespace) -> int:
     window_start = parse_instant(args.window_start, "window-start")
     record = dismiss_missed(target_of(args), checklist_id, window_start, equipment_id, reason=args.reason,
                             by=args.by, at=clock.now())
-    if args.json:
-        print_json(record)
+    out: Output = args.out
+    if out.format == "json":
+        out.json(record)
     else:
         dismissal = record["dismissal"]
-        say(f"dismissed: {equipment_id} on {checklist_id}, window {record['window_start']} - {record['window_end']}, "
-            f"by {dismissal['by']} at {dismissal['at']}: {dismissal['reason']}")
+        out.say(f"dismissed: {equipment_id} on {checklist_id}, window {record['window_start']} - "
+                f"{record['window_end']}, by {dismissal['by']} at {dismissal['at']}: {dismissal['reason']}")
     return 0
 
 
@@ -145,15 +147,11 @@ def missed_list(args: argparse.Namespace) -> int:
                            checklist_id=args.checklist)
     else:
         rows = list_missed(target, start, end, checklist_id=validate_checklist_id(args.checklist, "checklist"))
-    if args.json:
-        print_json(rows)
-        return 0
-    view = Table("checklist", "equipment", "window start", "window end", "judged at", "dismissed")
-    for row in rows:
-        dismissal = row["dismissal"]
-        view.add_row(row["checklist_id"], row["equipment_id"], row["window_start"], row["window_end"],
-                     row["judged_at"], f"{dismissal['by']}: {dismissal['reason']}" if dismissal else "")
-    console().print(view)
-    if not rows:
-        say("no missed checks in that period")
+    table_rows = [{**row, "dismissed": f"{row['dismissal']['by']}: {row['dismissal']['reason']}"
+                   if row["dismissal"] else ""} for row in rows]
+    args.out.records(table_rows, MISSED_COLUMNS, document=rows, empty="no missed checks in that period")
     return 0
+
+
+MISSED_COLUMNS = {"checklist_id": "checklist", "equipment_id": "equipment", "window_start": "window start",
+                  "window_end": "window end", "judged_at": "judged at", "dismissed": "dismissed"}
