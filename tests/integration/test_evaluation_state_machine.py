@@ -13,6 +13,7 @@ from moto.events.models import EventsBackend
 from missed_checks import clock
 from missed_checks.aws.table import ChecklistTable
 from missed_checks.equipment import SHARD_COUNT, shard_of
+from missed_checks.judging import failed_window
 from missed_checks.performed_check import PerformedCheck
 from tests.conftest import FAN_OUT
 
@@ -205,30 +206,13 @@ def test_an_execution_input_without_the_checklist_or_instant_is_kept_in_the_dead
     assert message["execution"] == started["executionArn"]
 
 
-@pytest.mark.stack_parameters(**FAN_OUT)
-def test_a_failing_task_lands_in_the_dead_letter_queue_with_its_context_and_fails_the_execution(fleet):
+@pytest.mark.parametrize("fanned_out", [
+    pytest.param(False, id="judged-by-the-plan"),
+    pytest.param(True, id="fanned-out", marks=pytest.mark.stack_parameters(**FAN_OUT)),
+])
+def test_a_failing_task_lands_in_the_dead_letter_queue_naming_its_window_and_fails_the_execution(fleet, fanned_out):
     stack, table = fleet
-    # A hand-edited assignment with a broken timestamp: the shard task cannot judge it.
-    stack.client("dynamodb").update_item(
-        TableName=stack.table_name,
-        Key={"pk": {"S": "CHECKLIST#forklift"}, "sk": {"S": f"EQUIPMENT#{shard_of('fl-002'):02d}#fl-002"}},
-        UpdateExpression="SET assigned_at = :t", ExpressionAttributeValues={":t": {"S": "yesterday-ish"}})
-
-    execution = run(stack, "forklift", MONDAY_EVALUATE_AT)
-
-    assert execution["status"] == "FAILED"
-    assert execution.get("error") == "EvaluationFailed"
-    (message,) = dead_letters(stack, "EvaluationDeadLetterQueue")
-    assert message["source"] == "evaluation"
-    assert message["checklist_id"] == "forklift"
-    assert message["window"]["start"] == "2026-03-02T06:00:00+01:00"
-    assert message["execution"] == execution["executionArn"]
-    assert message["error"] == "InvalidInput" and "assigned_at" in message["cause"]
-    assert table.get_checklist("forklift").watermark == CREATED
-
-
-def test_a_small_fleet_judged_by_the_plan_fails_into_the_dead_letter_queue_with_its_instant(fleet):
-    stack, table = fleet
+    # A hand-edited assignment with a broken timestamp: the task judging its shard cannot judge it.
     stack.client("dynamodb").update_item(
         TableName=stack.table_name,
         Key={"pk": {"S": "CHECKLIST#forklift"}, "sk": {"S": f"EQUIPMENT#{shard_of('fl-002'):02d}#fl-002"}},
@@ -238,9 +222,14 @@ def test_a_small_fleet_judged_by_the_plan_fails_into_the_dead_letter_queue_with_
 
     assert execution["status"] == "FAILED" and execution.get("error") == "EvaluationFailed"
     (message,) = dead_letters(stack, "EvaluationDeadLetterQueue")
-    assert (message["checklist_id"], message["instant"]) == ("forklift", "2026-03-02T13:30:00Z")
+    assert (message["source"], message["checklist_id"]) == ("evaluation", "forklift")
     assert message["execution"] == execution["executionArn"]
     assert message["error"] == "InvalidInput" and "assigned_at" in message["cause"]
+    # Fanned out, the window is a field of its own; judged by PlanEvaluation, its error names it.
+    window = message["window"] if fanned_out else failed_window(message["cause"])
+    assert window["start"] == "2026-03-02T06:00:00+01:00"
+    if not fanned_out:
+        assert message["instant"] == "2026-03-02T13:30:00Z"
     assert table.get_checklist("forklift").watermark == CREATED
 
 

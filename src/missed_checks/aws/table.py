@@ -103,21 +103,24 @@ class ChecklistTable:
 
     def query(self, index: str | None = None, **kwargs: Any) -> Iterator[dict[str, Any]]:
         """Every item of a Query, following LastEvaluatedKey."""
+        for page in self._pages(index, **kwargs):
+            for item in page.get("Items", []):
+                yield deserialize(item)
+
+    def _pages(self, index: str | None = None, **kwargs: Any) -> Iterator[dict[str, Any]]:
+        """Every page of a Query (botocore's paginator: it follows LastEvaluatedKey)."""
         request: dict[str, Any] = {"TableName": self.name, **kwargs}
         if index:
             request["IndexName"] = index
+        pages = self.client.get_paginator("query").paginate(**request).__iter__()
         while True:
             try:
-                page = self.client.query(**request)
+                yield next(pages)
+            except StopIteration:
+                return
             except ClientError as error:
                 raise_transient(error)
                 raise
-            for item in page.get("Items", []):
-                yield deserialize(item)
-            last = page.get("LastEvaluatedKey")
-            if not last:
-                return
-            request["ExclusiveStartKey"] = last
 
     def _query_range(self, pk: str, low: str, high: str, index: str | None = None,
                      attributes: Sequence[str] = ()) -> Iterator[dict[str, Any]]:
@@ -143,21 +146,26 @@ class ChecklistTable:
     def batch_write(self, requests: Sequence[dict[str, Any]]) -> None:
         """BatchWriteItem in chunks of 25, retrying UnprocessedItems with backoff until none remain."""
         for offset in range(0, len(requests), 25):
-            pending = {self.name: list(requests[offset : offset + 25])}
-            delay = 0.05
-            for _attempt in range(12):
-                try:
-                    response = self.client.batch_write_item(RequestItems=pending)
-                except ClientError as error:
-                    raise_transient(error)
-                    raise
-                pending = response.get("UnprocessedItems") or {}
-                if not pending:
-                    break
-                time.sleep(delay)
-                delay = min(delay * 2, 2.0)
-            else:
-                raise TransientError(f"DynamoDB left {len(pending[self.name])} writes unprocessed after retries")
+            self._batch("batch_write_item", "UnprocessedItems", {self.name: list(requests[offset : offset + 25])})
+
+    def _batch(self, operation: str, unprocessed: str, pending: Any) -> list[dict[str, Any]]:
+        """One BatchWriteItem or BatchGetItem request, repeated with backoff for what DynamoDB left
+        ``unprocessed`` until nothing is; the items read (BatchGetItem)."""
+        found: list[dict[str, Any]] = []
+        delay = 0.05
+        for _attempt in range(12):
+            try:
+                response = getattr(self.client, operation)(RequestItems=pending)
+            except ClientError as error:
+                raise_transient(error)
+                raise
+            found.extend(deserialize(item) for item in response.get("Responses", {}).get(self.name, []))
+            pending = response.get(unprocessed) or {}
+            if not pending:
+                return found
+            time.sleep(delay)
+            delay = min(delay * 2, 2.0)
+        raise TransientError(f"DynamoDB left requests unprocessed ({unprocessed}) after retries")
 
     def _conditional(self, operation: str, **request: Any) -> bool:
         """Run a conditional write; False when its condition failed, read as "already done" (or "changed
@@ -404,23 +412,10 @@ class ChecklistTable:
 
     def count_assignments(self, checklist_id: str) -> int:
         """How many pieces of equipment were ever assigned to the checklist (Select COUNT)."""
-        request: dict[str, Any] = {
-            "TableName": self.name, "Select": "COUNT",
-            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
-            "ExpressionAttributeValues": serialize({":pk": keys.checklist_pk(checklist_id),
-                                                    ":prefix": keys.assignment_prefix()}),
-        }
-        count = 0
-        while True:
-            try:
-                page = self.client.query(**request)
-            except ClientError as error:
-                raise_transient(error)
-                raise
-            count += int(page.get("Count", 0))
-            if not page.get("LastEvaluatedKey"):
-                return count
-            request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        pages = self._pages(Select="COUNT", KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+                            ExpressionAttributeValues=serialize({":pk": keys.checklist_pk(checklist_id),
+                                                                 ":prefix": keys.assignment_prefix()}))
+        return sum(int(page.get("Count", 0)) for page in pages)
 
     def assignments(self, checklist_id: str, shard: int | None = None) -> list[Assignment]:
         items = self._query_prefix(keys.checklist_pk(checklist_id), keys.assignment_prefix(shard))
@@ -631,22 +626,8 @@ class ChecklistTable:
         """BatchGetItem in chunks of 100 (eventually consistent), retrying UnprocessedKeys with backoff."""
         found: list[dict[str, Any]] = []
         for offset in range(0, len(item_keys), 100):
-            pending: Any = {self.name: {"Keys": [serialize(k) for k in item_keys[offset : offset + 100]]}}
-            delay = 0.05
-            for _attempt in range(12):
-                try:
-                    response = self.client.batch_get_item(RequestItems=pending)
-                except ClientError as error:
-                    raise_transient(error)
-                    raise
-                found.extend(deserialize(item) for item in response.get("Responses", {}).get(self.name, []))
-                pending = response.get("UnprocessedKeys") or {}
-                if not pending:
-                    break
-                time.sleep(delay)
-                delay = min(delay * 2, 2.0)
-            else:
-                raise TransientError("DynamoDB left keys unprocessed after retries")
+            found += self._batch("batch_get_item", "UnprocessedKeys",
+                                 {self.name: {"Keys": [serialize(k) for k in item_keys[offset : offset + 100]]}})
         return found
 
     def checks_of_equipment(self, equipment_id: str, start: datetime, end: datetime) -> list[dict[str, Any]]:
