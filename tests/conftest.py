@@ -25,6 +25,7 @@ that share it first within each directory, so that happens about once per direct
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -67,6 +68,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+    parser.addoption(
+        "--shuffle", metavar="SEED", type=int, default=None,
+        help="run the tests in a random order drawn from SEED (still grouped by directory and shared stack): "
+        "a check that no test depends on another's leftovers",
+    )
+    parser.addoption("--reverse", action="store_true", help="run the tests in reverse order (same grouping)")
+
+
 QUICK_EXAMPLES_DIVISOR = 10
 QUICK_EXAMPLES_MIN = 10
 
@@ -79,6 +88,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.stack)
         if few_examples:
             _fewer_examples(item)
+    if config.getoption("--reverse"):
+        items.reverse()
+    if config.getoption("--shuffle") is not None:
+        random.Random(config.getoption("--shuffle")).shuffle(items)
     # Within each directory, the tests on the shared stack first (in their order), then the rest
     # (in theirs): the shared stack is provisioned once per directory, not once per switch.
     order = {directory: index for index, directory in enumerate(dict.fromkeys(_directory(i) for i in items))}
@@ -139,14 +152,15 @@ def _parse_managed_policies_once() -> None:
     models.IAMBackend._init_aws_policies = init_aws_policies  # type: ignore[method-assign]
 
 
-@pytest.fixture(autouse=True)
-def _stack_lane(request: pytest.FixtureRequest) -> None:
-    """Before a ``stack`` test: moto's managed policies parsed once; the shared stack torn down
-    when this test does not run on it (it gets an empty moto or starts its own)."""
-    if request.node.get_closest_marker("stack") is None:
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Before a ``stack`` test's fixtures (module-scoped ones included): moto's managed policies
+    parsed once; the shared stack torn down when this test does not run on it (it gets an empty
+    moto, or provisions its own, which must not land in the shared one)."""
+    if item.get_closest_marker("stack") is None:
         return
     _parse_managed_policies_once()
-    if not uses_shared_stack(request.node):
+    if not uses_shared_stack(item):
         SHARED.close()
 
 
