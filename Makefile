@@ -48,7 +48,7 @@ lint: $(BIN)/.installed $(SAM_VENV)/.installed $(ASL_VALIDATOR)
 	$(ASL_VALIDATOR) --json-path statemachines/evaluate_checklist.asl.json
 
 unit: $(BIN)/.installed artifacts browser
-	$(BIN)/pytest
+	$(BIN)/pytest $(PYTEST_ARGS)
 
 test: lint check-layer unit
 
