@@ -66,8 +66,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--few-examples", action="store_true",
         help="property tests (hypothesis) run a tenth of their examples, at least 10 (make quick)",
     )
-
-
     parser.addoption(
         "--shuffle", metavar="SEED", type=int, default=None,
         help="run the tests in a random order drawn from SEED (still grouped by directory and shared stack): "
@@ -83,7 +81,8 @@ QUICK_EXAMPLES_MIN = 10
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     few_examples = config.getoption("--few-examples")
     for item in items:
-        directory = Path(str(item.path)).resolve().relative_to(TESTS).parts[0]
+        path = Path(str(item.path)).resolve()
+        directory = path.relative_to(TESTS).parts[0] if path.is_relative_to(TESTS) else ""
         if directory in STACK_DIRECTORIES or set(getattr(item, "fixturenames", ())) & STACK_FIXTURES:
             item.add_marker(pytest.mark.stack)
         if few_examples:
@@ -167,13 +166,16 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 # -- the shared stack ---------------------------------------------------------------------------
 class _SharedLambdaRuntime(LambdaRuntime):
     """The shared stack's Lambda runtime: a test's ``LocalRuntime`` uses it (its workers stay
-    warm) but cannot uninstall it; :meth:`shutdown` does, at the end."""
+    warm) but neither it nor a test can uninstall it; :meth:`shutdown` does, at the end."""
 
     def __exit__(self, *exc: object) -> None:
         pass
 
+    def uninstall(self) -> None:
+        pass
+
     def shutdown(self) -> None:
-        self.uninstall()
+        LambdaRuntime.uninstall(self)
 
 
 class SharedStack:
