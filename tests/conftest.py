@@ -120,7 +120,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     if SHARED.provisioned:
-        terminalreporter.write_line(f"shared stack: provisioned {SHARED.provisioned} time(s), emptied for each test")
+        terminalreporter.write_line(
+            f"shared stack: provisioned {SHARED.provisioned} time(s), emptied for each of {SHARED.served} tests"
+        )
 
 
 # -- moto's AWS managed policies, parsed once ---------------------------------------------------
@@ -190,6 +192,8 @@ class SharedStack:
         self._groups: set[str] = set()
         self.provisioned = 0
         """How many times this session provisioned it (printed at the end of the run)."""
+        self.served = 0
+        """How many tests got it emptied (printed at the end of the run)."""
 
     # -- lifecycle ---------------------------------------------------------------------------
     def open(self) -> EmbeddedStack:
@@ -223,6 +227,7 @@ class SharedStack:
         """The shared stack, as just provisioned: no data, no executions, nothing a test added."""
         stack = self.open()
         assert self.lambda_runtime is not None
+        self.served += 1
         self._finish_executions(stack)
         self._empty_tables(stack)
         self._empty_scheduler(stack)
