@@ -1,6 +1,8 @@
 # Everything a fresh machine needs is installed by these targets, on first use.
 #   make demo   - run the bundled five-week scenario on the embedded AWS and print the report
-#   make test   - lint the template and state machine, then run every test
+#   make quick  - the fast lane: the tests that need no stack, build or process (pytest -m "not stack and not slow")
+#   make test   - lint the template and state machine, then run every test (what CI runs)
+#   make unit   - every test (pytest), after building the artifacts; make test without the lint
 #   make bench  - benchmarks (report over a year of checks; one evaluation of a large fleet; cost per window)
 #   make chaos  - the demo under random faults (seeds 1-3), recovered and compared with a clean run
 #   make build  - sam build into .aws-sam/build (layer and functions; needs a Python 3.13, no Docker)
@@ -17,7 +19,7 @@ BIN := $(VENV)/bin
 SAM_VENV := .venv-sam
 ASL_VALIDATOR := tools/node_modules/.bin/asl-validator
 
-.PHONY: demo test lint unit bench chaos build runtime artifacts check-layer browser screenshot clean help FORCE
+.PHONY: demo test quick lint unit bench chaos build runtime artifacts check-layer browser screenshot clean help FORCE
 help:
 	@grep -E '^#   make' Makefile | sed 's/^#   //'
 
@@ -46,9 +48,16 @@ lint: $(BIN)/.installed $(SAM_VENV)/.installed $(ASL_VALIDATOR)
 	$(ASL_VALIDATOR) --json-path statemachines/evaluate_checklist.asl.json
 
 unit: $(BIN)/.installed artifacts browser
-	$(BIN)/pytest
+	$(BIN)/pytest $(PYTEST_ARGS)
 
 test: lint check-layer unit
+
+# The fast lane: only the venv. Tests that provision a stack, run the Lambda emulator or other
+# processes, or need make's artifacts are marked `stack` by tests/conftest.py, the few long domain
+# tests `slow`; property tests run a tenth of their examples. pytest exits 5 (and make fails) if
+# nothing was collected.
+quick: $(BIN)/.installed
+	$(BIN)/pytest -m "not stack and not slow" --few-examples -q
 
 chaos: $(BIN)/.installed artifacts
 	@for seed in 1 2 3; do $(BIN)/missed-checks local chaos --seed $$seed --format json --output .aws-sam/chaos-$$seed.json || exit 1; done

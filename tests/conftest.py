@@ -5,12 +5,34 @@
 in its own Python 3.13 worker with its role's credentials (IAM enforced), so a started execution
 runs the real, built functions. ``local_runtime`` adds the simulated clock, the stream poller and
 the simulated EventBridge Scheduler. ``make test`` builds the artifacts first.
+
+**Lanes.** Every test that provisions a stack, runs the Lambda emulator, starts processes or needs
+``make build``'s artifacts is marked ``stack`` at collection (:func:`pytest_collection_modifyitems`:
+by the fixtures it uses and by its directory, ``tests/e2e`` and ``tests/packaging``), so
+``pytest -m "not stack"`` (``make quick``) is the fast lane for domain and handler work.
+
+**One stack per session.** Provisioning the template takes seconds, so ``local_stack``,
+``local_runtime`` and the ops tests' ``runtime`` share one provisioned stack and its warm Lambda
+workers (:class:`SharedStack`), emptied before each test: every item of the table gone, the
+stream trimmed, queues purged, schedules and executions deleted, rules and queues a test added
+removed, the Lambda runtime's invocations, denials and faults reset, a fresh simulated clock,
+scheduler and stream pollers. A test keeps a stack of its own when it changes template
+parameters (``@pytest.mark.stack_parameters``), asks for ``@pytest.mark.own_stack`` (it breaks
+or patches the stack for good), or uses ``embedded`` (an empty moto): the shared stack is torn
+down before it and provisioned again by the next test that needs it. Collection runs the tests
+that share it first within each directory, so that happens about once per directory.
 """
 
 from __future__ import annotations
 
+import random
+import time
 from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from unittest import mock
 
 import pytest
 
@@ -20,22 +42,327 @@ from missed_checks_local.lambda_runtime import LambdaRuntime
 from missed_checks_local.runtime import LocalRuntime
 from missed_checks_local.stack import EmbeddedStack
 
+TESTS = Path(__file__).resolve().parent
 
+STACK_FIXTURES = frozenset({"embedded", "local_stack", "local_runtime", "runtime", "shared_stack"})
+"""Fixtures that provision a stack or run the emulator: a test using one is marked ``stack``."""
+SHARED_FIXTURES = frozenset({"local_stack", "local_runtime", "runtime", "shared_stack"})
+"""Fixtures served by the session's shared stack (unless the test needs its own)."""
+STACK_DIRECTORIES = frozenset({"e2e", "packaging"})
+"""Directories whose every test runs processes or needs ``make build`` (marked ``stack``)."""
+
+
+# -- lanes ------------------------------------------------------------------------------------
+def uses_shared_stack(item: pytest.Item) -> bool:
+    """Whether ``item`` runs on the session's shared stack (else, when it needs one, its own)."""
+    names = set(getattr(item, "fixturenames", ()))
+    if not names & SHARED_FIXTURES or "embedded" in names:
+        return False
+    return item.get_closest_marker("stack_parameters") is None and item.get_closest_marker("own_stack") is None
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--few-examples", action="store_true",
+        help="property tests (hypothesis) run a tenth of their examples, at least 10 (make quick)",
+    )
+    parser.addoption(
+        "--shuffle", metavar="SEED", type=int, default=None,
+        help="run the tests in a random order drawn from SEED (still grouped by directory and shared stack): "
+        "a check that no test depends on another's leftovers",
+    )
+    parser.addoption("--reverse", action="store_true", help="run the tests in reverse order (same grouping)")
+
+
+QUICK_EXAMPLES_DIVISOR = 10
+QUICK_EXAMPLES_MIN = 10
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    few_examples = config.getoption("--few-examples")
+    for item in items:
+        path = Path(str(item.path)).resolve()
+        directory = path.relative_to(TESTS).parts[0] if path.is_relative_to(TESTS) else ""
+        if directory in STACK_DIRECTORIES or set(getattr(item, "fixturenames", ())) & STACK_FIXTURES:
+            item.add_marker(pytest.mark.stack)
+        if few_examples:
+            _fewer_examples(item)
+    if config.getoption("--reverse"):
+        items.reverse()
+    if config.getoption("--shuffle") is not None:
+        random.Random(config.getoption("--shuffle")).shuffle(items)
+    # Within each directory, the tests on the shared stack first (in their order), then the rest
+    # (in theirs): the shared stack is provisioned once per directory, not once per switch.
+    order = {directory: index for index, directory in enumerate(dict.fromkeys(_directory(i) for i in items))}
+    items.sort(key=lambda item: (order[_directory(item)], not uses_shared_stack(item)))
+
+
+def _fewer_examples(item: pytest.Item) -> None:
+    """A property test's own ``@settings``, with a tenth of its ``max_examples`` (at least 10)."""
+    test = getattr(item, "obj", None)
+    current = getattr(test, "_hypothesis_internal_use_settings", None)  # what @settings/@given set
+    if current is None or not hasattr(test, "hypothesis"):
+        return
+    from hypothesis import settings
+
+    examples = max(QUICK_EXAMPLES_MIN, current.max_examples // QUICK_EXAMPLES_DIVISOR)
+    if examples < current.max_examples:
+        test._hypothesis_internal_use_settings = settings(current, max_examples=examples)
+
+
+def _directory(item: pytest.Item) -> Path:
+    return Path(str(item.path)).parent
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    SHARED.close()
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if SHARED.provisioned:
+        terminalreporter.write_line(
+            f"shared stack: provisioned {SHARED.provisioned} time(s), emptied for each of {SHARED.served} tests"
+        )
+
+
+# -- moto's AWS managed policies, parsed once ---------------------------------------------------
+_POLICIES: dict[str, Any] = {}
+
+
+def _parse_managed_policies_once() -> None:
+    """moto parses its 1 MB of AWS managed policies again for every IAM backend it creates (six
+    per fresh moto, about a second each on this machine): parse them once per test session.
+    Each backend still builds its own policy objects from the data, as before."""
+    if _POLICIES:
+        return
+    import json
+
+    from moto.iam import models
+    from moto.settings import load_iam_aws_managed_policies
+
+    _POLICIES.update(json.loads(models.aws_managed_policies_data))
+
+    def init_aws_policies(backend: models.IAMBackend) -> list[models.ManagedPolicy]:
+        if not load_iam_aws_managed_policies():
+            return []
+        return [
+            models.AWSManagedPolicy.from_data(name, backend.account_id, backend.region_name, data)
+            for name, data in _POLICIES.items()
+        ]
+
+    models.IAMBackend._init_aws_policies = init_aws_policies  # type: ignore[method-assign]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Before a ``stack`` test's fixtures (module-scoped ones included): moto's managed policies
+    parsed once; the shared stack torn down when this test does not run on it (it gets an empty
+    moto, or provisions its own, which must not land in the shared one)."""
+    if item.get_closest_marker("stack") is None:
+        return
+    _parse_managed_policies_once()
+    if not uses_shared_stack(item):
+        SHARED.close()
+
+
+# -- the shared stack ---------------------------------------------------------------------------
+class _SharedLambdaRuntime(LambdaRuntime):
+    """The shared stack's Lambda runtime: a test's ``LocalRuntime`` uses it (its workers stay
+    warm) but neither it nor a test can uninstall it; :meth:`shutdown` does, at the end."""
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def uninstall(self) -> None:
+        pass
+
+    def shutdown(self) -> None:
+        LambdaRuntime.uninstall(self)
+
+
+class SharedStack:
+    """The built template provisioned once in an embedded AWS, emptied for each test."""
+
+    def __init__(self) -> None:
+        self._exit: ExitStack | None = None
+        self.stack: EmbeddedStack | None = None
+        self.lambda_runtime: _SharedLambdaRuntime | None = None
+        self._rules: set[tuple[str, str]] = set()
+        self._queues: set[str] = set()
+        self._groups: set[str] = set()
+        self.provisioned = 0
+        """How many times this session provisioned it (printed at the end of the run)."""
+        self.served = 0
+        """How many tests got it emptied (printed at the end of the run)."""
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def open(self) -> EmbeddedStack:
+        if self.stack is not None:
+            return self.stack
+        _parse_managed_policies_once()
+        exit_stack = ExitStack()
+        try:
+            exit_stack.enter_context(embedded_aws())
+            stack = EmbeddedStack.provision()
+            runtime = _SharedLambdaRuntime(stack)
+            runtime.install()
+            exit_stack.callback(runtime.shutdown)
+        except BaseException:
+            exit_stack.close()
+            raise
+        self._exit, self.stack, self.lambda_runtime = exit_stack, stack, runtime
+        self._rules = set(self._all_rules())
+        self._queues = set(stack.client("sqs").list_queues().get("QueueUrls", []))
+        self._groups = {g["Name"] for g in stack.client("scheduler").list_schedule_groups()["ScheduleGroups"]}
+        self.provisioned += 1
+        return stack
+
+    def close(self) -> None:
+        if self._exit is not None:
+            exit_stack, self._exit, self.stack, self.lambda_runtime = self._exit, None, None, None
+            exit_stack.close()
+
+    # -- a clean slate for each test ---------------------------------------------------------------
+    def fresh(self) -> EmbeddedStack:
+        """The shared stack, as just provisioned: no data, no executions, nothing a test added."""
+        stack = self.open()
+        assert self.lambda_runtime is not None
+        self.served += 1
+        self._finish_executions(stack)
+        self._empty_tables(stack)
+        self._empty_scheduler(stack)
+        self._empty_queues(stack)
+        self._remove_rules(stack)
+        runtime = self.lambda_runtime
+        runtime.invocations.clear()
+        runtime.denied.clear()
+        runtime.faults = None
+        runtime.on_invocation = None
+        runtime.keep_invocations = True
+        stack.lambda_runtime = runtime
+        from missed_checks import clock as product_clock
+
+        product_clock.set_source(None)
+        return stack
+
+    def _finish_executions(self, stack: EmbeddedStack) -> None:
+        """Let a previous test's executions end (stopped after 30 s), then forget every one."""
+        from moto.stepfunctions.responses import get_backend  # the parser's, as state machines execute
+
+        backend = get_backend(stack.account_id, stack.region)
+        sfn = stack.client("stepfunctions")
+        deadline = time.monotonic() + 30
+        for machine in backend.state_machines:
+            for execution in list(machine.executions):
+                while sfn.describe_execution(executionArn=execution.execution_arn)["status"] == "RUNNING":
+                    if time.monotonic() > deadline:
+                        sfn.stop_execution(executionArn=execution.execution_arn)
+                        break
+                    time.sleep(0.05)
+            machine.executions.clear()
+
+    @staticmethod
+    def _empty_tables(stack: EmbeddedStack) -> None:
+        """Every item gone, without stream records of the deletions; the stream trimmed (its
+        sequence numbers go on), so a new poller reading from TRIM_HORIZON sees only new writes."""
+        from moto.dynamodb.models import dynamodb_backends
+
+        backend = dynamodb_backends[stack.account_id][stack.region]
+        for name in stack.table_names.values():
+            table = backend.get_table(name)
+            table.items.clear()
+            shard = table.stream_shard
+            if shard is not None:
+                shard.starting_sequence_number += len(shard.items)
+                shard.items = []
+
+    def _empty_scheduler(self, stack: EmbeddedStack) -> None:
+        scheduler = stack.client("scheduler")
+        for group in [g["Name"] for g in scheduler.list_schedule_groups()["ScheduleGroups"]]:
+            if group not in self._groups:
+                scheduler.delete_schedule_group(Name=group)  # with its schedules
+                continue
+            for page in scheduler.get_paginator("list_schedules").paginate(GroupName=group):
+                for schedule in page["Schedules"]:
+                    scheduler.delete_schedule(Name=schedule["Name"], GroupName=group)
+
+    def _empty_queues(self, stack: EmbeddedStack) -> None:
+        """The stack's queues emptied (as PurgeQueue, which AWS and moto allow once a minute),
+        the queues a test created deleted."""
+        from moto.sqs.models import sqs_backends
+
+        backend = sqs_backends[stack.account_id][stack.region]
+        sqs = stack.client("sqs")
+        for url in sqs.list_queues().get("QueueUrls", []):
+            if url in self._queues:
+                queue = backend.get_queue(url.rsplit("/", 1)[-1])
+                queue._messages = []
+                queue._pending_messages = set()
+            else:
+                sqs.delete_queue(QueueUrl=url)
+
+    def _all_rules(self) -> Iterator[tuple[str, str]]:
+        assert self.stack is not None
+        events = self.stack.client("events")
+        for bus in events.list_event_buses()["EventBuses"]:
+            for rule in events.list_rules(EventBusName=bus["Name"])["Rules"]:
+                yield bus["Name"], rule["Name"]
+
+    def _remove_rules(self, stack: EmbeddedStack) -> None:
+        events = stack.client("events")
+        for bus, rule in set(self._all_rules()) - self._rules:
+            targets = events.list_targets_by_rule(Rule=rule, EventBusName=bus)["Targets"]
+            if targets:
+                events.remove_targets(Rule=rule, EventBusName=bus, Ids=[t["Id"] for t in targets])
+            events.delete_rule(Name=rule, EventBusName=bus)
+
+    # -- the local runtime on it ------------------------------------------------------------------
+    @contextmanager
+    def local_runtime(self, start: datetime) -> Iterator[LocalRuntime]:
+        """A fresh ``LocalRuntime`` (clock at ``start``, its own scheduler and stream pollers) on
+        the emptied shared stack, with the shared, warm Lambda runtime."""
+        stack = self.fresh()
+        shared = self.lambda_runtime
+        import missed_checks_local.runtime as runtime_module
+
+        with mock.patch.object(runtime_module, "LambdaRuntime", lambda *args, **kwargs: shared):
+            runtime = LocalRuntime(stack, SimulatedClock(start))
+        with runtime:
+            yield runtime
+        stack.lambda_runtime = shared
+
+
+SHARED = SharedStack()
+
+
+# -- fixtures -----------------------------------------------------------------------------------
 @pytest.fixture
 def embedded() -> Iterator[None]:
     """An empty in-process AWS (moto, state machines executing) with fake credentials."""
+    SHARED.close()
     with embedded_aws():
         yield
 
 
 @pytest.fixture
-def local_stack(embedded: None, request: pytest.FixtureRequest) -> Iterator[EmbeddedStack]:
+def shared_stack() -> SharedStack:
+    """The session's shared stack (see the module's docstring); ``.fresh()`` empties it."""
+    return SHARED
+
+
+@pytest.fixture
+def local_stack(request: pytest.FixtureRequest) -> Iterator[EmbeddedStack]:
     """The built template deployed in moto, its functions answering in their workers.
 
     ``local_stack.lambda_runtime.invocations`` lists every function call with its event,
     result or error and captured logs. ``@pytest.mark.stack_parameters(EquipmentPerTask="20")``
-    overrides template parameters (``FAN_OUT`` makes even a small fleet fan out).
+    overrides template parameters (``FAN_OUT`` makes even a small fleet fan out); such a test, or
+    one marked ``own_stack``, gets a stack of its own, any other the session's shared one, emptied.
     """
+    if uses_shared_stack(request.node):
+        yield SHARED.fresh()
+        return
+    request.getfixturevalue("embedded")
     marker = request.node.get_closest_marker("stack_parameters")
     stack = EmbeddedStack.provision(parameters=marker.kwargs if marker else None)
     with LambdaRuntime(stack) as runtime:
@@ -52,13 +379,18 @@ LOCAL_START = datetime(2026, 3, 2, tzinfo=UTC)
 
 
 @pytest.fixture
-def local_runtime(local_stack: EmbeddedStack) -> Iterator[LocalRuntime]:
+def local_runtime(request: pytest.FixtureRequest) -> Iterator[LocalRuntime]:
     """``local_stack`` plus the simulated clock (at ``LOCAL_START``), stream delivery and scheduler.
 
     Write through the adapters, then ``local_runtime.settle()`` (stream to schedule-sync,
     schedules refreshed) and ``local_runtime.advance_to(instant)`` (fires what is due, waits
     for the executions). ``local_runtime.clock`` is also what ``missed_checks.clock.now()`` returns.
     """
+    if uses_shared_stack(request.node):
+        with SHARED.local_runtime(LOCAL_START) as runtime:
+            yield runtime
+        return
+    local_stack: EmbeddedStack = request.getfixturevalue("local_stack")
     local_stack.lambda_runtime.uninstall()
     with LocalRuntime(local_stack, SimulatedClock(LOCAL_START)) as runtime:
         yield runtime

@@ -11,6 +11,8 @@ from ops_support import BERLIN_WORKDAYS, Cli
 
 from missed_checks_local.serve import LocalServer
 
+pytestmark = pytest.mark.stack  # serves the local stack on a port: not in the fast lane
+
 
 def free_port() -> int:
     with socket.socket() as probe:

@@ -8,6 +8,8 @@ import pytest
 from missed_checks_local.embedded import embedded_aws
 from missed_checks_local.metering import Meter, item_size
 
+pytestmark = pytest.mark.stack  # runs the embedded AWS (moto): not in the fast lane
+
 
 def test_item_size_follows_dynamodb_rules():
     assert item_size({"pk": {"S": "abc"}}) == 5  # name + UTF-8 bytes

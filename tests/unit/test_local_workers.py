@@ -18,6 +18,8 @@ import pytest
 
 from missed_checks_local.workers import BOOTSTRAP, FunctionWorker, InterpreterError, WorkerPool, WorkerResult
 
+pytestmark = pytest.mark.stack  # starts Python 3.13 worker processes: not in the fast lane
+
 APP = """
 import datetime
 import decimal

@@ -191,6 +191,7 @@ def report_of(judged, current, assignments, performed, missed, **options) -> lis
                             current=in_period(current), watermark=WATERMARK, **options)
 
 
+@pytest.mark.slow  # a year for 1,000 equipment: about 5 s, not in the fast lane
 def test_a_year_of_daily_checks_for_1000_equipment_matches_an_independent_tally() -> None:
     judged, current, assignments, performed, missed, truth = generate(1000, seed=20260302)
     rows = report_of(judged, current, assignments, performed, missed)

@@ -203,6 +203,7 @@ def test_transforms_to_cloudformation_with_no_wildcard_resources(cloudformation)
             assert managed <= {"AWSXrayWriteOnlyAccess"}, (role_name, managed)
 
 
+@pytest.mark.stack  # needs tools/node_modules (npm ci, run by make lint)
 def test_state_machine_definition_passes_the_offline_asl_validator():
     validator = ROOT / "tools" / "node_modules" / ".bin" / "asl-validator"
     if not validator.exists():
