@@ -42,6 +42,7 @@ cannot create fails the deployment instead of being skipped with a warning
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
@@ -212,6 +213,26 @@ def transform(template: Mapping[str, Any], parameters: Mapping[str, str], region
 
 
 # -- 3. shims for moto's CloudFormation --------------------------------------------------------
+_DYNAMODB_WRITES = threading.RLock()
+
+
+def _atomic_dynamodb_writes() -> None:
+    """DynamoDB checks a write's condition and applies it atomically; moto does not: two requests
+    served at once on the local endpoint (two executions claiming one window) could both pass the
+    condition. One lock around moto's writes gives back DynamoDB's behaviour."""
+    from moto.dynamodb.models import DynamoDBBackend  # deferred: moto is a dev dependency and slow to import
+
+    def atomic(write: Any) -> Any:
+        @functools.wraps(write)
+        def locked(*args: Any, **kwargs: Any) -> Any:
+            with _DYNAMODB_WRITES:
+                return write(*args, **kwargs)
+        return locked
+
+    for name in ("put_item", "update_item", "delete_item", "transact_write_items"):
+        setattr(DynamoDBBackend, name, atomic(getattr(DynamoDBBackend, name)))
+
+
 def install_shims() -> None:
     """Register the resource models moto's CloudFormation lacks (idempotent)."""
     global _shims_installed  # noqa: PLW0603 - moto's model registry is process-wide
@@ -228,6 +249,7 @@ def install_shims() -> None:
         from moto.scheduler.models import EventBridgeSchedulerBackend
         from moto.utilities.utils import get_partition
 
+        _atomic_dynamodb_writes()
         LayerVersion.physical_resource_id = property(lambda self: self.arn)  # type: ignore[attr-defined]
         create_function = LambdaFunction.create_from_cloudformation_json.__func__  # type: ignore[attr-defined]
 
