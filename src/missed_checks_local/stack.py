@@ -36,6 +36,7 @@ from missed_checks_local.cloudformation import (
     transform,
     validate_parameters,
 )
+from missed_checks_ops.target import LOCAL_STACK_NAME
 
 __all__ = [
     "DEFAULT_REGION",
@@ -47,7 +48,8 @@ __all__ = [
     "default_template_path",
 ]
 
-DEFAULT_STACK_NAME = "missed-checks-local"
+DEFAULT_STACK_NAME = LOCAL_STACK_NAME
+"""The ops commands' ``--stack`` for a local stack: one name for both."""
 DEFAULT_REGION = "us-east-1"
 LOCAL_CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
 
