@@ -115,13 +115,19 @@ def test_schedule_sync_queue_failed_stream_batch(runtime: LocalRuntime, cli: Cli
     assert cli.ok("dlq", "list")["schedule-sync"] == []
 
 
-def test_evaluation_queue_failed_window_and_failed_run(runtime: LocalRuntime, cli: Cli) -> None:
+def monday_fails(runtime: LocalRuntime, cli: Cli) -> ChecklistTable:
+    """forklift-daily with E1 and E2, E2's assignment item broken by hand: judging Monday fails and
+    its window is dead-lettered. The table, to repair it."""
     put_forklift(cli, "E1", "E2")
     runtime.settle()
-    # A broken assignment item makes RecordMissedChecks fail for its shard: the window is dead-lettered.
     table = table_of(runtime)
     set_assigned_at(table, "E2", "last tuesday")
     runtime.advance_to(utc("2026-03-02T15:00:00Z"))
+    return table
+
+
+def test_evaluation_queue_failed_window_and_failed_run(runtime: LocalRuntime, cli: Cli) -> None:
+    table = monday_fails(runtime, cli)
     [window] = cli.ok("dlq", "list", "--queue", "evaluation")["evaluation"]
     assert window["kind"] == "evaluation" and window["checklist_id"] == "forklift-daily"
     assert utc(window["window"]["start"]) == utc(MONDAY) and window["instant"] == "2026-03-02T13:30:00Z"
@@ -179,11 +185,7 @@ def test_scheduler_queue_failed_firing_and_an_unknown_message(runtime: LocalRunt
 
 def test_a_window_the_watermark_passed_since_it_failed_is_not_dropped_silently(runtime: LocalRuntime,
                                                                               cli: Cli) -> None:
-    put_forklift(cli, "E1", "E2")
-    runtime.settle()
-    table = table_of(runtime)
-    set_assigned_at(table, "E2", "last tuesday")
-    runtime.advance_to(utc("2026-03-02T15:00:00Z"))
+    table = monday_fails(runtime, cli)
     assert len(cli.ok("dlq", "list", "--queue", "evaluation")["evaluation"]) == 1
     # The operator pauses, repairs and resumes: the watermark jumps past Monday's window.
     cli.ok("checklist", "pause", "forklift-daily")
@@ -202,11 +204,7 @@ def test_a_window_the_watermark_passed_since_it_failed_is_not_dropped_silently(r
 
 def test_a_replay_whose_evaluation_fails_again_exits_1_and_leaves_only_the_new_dead_letter(runtime: LocalRuntime,
                                                                                          cli: Cli) -> None:
-    put_forklift(cli, "E1", "E2")
-    runtime.settle()
-    table = table_of(runtime)
-    set_assigned_at(table, "E2", "last tuesday")
-    runtime.advance_to(utc("2026-03-02T15:00:00Z"))
+    table = monday_fails(runtime, cli)
     [first] = cli.ok("dlq", "list", "--queue", "evaluation")["evaluation"]
 
     # Replayed before the damaged item is repaired: the evaluation fails again.
