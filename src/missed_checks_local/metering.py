@@ -22,8 +22,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import Counter
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -234,13 +233,3 @@ def _existing(backend: Any, table: Any, attributes: Mapping[str, Any] | None) ->
 def _in(index: Any, item: Any) -> bool:
     return all(element["AttributeName"] in item.attrs for element in index.schema)
 
-
-@contextmanager
-def metered() -> Iterator[Usage]:
-    """``with metered() as usage: ...``: a :class:`Meter` as a plain context manager."""
-    meter = Meter()
-    usage = meter.__enter__()
-    try:
-        yield usage
-    finally:
-        meter.__exit__(None, None, None)
