@@ -57,7 +57,7 @@ test: lint check-layer unit
 # tests `slow`; property tests run a tenth of their examples. pytest exits 5 (and make fails) if
 # nothing was collected.
 quick: $(BIN)/.installed
-	$(BIN)/pytest -m "not stack and not slow" --few-examples -q
+	$(BIN)/pytest -m "not stack and not slow" --hypothesis-profile quick -q
 
 chaos: $(BIN)/.installed artifacts
 	@for seed in 1 2 3; do $(BIN)/missed-checks local chaos --seed $$seed --format json --output .aws-sam/chaos-$$seed.json || exit 1; done

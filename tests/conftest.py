@@ -25,7 +25,6 @@ that share it first within each directory, so that happens about once per direct
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -35,6 +34,7 @@ from typing import Any
 from unittest import mock
 
 import pytest
+from hypothesis import settings
 
 from missed_checks_local.clock import SimulatedClock
 from missed_checks_local.embedded import embedded_aws
@@ -61,53 +61,35 @@ def uses_shared_stack(item: pytest.Item) -> bool:
     return item.get_closest_marker("stack_parameters") is None and item.get_closest_marker("own_stack") is None
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption(
-        "--few-examples", action="store_true",
-        help="property tests (hypothesis) run a tenth of their examples, at least 10 (make quick)",
-    )
-    parser.addoption(
-        "--shuffle", metavar="SEED", type=int, default=None,
-        help="run the tests in a random order drawn from SEED (still grouped by directory and shared stack): "
-        "a check that no test depends on another's leftovers",
-    )
-    parser.addoption("--reverse", action="store_true", help="run the tests in reverse order (same grouping)")
+# -- hypothesis profiles ------------------------------------------------------------------------
+# Chosen with ``--hypothesis-profile`` (hypothesis' pytest plugin); ``ci`` when none is given (loaded
+# in pytest_configure, not at import: test modules import this file again as ``tests.conftest``). The
+# property tests set only what is theirs (health checks), never how many examples to run.
+settings.register_profile("ci", max_examples=200, deadline=None, print_blob=True)
+"""What ``make test`` runs: 200 examples per property test, a failure printed with its blob."""
+settings.register_profile("quick", settings.get_profile("ci"), max_examples=20)
+"""``make quick``: a tenth of ``ci``'s examples."""
+settings.register_profile("dev", settings.get_profile("ci"), max_examples=5000)
+"""A longer hunt for bad input: ``pytest --hypothesis-profile dev tests/unit/test_bad_input_properties.py``."""
 
 
-QUICK_EXAMPLES_DIVISOR = 10
-QUICK_EXAMPLES_MIN = 10
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("hypothesis_profile", None) is None:
+        settings.load_profile("ci")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    few_examples = config.getoption("--few-examples")
+    """Mark the ``stack`` tests, then group the (by pytest-randomly shuffled) items: within each
+    directory, the tests on the shared stack first (in their order), then the rest (in theirs), so
+    the shared stack is provisioned once per directory, not once per switch. The sort is stable:
+    the order within each group is still pytest-randomly's, reproducible from its seed."""
     for item in items:
         path = Path(str(item.path)).resolve()
         directory = path.relative_to(TESTS).parts[0] if path.is_relative_to(TESTS) else ""
         if directory in STACK_DIRECTORIES or set(getattr(item, "fixturenames", ())) & STACK_FIXTURES:
             item.add_marker(pytest.mark.stack)
-        if few_examples:
-            _fewer_examples(item)
-    if config.getoption("--reverse"):
-        items.reverse()
-    if config.getoption("--shuffle") is not None:
-        random.Random(config.getoption("--shuffle")).shuffle(items)
-    # Within each directory, the tests on the shared stack first (in their order), then the rest
-    # (in theirs): the shared stack is provisioned once per directory, not once per switch.
     order = {directory: index for index, directory in enumerate(dict.fromkeys(_directory(i) for i in items))}
     items.sort(key=lambda item: (order[_directory(item)], not uses_shared_stack(item)))
-
-
-def _fewer_examples(item: pytest.Item) -> None:
-    """A property test's own ``@settings``, with a tenth of its ``max_examples`` (at least 10)."""
-    test = getattr(item, "obj", None)
-    current = getattr(test, "_hypothesis_internal_use_settings", None)  # what @settings/@given set
-    if current is None or not hasattr(test, "hypothesis"):
-        return
-    from hypothesis import settings
-
-    examples = max(QUICK_EXAMPLES_MIN, current.max_examples // QUICK_EXAMPLES_DIVISOR)
-    if examples < current.max_examples:
-        test._hypothesis_internal_use_settings = settings(current, max_examples=examples)
 
 
 def _directory(item: pytest.Item) -> Path:
@@ -118,7 +100,10 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     SHARED.close()
 
 
-def pytest_terminal_summary(terminalreporter: Any) -> None:
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    seed = config.getoption("randomly_seed", None)
+    if seed is not None and config.getoption("randomly_reorganize", False):
+        terminalreporter.write_line(f"test order: pytest-randomly, repeat it with -p randomly --randomly-seed={seed}")
     if SHARED.provisioned:
         terminalreporter.write_line(
             f"shared stack: provisioned {SHARED.provisioned} time(s), emptied for each of {SHARED.served} tests"

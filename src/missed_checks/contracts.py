@@ -420,7 +420,7 @@ def _convert(tp: Any, value: Any, path: str) -> Any:  # noqa: C901 - one branch 
             return tp(value)
         except ValueError:
             raise _fail(path, f"expected one of {', '.join(m.value for m in tp)}, got {describe(value)}") from None
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return _convert_dataclass(tp, value, path)
     if tp in _KINDS:
         if type(value) is not tp:  # exactly: no bool for an int, no number for a string

@@ -85,7 +85,8 @@ def window_event(checklist_id: str, window: OccurrenceWindow, summary: Mapping[s
         "execution": execution,
         "missed_equipment": missed_equipment,
     })
-    return dump(detail, omit_none=True)
+    dumped: dict[str, Any] = dump(detail, omit_none=True)
+    return dumped
 
 
 def close_window(table: ChecklistTable, checklist_id: str, window: OccurrenceWindow,

@@ -14,9 +14,12 @@ from missed_checks.timefmt import to_utc_iso
 
 
 class Window(Protocol):
-    start: datetime
-    end: datetime
-    evaluate_at: datetime
+    @property
+    def start(self) -> datetime: ...
+    @property
+    def end(self) -> datetime: ...
+    @property
+    def evaluate_at(self) -> datetime: ...
 
 
 @dataclass(frozen=True)

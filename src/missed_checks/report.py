@@ -70,9 +70,12 @@ def compliance(performed: int, judged: int) -> float | None:
 
 
 class Window(Protocol):
-    start: datetime
-    end: datetime
-    evaluate_at: datetime
+    @property
+    def start(self) -> datetime: ...
+    @property
+    def end(self) -> datetime: ...
+    @property
+    def evaluate_at(self) -> datetime: ...
 
 
 @dataclass(frozen=True)

@@ -90,7 +90,7 @@ def weekly_rows(outcomes: Iterable[WindowOutcome], zones: Zones, weeks: Sequence
     nothing are rows of zeros (compliance ``None``). Outcomes outside ``weeks`` are left out."""
     position = {week: n for n, week in enumerate(weeks)}
     counts: dict[str, list[Counter[str]]] = defaultdict(lambda: [Counter() for _ in weeks])
-    fleet = [Counter() for _ in weeks]
+    fleet: list[Counter[str]] = [Counter() for _ in weeks]
     for outcome in outcomes:
         n = position.get(outcome_week(outcome, zones))
         if n is None:

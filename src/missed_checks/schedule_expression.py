@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from functools import lru_cache
+from typing import Any, NoReturn
 from zoneinfo import ZoneInfo
 
 from dateutil.rrule import DAILY, HOURLY, MONTHLY, WEEKLY, YEARLY, rrule, weekday
@@ -109,10 +110,9 @@ def firing_wall_time(instant: datetime, zone: ZoneInfo) -> datetime:
     """
     local = _ceil_minute(instant).astimezone(zone)
     wall = local.replace(tzinfo=None, fold=0)
-    first_pass = wall.replace(tzinfo=zone, fold=0)
-    if local.fold == 1 and first_pass.utcoffset() != local.utcoffset():
-        repeated = first_pass.utcoffset() - local.utcoffset()  # type: ignore[operator]
-        wall = wall + repeated
+    first_offset, offset = wall.replace(tzinfo=zone, fold=0).utcoffset(), local.utcoffset()
+    if local.fold == 1 and first_offset is not None and offset is not None and first_offset != offset:
+        wall = wall + (first_offset - offset)
     return wall
 
 
@@ -223,7 +223,7 @@ def _twin(recurrence: Recurrence, parts: RuleParts, start: datetime) -> tuple[rr
     freq, interval = parts.freq, parts.interval
     twin_start = datetime.combine(_REFERENCE_FIRST, start.time())
     until = datetime.combine(_REFERENCE_LAST, time(23, 59, 59))
-    common = {
+    common: dict[str, Any] = {
         "dtstart": twin_start,
         "until": until,
         "wkst": parts.wkst,
@@ -235,7 +235,7 @@ def _twin(recurrence: Recurrence, parts: RuleParts, start: datetime) -> tuple[rr
         "byminute": parts.byminute,
         "bysecond": parts.bysecond,
     }
-    weekdays = tuple(parts.weekdays or ()) + tuple(_nweekdays(parts))
+    weekdays = tuple(weekday(day) for day in parts.weekdays or ()) + tuple(_nweekdays(parts))
     if freq == YEARLY:
         step = interval if interval > 1 else None
         return rrule(YEARLY, bymonth=parts.bymonth, byweekday=weekdays or None, **common), True, step
@@ -443,7 +443,7 @@ def validate_aws_cron(expression: str) -> None:
     _check_common(expression, "year", year, 1970, 2199)
 
 
-def _bad(expression: str, why: str) -> None:
+def _bad(expression: str, why: str) -> NoReturn:
     raise InvalidInput("schedule", f"{expression!r} is not a valid EventBridge Scheduler expression: {why}")
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 from collections.abc import Mapping
 from contextlib import redirect_stderr, redirect_stdout
 from datetime import UTC, datetime, timedelta
@@ -30,9 +29,8 @@ from missed_checks.schedule_expression import schedule_for
 from missed_checks.schedule_sync import Action, sync_checklist
 from missed_checks_ops.cli.main import main
 
-# BAD_INPUT_EXAMPLES=5000 for a longer hunt; 200 keeps the file well under a minute.
-SETTINGS = settings(max_examples=int(os.environ.get("BAD_INPUT_EXAMPLES", "200")), deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+# How many examples: the hypothesis profile (tests/conftest.py); `--hypothesis-profile dev` for a longer hunt.
+SETTINGS = settings(suppress_health_check=[HealthCheck.too_slow])
 NOW = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 TARGET = Target("arn:aws:states:us-east-1:123456789012:stateMachine:sm", "arn:aws:iam::123456789012:role/r",
                 "arn:aws:sqs:us-east-1:123456789012:dlq", 10)

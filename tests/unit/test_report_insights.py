@@ -10,7 +10,7 @@ from collections import Counter
 from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from missed_checks.report import OUTCOMES, TOTAL, Dismissal, WindowOutcome, compliance
@@ -163,7 +163,6 @@ def fleets(draw):
     return shuffled, letters_by_pair
 
 
-@settings(max_examples=150, deadline=None)
 @given(fleets())
 def test_runs_match_the_outcome_letters(fleet) -> None:
     outcomes, letters_by_pair = fleet
@@ -183,7 +182,6 @@ def test_runs_match_the_outcome_letters(fleet) -> None:
         assert list(streak.windows) == sorted(streak.windows, key=lambda w: w.window_start)
 
 
-@settings(max_examples=150, deadline=None)
 @given(fleets())
 def test_weekly_rows_and_heatmap_count_every_outcome_once_in_its_local_week(fleet) -> None:
     outcomes, _ = fleet

@@ -218,11 +218,7 @@ def rules(draw: st.DrawFn) -> dict[str, str]:
     }
 
 
-@settings(
-    max_examples=200,
-    deadline=None,
-    suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow],
-)
+@settings(suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
 @given(rules())
 def test_generated_rules_fire_for_every_window(case: dict[str, str]) -> None:
     try:

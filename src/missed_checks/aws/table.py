@@ -10,7 +10,7 @@ import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
@@ -68,6 +68,13 @@ def serialize(item: Mapping[str, Any]) -> dict[str, Any]:
 
 def deserialize(item: Mapping[str, Any]) -> dict[str, Any]:
     return {k: _deserializer.deserialize(v) for k, v in item.items()}
+
+
+def condition_item(error: ClientError) -> dict[str, Any] | None:
+    """The item a failed condition returned (``ReturnValuesOnConditionCheckFailure=ALL_OLD``),
+    deserialized; None when there was none. botocore-stubs' error response type does not list it."""
+    item: Mapping[str, Any] | None = cast("dict[str, Any]", error.response).get("Item")
+    return deserialize(item) if item else None
 
 
 def error_code(error: ClientError) -> str:
@@ -330,7 +337,9 @@ class ChecklistTable:
         """Note on the checklist what schedule-sync did (or why it could not). Does not touch the rule
         fields, so the stream record this write causes is recognised as a no-op. Returns False when
         the checklist changed or vanished meanwhile (its own stream record will be synced)."""
-        sets, removes, values = [], [], {":rev": revision}
+        sets: list[str] = []
+        removes: list[str] = []
+        values: dict[str, Any] = {":rev": revision}
         for name, value in (("schedule", schedule), ("sync_error", error)):
             if value is None:
                 removes.append(name)
@@ -548,7 +557,7 @@ class ChecklistTable:
             if error_code(error) != "ConditionalCheckFailedException":
                 raise_transient(error)
                 raise
-            held = deserialize(error.response.get("Item") or {})
+            held = condition_item(error) or {}
             return WindowClaim(won=False, announced=bool(held.get("announced")), holder=str(held.get("execution")))
         item = deserialize(response.get("Attributes") or {})
         return WindowClaim(won=True, announced=bool(item.get("announced")), holder=execution)
@@ -616,7 +625,7 @@ class ChecklistTable:
         ``[start, end)``: each checklist's judged windows (one Query), then the missed-check keys of
         those windows for this equipment (BatchGetItem), so the cost follows the number of windows,
         never the size of the fleet."""
-        wanted = []
+        wanted: list[dict[str, str]] = []
         for checklist_id in sorted(set(checklist_ids)):
             wanted.extend(keys.missed_key(checklist_id, str(window["window_start"]), equipment_id)
                           for window in self.judged_windows(checklist_id, start, end))
@@ -671,12 +680,12 @@ class ChecklistTable:
             )
         except ClientError as error:
             if error_code(error) == "ConditionalCheckFailedException":
-                old = error.response.get("Item")
+                old = condition_item(error)
                 if not old:
                     raise NotFound(
                         f"no missed check for {equipment_id} on checklist {checklist_id} in the window "
                         f"starting {to_utc_iso(window_start)}") from error
-                previous = deserialize(old).get("dismissal", {})
+                previous = old.get("dismissal", {})
                 raise Conflict(f"already dismissed by {previous.get('by')} at {previous.get('at')}: "
                                f"{previous.get('reason')}") from error
             raise_transient(error)

@@ -81,14 +81,13 @@ def yearly_day_filter(parts: RuleParts, dtstart: datetime, until: datetime | Non
     """
     if parts.freq not in (DAILY, WEEKLY, HOURLY) or parts.bysetpos:
         return None
-    days = {
-        "bymonthday": parts.bymonthday or None,
-        "byweekday": parts.weekdays or None,
-        "byyearday": parts.byyearday or None,
-        "byweekno": parts.byweekno or None,
-    }
-    if all(value is None for value in days.values()):
+    bymonthday, byweekday = parts.bymonthday or None, parts.weekdays or None
+    byyearday, byweekno = parts.byyearday or None, parts.byweekno or None
+    if all(value is None for value in (bymonthday, byweekday, byyearday, byweekno)):
         if parts.bymonth is None:
             return None
-        days["bymonthday"] = tuple(range(1, 32))
-    return rrule(YEARLY, dtstart=dtstart, until=until, bymonth=parts.bymonth, wkst=parts.wkst, **days)
+        bymonthday = tuple(range(1, 32))
+    return rrule(
+        YEARLY, dtstart=dtstart, until=until, bymonth=parts.bymonth, wkst=parts.wkst, bymonthday=bymonthday,
+        byweekday=byweekday, byyearday=byyearday, byweekno=byweekno,
+    )
