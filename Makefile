@@ -1,7 +1,8 @@
 # Everything a fresh machine needs is installed by these targets, on first use.
 #   make demo   - run the bundled five-week scenario on the embedded AWS and print the report
 #   make quick  - the fast lane: the tests that need no stack, build or process (pytest -m "not stack and not slow")
-#   make test   - lint the template and state machine, then run every test (what CI runs)
+#   make test   - lint, type-check the product package, then run every test (what CI runs)
+#   make typecheck - mypy --strict on src/missed_checks (config in pyproject.toml)
 #   make unit   - every test (pytest), after building the artifacts; make test without the lint
 #   make bench  - benchmarks (report over a year of checks; one evaluation of a large fleet; cost per window)
 #   make chaos  - the demo under random faults (seeds 1-3), recovered and compared with a clean run
@@ -19,7 +20,7 @@ BIN := $(VENV)/bin
 SAM_VENV := .venv-sam
 ASL_VALIDATOR := tools/node_modules/.bin/asl-validator
 
-.PHONY: demo test quick lint unit bench chaos build runtime artifacts check-layer browser screenshot clean help FORCE
+.PHONY: demo test quick lint typecheck unit bench chaos build runtime artifacts check-layer browser screenshot clean help FORCE
 help:
 	@grep -E '^#   make' Makefile | sed 's/^#   //'
 
@@ -47,15 +48,19 @@ lint: $(BIN)/.installed $(SAM_VENV)/.installed $(ASL_VALIDATOR)
 	$(SAM_VENV)/bin/sam validate --lint --template-file template.yaml
 	$(ASL_VALIDATOR) --json-path statemachines/evaluate_checklist.asl.json
 
+typecheck: $(BIN)/.installed
+	$(BIN)/mypy
+
 unit: $(BIN)/.installed artifacts browser
 	$(BIN)/pytest $(PYTEST_ARGS)
 
-test: lint check-layer unit
+test: lint typecheck check-layer unit
 
 # The fast lane: only the venv. Tests that provision a stack, run the Lambda emulator or other
 # processes, or need make's artifacts are marked `stack` by tests/conftest.py, the few long domain
-# tests `slow`; property tests run a tenth of their examples. pytest exits 5 (and make fails) if
-# nothing was collected.
+# tests `slow`; property tests run the `quick` hypothesis profile (a tenth of `ci`'s examples, see
+# tests/conftest.py). pytest-randomly shuffles the order (the seed is printed at the end: rerun with
+# `-p randomly --randomly-seed=N`). pytest exits 5 (and make fails) if nothing was collected.
 quick: $(BIN)/.installed
 	$(BIN)/pytest -m "not stack and not slow" --hypothesis-profile quick -q
 
