@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from report_browser import BrowserUnavailable, render  # noqa: E402
+from report_browser import BrowserUnavailable, render
 
 
 def demo_html() -> str:

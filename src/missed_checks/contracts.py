@@ -303,9 +303,9 @@ class StreamBatchLetter:
     """Lambda's OnFailure record of a stream batch schedule-sync kept failing (stream positions, not
     checklists). Lambda's own shape: only what the tools read is declared."""
 
-    DDBStreamBatchInfo: dict[str, Any]  # noqa: N815 - Lambda's spelling
-    requestContext: dict[str, Any] = field(default_factory=dict)  # noqa: N815
-    responseContext: dict[str, Any] = field(default_factory=dict)  # noqa: N815
+    DDBStreamBatchInfo: dict[str, Any]  # Lambda's spelling
+    requestContext: dict[str, Any] = field(default_factory=dict)
+    responseContext: dict[str, Any] = field(default_factory=dict)
 
 
 DeadLetter = (ScheduleSyncLetter | StreamBatchLetter | EvaluationWindowLetter | EvaluationInstantLetter

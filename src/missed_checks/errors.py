@@ -62,6 +62,6 @@ def shorten(value: object, limit: int = 60) -> str:
     """``repr(value)`` cut to at most ``limit`` characters, so that messages stay small."""
     try:
         text = repr(value)
-    except Exception:  # noqa: BLE001 - huge ints refuse repr(); a message must never fail
+    except Exception:  # huge ints refuse repr(); a message must never fail
         text = f"<{type(value).__name__}>"
     return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -73,7 +73,7 @@ def _matches_missing(alternative: Any) -> bool:
     return isinstance(alternative, Mapping) and alternative.get("exists") is False
 
 
-def _one(alternative: Any, value: Any) -> bool:  # noqa: C901 - one branch per operator
+def _one(alternative: Any, value: Any) -> bool:
     if not isinstance(alternative, Mapping):
         if value is _MISSING:
             return False

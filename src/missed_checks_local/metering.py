@@ -133,7 +133,7 @@ class Meter:
     def _remember_request(original: Any) -> Any:
         """The operation being served on this thread (GetItem, BatchGetItem, ...) and its parameters."""
         def call_action(handler: Any) -> Any:
-            _request.operation = handler._get_action()  # noqa: SLF001 - moto's own name for the operation
+            _request.operation = handler._get_action()  # moto's own name for the operation
             _request.body = getattr(handler, "params", None) or {}
             try:
                 return original(handler)
@@ -226,7 +226,7 @@ def _existing(backend: Any, table: Any, attributes: Mapping[str, Any] | None) ->
     try:
         hash_key, range_key = backend.get_keys_value(table, attributes)
         return table.get_item(hash_key, range_key)
-    except Exception:  # noqa: BLE001 - a malformed key fails in the real call, which reports it
+    except Exception:  # a malformed key fails in the real call, which reports it
         return None
 
 

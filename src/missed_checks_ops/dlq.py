@@ -223,7 +223,7 @@ class Replayer:
             if letter.kind in ("evaluation", "scheduler"):
                 return self._evaluate(letter)
             return Replayed(letter, False, "not a message missed-checks knows; left in the queue")
-        except Exception as error:  # noqa: BLE001 - one failed replay must not stop the others; the message stays
+        except Exception as error:  # one failed replay must not stop the others; the message stays
             return Replayed(letter, False, f"replay failed: {type(error).__name__}: {error}")
 
     def _evaluate(self, letter: DeadLetter) -> Replayed:

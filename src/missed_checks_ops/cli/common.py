@@ -234,7 +234,7 @@ def open_output(path: str | None) -> TextIO:
     if not path or path == "-":
         return sys.stdout
     try:
-        return open(path, "w", encoding="utf-8", newline="")  # noqa: SIM115 - closed by command_output
+        return open(path, "w", encoding="utf-8", newline="")  # closed by command_output
     except OSError as error:
         raise InvalidInput("output", f"cannot write {path}: {error.strerror or error}; give a writable file") from None
 
@@ -280,7 +280,7 @@ def target_parent(json_option: bool = True) -> argparse.ArgumentParser:
     return parent
 
 
-def add_command(subparsers: Any, name: str, *, help: str, description: str, examples: str,  # noqa: A002
+def add_command(subparsers: Any, name: str, *, help: str, description: str, examples: str,
                 handler: Handler, formats: Sequence[str] = ()) -> argparse.ArgumentParser:
     """A command on a stack; with ``formats``, it takes ``--format`` and ``--output`` and its
     handler prints through ``args.out`` (an :class:`Output`)."""
@@ -293,7 +293,7 @@ def add_command(subparsers: Any, name: str, *, help: str, description: str, exam
     return parser
 
 
-def add_group(subparsers: Any, name: str, *, help: str, description: str) -> Any:  # noqa: A002
+def add_group(subparsers: Any, name: str, *, help: str, description: str) -> Any:
     parser = subparsers.add_parser(name, help=help, description=description,
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
     return parser.add_subparsers(dest=f"{name}_command", metavar="COMMAND", required=True)

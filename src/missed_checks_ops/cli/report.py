@@ -95,7 +95,7 @@ def report_command(args: argparse.Namespace) -> int:
         validate_equipment_id(equipment_id)
     _require_order(start, end, args)
     try:  # open the output before the (long) report, so a bad path fails at once
-        out = open(args.output, "w", encoding="utf-8", newline="") if args.output else sys.stdout  # noqa: SIM115
+        out = open(args.output, "w", encoding="utf-8", newline="") if args.output else sys.stdout
     except OSError as error:
         raise InvalidInput("output", f"cannot write {args.output}: {error.strerror}") from None
     target = target_of(args)
