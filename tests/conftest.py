@@ -135,6 +135,7 @@ def _parse_managed_policies_once() -> None:
             for name, data in _POLICIES.items()
         ]
 
+    # moto's method replaced on its class (a deliberate patch, which mypy flags as method-assign):
     models.IAMBackend._init_aws_policies = init_aws_policies  # type: ignore[method-assign]
 
 

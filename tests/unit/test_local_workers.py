@@ -13,6 +13,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -177,7 +178,7 @@ def make_worker(python313: str, tree: dict[str, Path]) -> Iterator[Callable[...,
     made: list[FunctionWorker] = []
 
     def make(**overrides: object) -> FunctionWorker:
-        options: dict[str, object] = {
+        options: dict[str, Any] = {
             "python": python313,
             "code_dir": tree["code"],
             "layer_dirs": [tree["layer"]],
@@ -188,7 +189,7 @@ def make_worker(python313: str, tree: dict[str, Path]) -> Iterator[Callable[...,
             "log_path": tree["root"] / "logs" / f"{uuid.uuid4().hex}.log",
         }
         options.update(overrides)
-        worker = FunctionWorker(**options)  # type: ignore[arg-type]
+        worker = FunctionWorker(**options)
         made.append(worker)
         return worker
 
@@ -203,8 +204,8 @@ def shared(make_worker: Callable[..., FunctionWorker]) -> FunctionWorker:
     return make_worker()
 
 
-def call(worker: FunctionWorker, event: dict[str, object], **kwargs: object) -> WorkerResult:
-    return worker.invoke(event, request_id=str(uuid.uuid4()), context_fields=CONTEXT, **kwargs)  # type: ignore[arg-type]
+def call(worker: FunctionWorker, event: dict[str, object], **kwargs: Any) -> WorkerResult:
+    return worker.invoke(event, request_id=str(uuid.uuid4()), context_fields=CONTEXT, **kwargs)
 
 
 def result(outcome: WorkerResult) -> object:

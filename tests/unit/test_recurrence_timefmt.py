@@ -63,7 +63,7 @@ def test_parse_instant_rejects_naive_or_garbage_naming_the_field(text: str) -> N
 )
 def test_parse_instant_refuses_what_no_instant_of_the_system_can_be(value: object, fragment: str) -> None:
     with pytest.raises(InvalidInput) as caught:
-        parse_instant(value, "from")  # type: ignore[arg-type]
+        parse_instant(value, "from")  # type: ignore[arg-type]  # not a str on purpose: the refusal is tested
     assert caught.value.field == "from"
     assert fragment in caught.value.message
 

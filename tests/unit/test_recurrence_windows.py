@@ -15,8 +15,8 @@ BERLIN = "Europe/Berlin"
 FAR_PAST = datetime(2000, 1, 1, tzinfo=UTC)
 
 
-def utc(*args: int) -> datetime:
-    return datetime(*args, tzinfo=UTC)  # type: ignore[misc]
+def utc(year: int, month: int, day: int, hour: int = 0) -> datetime:
+    return datetime(year, month, day, hour, tzinfo=UTC)
 
 
 def local_starts(text: str, n: int, **kwargs: str) -> list[str]:

@@ -88,9 +88,9 @@ def ceil_minute(instant: datetime) -> datetime:
 def in_second_pass(instant: datetime, zone: ZoneInfo) -> timedelta | None:
     """The repeated hour's length if ``instant`` (rounded up) is the second pass of a fold."""
     local = ceil_minute(instant).astimezone(zone)
-    first = local.replace(fold=0)
-    if local.fold == 1 and first.utcoffset() != local.utcoffset():
-        return first.utcoffset() - local.utcoffset()  # type: ignore[operator]
+    first, second = local.replace(fold=0).utcoffset(), local.utcoffset()
+    if local.fold == 1 and first is not None and second is not None and first != second:
+        return first - second
     return None
 
 

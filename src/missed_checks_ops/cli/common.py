@@ -76,9 +76,9 @@ class CliParser(argparse.ArgumentParser):
         return text.rstrip("\n") + "\n\nexamples:\n" + "\n".join(e for e in shown if e) + "\n"
 
 
-def set_examples(parser: argparse.ArgumentParser, examples: str) -> None:
+def set_examples(parser: CliParser, examples: str) -> None:
     """Put ``examples`` at the end of the parser's ``--help`` (before any epilog it has)."""
-    parser.examples = examples.rstrip()  # type: ignore[attr-defined]
+    parser.examples = examples.rstrip()
     parser.epilog = "examples:\n" + parser.examples + ("\n\n" + parser.epilog if parser.epilog else "")
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
 

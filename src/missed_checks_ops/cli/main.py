@@ -48,7 +48,7 @@ def _version() -> str:
         return "(not installed)"
 
 
-def _register_missing_emulator(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def _register_missing_emulator(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``local`` without the emulator installed (an operator's install): say how to get it."""
 
     def missing(_args: argparse.Namespace) -> int:
