@@ -78,10 +78,6 @@ class Duration:
             return NotImplemented
         return Duration(self.days + other.days, self.seconds + other.seconds)
 
-    def add_to(self, instant: datetime, zone: tzinfo | None = None) -> datetime:
-        """``instant`` plus this duration, nominal days in ``zone`` (default: the instant's zone)."""
-        return add_duration(instant, self, zone)
-
     def __str__(self) -> str:
         """Canonical text: ``P2W``, ``P1DT2H30M``, ``PT8H``, ``PT0S``."""
         if self.is_zero:

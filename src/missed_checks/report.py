@@ -52,7 +52,6 @@ from itertools import accumulate
 from typing import Any, Protocol
 
 from missed_checks.equipment import Assignment
-from missed_checks.performed_check import PerformedCheck
 from missed_checks.timefmt import parse_instant, to_utc_iso
 
 TOTAL = "*"
@@ -194,14 +193,6 @@ class ReportRow:
 
 
 COLUMNS = (*(f.name for f in fields(ReportRow)), "compliance_pct")
-
-
-def performed_by_equipment(checks: Iterable[PerformedCheck]) -> dict[str, list[str]]:
-    """Group performed checks as :func:`checklist_report` takes them."""
-    grouped: dict[str, list[str]] = defaultdict(list)
-    for check in checks:
-        grouped[check.equipment_id].append(to_utc_iso(check.performed_at))
-    return grouped
 
 
 class _Windows:

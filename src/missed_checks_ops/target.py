@@ -73,10 +73,6 @@ class StackTarget:
         place = f"stack {self.stack_name}" if self.stack_name else "explicit resources"
         return f"{place} in {self.region}" + (f" at {self.endpoint_url}" if self.endpoint_url else "")
 
-    @property
-    def is_local(self) -> bool:
-        return self.endpoint_url is not None
-
     def output(self, name: str) -> str:
         value = self.outputs.get(name)
         if not value:

@@ -357,10 +357,6 @@ def err_console() -> Console:
     return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
-def print_json(document: Any) -> None:
-    sys.stdout.write(json.dumps(document, indent=2, sort_keys=False, default=str) + "\n")
-
-
 def say(message: str, style: str | None = None) -> None:
     """A line for people (stdout); plain text when stdout is not a terminal."""
     console().print(message, style=style, markup=False)
