@@ -19,7 +19,6 @@ from missed_checks import clock, judging
 from missed_checks.aws import settings
 from missed_checks.aws.table import ChecklistTable
 from missed_checks.contracts import PlanEvaluationInput, PlanEvaluationOutput, dump, parse
-from missed_checks.equipment import EQUIPMENT_PER_TASK
 from missed_checks.evaluation import Outcome, plan_evaluation
 from missed_checks.recurrence import OccurrenceWindow
 from missed_checks.timefmt import parse_instant, to_utc_iso
@@ -53,7 +52,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     table = ChecklistTable(settings.required("TABLE_NAME"))
     checklist = table.get_checklist(checklist_id)
     claimed = claimed_window(table, task)
-    plan = plan_evaluation(checklist_id, checklist, instant, settings.optional_int("MAX_WINDOWS_PER_RUN", 20),
+    plan = plan_evaluation(checklist_id, checklist, instant, settings.required_int("MAX_WINDOWS_PER_RUN"),
                            now=clock.now(), claimed=claimed)
     logger.info("evaluation planned", outcome=plan.outcome.value, reason=plan.reason, windows=len(plan.windows))
     if plan.outcome is not Outcome.EVALUATE:
@@ -62,7 +61,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
 
     metrics.add_metric(name="WindowsDue", unit=MetricUnit.Count, value=len(plan.windows))
     equipment = table.count_assignments(checklist_id)
-    split = plan.split(equipment, settings.optional_int("EQUIPMENT_PER_TASK", EQUIPMENT_PER_TASK))
+    split = plan.split(equipment, settings.required_int("EQUIPMENT_PER_TASK"))
     for window in split.fan_out:  # the rule each is judged by, before any missed check of it exists
         table.open_window(checklist_id, window, plan.judged_by)
     judged = judging.judge_windows(table, checklist_id, split.here, plan.judged_by, split.batches[0], execution,

@@ -48,7 +48,7 @@ def scheduler_target() -> Target:
         state_machine_arn=settings.required("STATE_MACHINE_ARN"),
         role_arn=settings.required("SCHEDULER_ROLE_ARN"),
         dead_letter_arn=settings.required("SCHEDULER_DLQ_ARN"),
-        max_retry_attempts=settings.optional_int("SCHEDULER_MAX_RETRY_ATTEMPTS", 10),
+        max_retry_attempts=settings.required_int("SCHEDULER_MAX_RETRY_ATTEMPTS"),
     )
 
 

@@ -13,10 +13,6 @@ SHARD_COUNT = 16
 """Every checklist's equipment is stored in this many shards (a stable hash of the equipment id);
 one evaluation task judges a batch of shards of one window. 100,000 pieces of equipment make about
 6,250 per shard."""
-EQUIPMENT_PER_TASK = 5_000
-"""Default of the stack's ``EquipmentPerTask``: how much equipment (times windows) one task judges.
-A fleet up to this size is judged whole, every window due, by the planning task itself; a larger
-one gets one task per batch of shards holding about this many."""
 
 _EQUIPMENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$")
 

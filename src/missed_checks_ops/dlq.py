@@ -354,12 +354,12 @@ def _sync_settings(target: StackTarget) -> Target:
             env = function_environment(target.client("lambda"), function)
             if env.get("STATE_MACHINE_ARN"):
                 return Target(env["STATE_MACHINE_ARN"], env["SCHEDULER_ROLE_ARN"], env["SCHEDULER_DLQ_ARN"],
-                              int(env.get("SCHEDULER_MAX_RETRY_ATTEMPTS") or 10))
+                              int(env["SCHEDULER_MAX_RETRY_ATTEMPTS"]))
         except (ClientError, BotoCoreError, KeyError, ValueError):
             pass  # not readable (local runtime, or no lambda:GetFunctionConfiguration): use the outputs
     return Target(
         state_machine_arn=target.state_machine_arn,
         role_arn=target.output("SchedulerRoleArn"),
         dead_letter_arn=target.queue("scheduler").arn(),
-        max_retry_attempts=int(target.parameters.get("SchedulerMaximumRetryAttempts") or 10),
+        max_retry_attempts=int(target.parameter("SchedulerMaximumRetryAttempts")),
     )

@@ -82,6 +82,15 @@ class StackTarget:
                               field=(flag or "stack") if not self.stack_name else None)
         return value
 
+    def parameter(self, name: str) -> str:
+        """The stack's parameter ``name`` (DescribeStacks lists defaulted ones too: template.yaml
+        holds every default, the tools have none of their own)."""
+        value = self.parameters.get(name)
+        if value is None:
+            raise TargetError(f"{self.where} has no parameter {name}" + ("" if self.stack_name else "; give --stack"),
+                              field=None if self.stack_name else "stack")
+        return value
+
     def client(self, service: str) -> Any:
         if service not in self._clients:
             session = self.session or new_session(self.region)

@@ -119,6 +119,19 @@ def test_handlers_named_by_the_template_exist_and_are_callable(monkeypatch):
         assert callable(getattr(module, attribute)), name
 
 
+def test_every_setting_a_function_reads_is_set_on_it_by_the_template():
+    """Settings have no defaults in code (missed_checks.aws.settings): the template sets each one
+    a handler reads, from a parameter whose default is the only one."""
+    shared = set(TEMPLATE["Globals"]["Function"]["Environment"]["Variables"])
+    for name, resource in functions().items():
+        props = resource["Properties"]
+        source = (ROOT / props["CodeUri"] / "app.py").read_text()
+        read = set(re.findall(r"settings\.required(?:_int)?\(\"([A-Z_]+)\"\)", source))
+        assert read, name
+        given = shared | set(props.get("Environment", {}).get("Variables", {}))
+        assert read <= given, (name, read - given)
+
+
 def test_table_keys_and_indexes_match_the_code():
     props = RESOURCES["ChecklistsTable"]["Properties"]
     assert props["BillingMode"] == "PAY_PER_REQUEST"

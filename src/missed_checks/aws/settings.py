@@ -1,4 +1,7 @@
-"""Configuration from the environment, read when needed (never at import time)."""
+"""Configuration from the environment, read when needed (never at import time).
+
+template.yaml sets every variable a function reads, from the stack's parameters, and holds their
+defaults: the code has none of its own, so a default is defined once (where it is deployed)."""
 
 from __future__ import annotations
 
@@ -18,10 +21,8 @@ def required(name: str) -> str:
     return value
 
 
-def optional_int(name: str, default: int) -> int:
-    value = os.environ.get(name, "").strip()
-    if not value:
-        return default
+def required_int(name: str) -> int:
+    value = required(name)
     try:
         return int(value)
     except ValueError as error:
