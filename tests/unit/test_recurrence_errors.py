@@ -36,6 +36,8 @@ START = "DTSTART;TZID=Europe/Berlin:20260105T060000"
         ({"text": f"{START}\nRRULE:FREQ=MONTHLY;BYMONTHDAY=32"}, "recurrence", "BYMONTHDAY=32"),
         ({"text": f"{START}\nRRULE:FREQ=MONTHLY;BYDAY=XX"}, "recurrence", "BYDAY value 'XX'"),
         ({"text": f"{START}\nRRULE:FREQ=DAILY;BYFOO=1"}, "recurrence", "'BYFOO' is not supported"),
+        ({"text": f"{START}\nRRULE:FREQ=WEEKLY;WKST=XX"}, "recurrence", "WKST=XX is not a weekday"),
+        ({"text": f"{START}\nRRULE:FREQ=HOURLY;INTERVAL=2;BYHOUR=7"}, "recurrence", "RRULE is not valid"),
         ({"text": f"{START}\nRRULE:FREQ=DAILY;COUNT=3;UNTIL=20270101T000000Z"}, "recurrence", "both COUNT and UNTIL"),
         ({"text": f"{START}\nRRULE:FREQ=DAILY;UNTIL=22000101T000000Z"}, "recurrence", "UNTIL is after 2199"),
         ({"text": f"{START}\nRRULE:FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=30"}, "recurrence", "never occurs"),
