@@ -13,16 +13,13 @@ several comma-separated values; a date-only ``EXDATE`` removes every occurrence 
 that local date (holidays). The RRULE's semantics are dateutil's; this module only chooses the
 zone, resolves local times and derives windows.
 
-Every occurrence becomes an :class:`OccurrenceWindow` ``[start, end)`` with
-``end = start + window`` and ``evaluate_at = end + grace`` (RFC 5545 §3.3.6 durations: days
-nominal, hours exact). A local start time in a spring-forward gap is read with the offset before
-the gap (02:30 becomes 03:30 summer time) and an ambiguous one is the first of the two (§3.3.5).
-Occurrences that resolve to the same instant count once.
+Every occurrence becomes an :class:`OccurrenceWindow` ``[start, end)``, ``evaluate_at = end +
+grace`` (:mod:`.windows` says how local times and durations resolve across DST).
 
 The package follows dateutil's seams: :mod:`.text` reads and validates the text into one built
 ``rrule`` (and the zone, EXDATEs, RDATEs); :mod:`.rule` reads the rule's normalised parts back
 from it; :mod:`.windows` turns occurrences into windows on the local clock; :mod:`.feasibility`
-refuses rules that never occur or whose windows overlap.
+refuses rules that never occur or whose windows overlap; :mod:`.limits` holds the bounds.
 
 Bounds (anything outside raises :class:`InvalidRecurrence`, never another exception): the text
 is at most :data:`MAX_TEXT_CHARS` characters; DTSTART, UNTIL, EXDATE and RDATE lie in the years
