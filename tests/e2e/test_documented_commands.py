@@ -5,8 +5,9 @@ The commands are read from the fenced ``bash``/``sh`` blocks of the pages and fr
 examples (``missed_checks_ops.cli.main.build_parser``): a line with its backslash continuations,
 or a here-document through its terminator. They run with bash in a scratch directory whose
 ``.venv`` is this virtualenv, so ``source .venv/bin/activate`` works as the quick start prints it,
-and each must exit 0. A page's commands run in order in one shell (its ``export`` lines hold for
-what follows); the one server answers them all. Two things are rewritten, and only these: the
+and each must exit 0. The pages' commands run in order in one shell, README first, as a reader
+who followed the quick start types them (``export`` and ``source`` hold for what follows); the
+``--help`` examples in another, with the keys the server prints; the one server answers both. Two things are rewritten, and only these: the
 local endpoint ``http://127.0.0.1:5000`` becomes the test server's (on a free port), and in the
 ``--help`` examples ``--stack NAME`` (a deployed stack) becomes ``--endpoint`` of that server.
 
@@ -274,14 +275,10 @@ def test_every_command_is_runnable_or_excluded_with_a_reason() -> None:
 
 
 def test_the_pages_commands_run_as_printed(server: Server, tmp_path: Path) -> None:
-    env = clean_environment()
-    ran: list[Ran] = []
-    for page in PAGES:
-        commands = [(c, aimed(c, server.endpoint, help_example=False)) for c in page_commands(page) if not c.excluded()]
-        if any("missed dismiss" in c.text for c, _ in commands):
-            server.fresh_missed_check()
-        if commands:
-            ran += run_in_one_shell(commands, tmp_path / page.replace("/", "_"), env)
+    commands = [(c, aimed(c, server.endpoint, help_example=False))
+                for page in PAGES for c in page_commands(page) if not c.excluded()]
+    server.fresh_missed_check()
+    ran = run_in_one_shell(commands, tmp_path, clean_environment())
     assert not failures(ran), "\n\n".join(failures(ran))
     assert any("source .venv/bin/activate" in r.command.text for r in ran)  # the quick start's PATH
     print(f"{len(ran)} documented commands ran")
