@@ -5,11 +5,12 @@ The commands are read from the fenced ``bash``/``sh`` blocks of the pages and fr
 examples (``missed_checks_ops.cli.main.build_parser``): a line with its backslash continuations,
 or a here-document through its terminator. They run with bash in a scratch directory whose
 ``.venv`` is this virtualenv, so ``source .venv/bin/activate`` works as the quick start prints it,
-and each must exit 0. The pages' commands run in order in one shell, README first, as a reader
-who followed the quick start types them (``export`` and ``source`` hold for what follows); the
-``--help`` examples in another, with the keys the server prints; the one server answers both. Two things are rewritten, and only these: the
-local endpoint ``http://127.0.0.1:5000`` becomes the test server's (on a free port), and in the
-``--help`` examples ``--stack NAME`` (a deployed stack) becomes ``--endpoint`` of that server.
+and each must exit 0; where an example says what it ``prints``, the output must be that. The
+pages' commands run in order in one shell, README first, as a reader who followed the quick start
+types them (``export`` and ``source`` hold for what follows); the ``--help`` examples in another,
+with the keys the server prints; the one server answers both. Two things are rewritten, and only
+these: the local endpoint ``http://127.0.0.1:5000`` becomes the test server's (on a free port),
+and in the ``--help`` examples ``--stack NAME`` (a deployed stack) becomes ``--endpoint`` of it.
 
 A command that cannot run here is in :data:`EXCLUDED`, with the reason; a new command that is
 neither runnable nor listed there fails the test until someone classifies it, and an exclusion
@@ -21,7 +22,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shlex
 import socket
 import subprocess
 import sys
@@ -219,7 +219,11 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         yield Server(endpoint, next(o["OutputValue"] for o in outputs if o["OutputKey"] == "TableName"))
     finally:
         process.terminate()
-        process.wait(timeout=60)
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 @dataclass
