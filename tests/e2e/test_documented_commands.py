@@ -208,14 +208,11 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     try:
         cloudformation = boto3.client("cloudformation", endpoint_url=endpoint, **_keys())
         deadline = time.monotonic() + 600
-        while True:
+        while "Ctrl-C stops the server" not in log.read_text():  # printed once the stack is up and running
             assert process.poll() is None, f"local serve exited: {log.read_text()}"
-            try:
-                outputs = cloudformation.describe_stacks(StackName="missed-checks-local")["Stacks"][0]["Outputs"]
-                break
-            except Exception:
-                assert time.monotonic() < deadline, f"local serve did not come up: {log.read_text()}"
-                time.sleep(1)
+            assert time.monotonic() < deadline, f"local serve did not come up: {log.read_text()}"
+            time.sleep(0.5)
+        outputs = cloudformation.describe_stacks(StackName="missed-checks-local")["Stacks"][0]["Outputs"]
         yield Server(endpoint, next(o["OutputValue"] for o in outputs if o["OutputKey"] == "TableName"))
     finally:
         process.terminate()
@@ -260,7 +257,8 @@ def failures(ran: list[Ran]) -> list[str]:
     failed = []
     for result in ran:
         if result.code != 0:
-            failed.append(f"{result.command.where}: exit {result.code}: {result.command.text}\n{result.err[-800:]}")
+            failed.append(f"{result.command.where}: exit {result.code}: {result.command.text}\n"
+                          f"{result.out[-1500:]}\n{result.err[-1500:]}")
         elif result.command.prints and json.loads(result.command.prints) != json.loads(result.out):
             failed.append(f"{result.command.where}: prints {result.out!r}, its help says {result.command.prints}")
     return failed
