@@ -67,8 +67,9 @@ def _register_checklist(subparsers: Any) -> None:
       --recurrence 'DTSTART;TZID=Europe/Berlin:20260105T060000' \\
       --recurrence 'RRULE:FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR' --window PT8H --grace PT30M --stack missed-checks
   missed-checks checklist put --file checklists.yaml --endpoint {LOCAL_ENDPOINT}
-  missed-checks checklist put fire-monthly --recurrence 'RRULE:FREQ=MONTHLY;BYDAY=1MO' \\
-      --timezone Europe/Riga --dry-run --format json --stack missed-checks""",
+  missed-checks checklist put fire-monthly --recurrence 'DTSTART:20260105T080000' \\
+      --recurrence 'RRULE:FREQ=MONTHLY;BYDAY=1MO' --timezone Europe/Riga --dry-run --format json \\
+      --stack missed-checks""",
         handler=checklist_put, formats=RESULT_FORMATS)
     put.add_argument("checklist_id", nargs="?", metavar="ID", help="checklist id (or `id:` in --file)")
     put.add_argument("--file", metavar="FILE", help="YAML or JSON: one checklist or a list "

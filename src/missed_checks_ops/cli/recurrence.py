@@ -47,11 +47,11 @@ _WINDOWS_EXAMPLES = """  missed-checks recurrence windows \\
 --format json prints [{"start": "2026-03-27T06:00:00+01:00", "end": "...", "evaluate_at": "..."}, ...]
 """
 
-_SCHEDULE_EXAMPLES = """  missed-checks recurrence schedule \\
+_SCHEDULE_EXAMPLES = """  missed-checks recurrence schedule --format json \\
       --recurrence 'DTSTART:20260105T060000\\nRRULE:FREQ=WEEKLY;BYDAY=MO' --timezone Europe/Berlin --window PT8H
-  missed-checks recurrence schedule --recurrence @forklift.ics --format json
   prints {"expression": "cron(0 14 ? * MON *)", "timezone": "Europe/Berlin",
           "start_date": "2026-01-05T13:00:00Z", "end_date": null, "exact": true}
+  missed-checks recurrence schedule --recurrence @forklift.ics --window PT8H --grace PT30M
 
   exact=false means the expression is a superset (every other week, BYSETPOS, EXDATE, DST shifts):
   the state machine skips firings that close no window.

@@ -37,9 +37,12 @@ def register(subparsers: Any) -> None:
                     "page (charts per week, a missed-check heatmap, repeat offenders, late and dismissed checks; "
                     "opens offline, prints on A4).",
         examples="""  missed-checks report --from 2026-01-01 --to 2026-04-01 --stack missed-checks
-  missed-checks report --from 2026-03-01 --to 2026-03-08 --checklist forklift-daily --format csv > week.csv
-  missed-checks report --from 2026-03-01 --to 2026-04-01 --equipment FL-001 --format json --tz Europe/Berlin
-  missed-checks report --from 2026-03-01 --to 2026-04-01 --tz Europe/Berlin --format html --output march.html""",
+  missed-checks report --from 2026-03-01 --to 2026-03-08 --checklist forklift-daily --format csv \\
+      --stack missed-checks > week.csv
+  missed-checks report --from 2026-03-01 --to 2026-04-01 --equipment FL-001 --format json --tz Europe/Berlin \\
+      --stack missed-checks
+  missed-checks report --from 2026-03-01 --to 2026-04-01 --tz Europe/Berlin --format html --output march.html \\
+      --stack missed-checks""",
         handler=report_command)
     report.add_argument("--from", dest="start", required=True, metavar="DATE|INSTANT",
                         help="first day (midnight in --tz) or an instant; windows starting from here count")

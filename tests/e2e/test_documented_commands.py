@@ -1,0 +1,300 @@
+"""Every command the README, ``docs/*.md`` and the command line's ``--help`` examples print, run as
+printed against ``missed-checks local serve``.
+
+The commands are read from the fenced ``bash``/``sh`` blocks of the pages and from each command's
+examples (``missed_checks_ops.cli.main.build_parser``): a line with its backslash continuations,
+or a here-document through its terminator. They run with bash in a scratch directory whose
+``.venv`` is this virtualenv, so ``source .venv/bin/activate`` works as the quick start prints it,
+and each must exit 0; where an example says what it ``prints``, the output must be that. The
+pages' commands run in order in one shell, README first, as a reader who followed the quick start
+types them (``export`` and ``source`` hold for what follows); the ``--help`` examples in another,
+with the keys the server prints; the one server answers both. Two things are rewritten, and only
+these: the local endpoint ``http://127.0.0.1:5000`` becomes the test server's (on a free port),
+and in the ``--help`` examples ``--stack NAME`` (a deployed stack) becomes ``--endpoint`` of it.
+
+A command that cannot run here is in :data:`EXCLUDED`, with the reason; a new command that is
+neither runnable nor listed there fails the test until someone classifies it, and an exclusion
+that no longer matches anything fails too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from types import SimpleNamespace
+
+import boto3
+import pytest
+
+from missed_checks.missed_check import missed_check_item
+from missed_checks_ops.cli.common import subcommands
+from missed_checks_ops.cli.main import build_parser
+from missed_checks_ops.target import LOCAL_ENDPOINT
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = ("README.md", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").glob("*.md")))
+SHELLS = frozenset({"bash", "sh", "shell", "console"})
+VENV = Path(sys.prefix)
+
+EXCLUDED: tuple[tuple[str, str], ...] = (
+    (r"^make test\b", "runs every test, this one included (minutes): it is what CI runs"),
+    (r"^make quick\b", "runs the fast lane: a test cannot run the suite it belongs to"),
+    (r"^make demo\b", "sam build, then the five-week demo: tests/e2e/test_report_browser.py plays that demo"),
+    (r"^make (build|check-layer)\b", "make test runs both (check-layer builds first) before pytest starts"),
+    (r"^make clean\b", "would delete the virtualenv and the build this test runs from"),
+    (r"^\.venv-sam/bin/sam (deploy|delete)\b", "needs an AWS account"),
+    (r"^\.venv-sam/bin/sam local invoke\b", "needs Docker and a deployed stack (docs/sam-local-invoke.md)"),
+    (r"^(aws |\w+=\$\(aws )", "the AWS CLI is not installed by the project's files (boto3 is)"),
+    (r"^missed-checks local serve\b", "runs until Ctrl-C: the test starts it itself, on a free port"),
+    (r"^missed-checks local demo(?!.*--show-scenario)", "plays the five-week demo (half a minute idle, "
+     "minutes under load): tests/e2e/test_report_browser.py plays it, test_local_cli.py runs the command"),
+    (r"^missed-checks local run\b", "plays the demo's timeline (as above); tests/e2e/test_local_cli.py runs "
+     "`local run` on a small scenario"),
+    (r"^missed-checks local chaos\b", "plays the demo twice under faults (minutes): make chaos, "
+     "tests/e2e/test_local_chaos.py"),
+)
+
+FILES = {
+    "checklists.yaml": "- id: fire-monthly\n  recurrence: |\n    DTSTART:20260105T080000\n"
+                       "    RRULE:FREQ=MONTHLY;BYDAY=1MO\n  timezone: Europe/Riga\n",
+    "fleet.txt": "FL-003\nFL-004\n",
+    "checks.csv": "checklist_id,equipment_id,performed_at\nforklift-daily,FL-002,2026-03-02T06:40:00Z\n",
+    "forklift.ics": "DTSTART;TZID=Europe/Berlin:20260105T060000\nRRULE:FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR\n",
+}
+"""The files the ``--help`` examples name, as a user would have them (the pages write their own)."""
+
+
+@dataclass(frozen=True)
+class Command:
+    where: str
+    text: str
+    prints: str = ""
+    """What the documentation says it prints (JSON), when it says so."""
+
+    def excluded(self) -> str | None:
+        return next((reason for pattern, reason in EXCLUDED if re.search(pattern, self.text)), None)
+
+
+# -- reading the commands ---------------------------------------------------------------------------
+def page_commands(page: str) -> list[Command]:
+    lines = (ROOT / page).read_text().splitlines()
+    commands: list[Command] = []
+    fence: str | None = None
+    block: list[tuple[int, str]] = []
+    for number, line in enumerate(lines, 1):
+        if fence is None and line.startswith("```"):
+            fence = line[3:].strip()
+            block = []
+        elif fence is not None and line.startswith("```"):
+            if fence in SHELLS:
+                commands += [Command(f"{page}:{n}", text) for n, text in split_commands(block)]
+            fence = None
+        elif fence is not None:
+            block.append((number, line))
+    return commands
+
+
+def split_commands(block: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """Commands of a shell block: a line and its continuations, or a here-document; no comments."""
+    commands: list[tuple[int, str]] = []
+    lines = iter(block)
+    for number, line in lines:
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        text = [line]
+        while text[-1].endswith("\\"):
+            text.append(next(lines)[1])
+        if here := re.search(r"<<-?\s*'?(\w+)'?", text[-1]):
+            for _, body in lines:
+                text.append(body)
+                if body.strip() == here.group(1):
+                    break
+        commands.append((number, "\n".join(text)))
+    return commands
+
+
+def help_commands() -> list[Command]:
+    commands: list[Command] = []
+
+    def walk(parser: object, prog: str) -> None:
+        examples = getattr(parser, "examples", "")
+        current: list[str] = []
+        for line in examples.splitlines():
+            stripped = line.strip()
+            if current:
+                current.append(stripped)
+            elif re.match(r"(missed-checks|printf|aws) ", stripped):
+                current = [stripped]
+            elif stripped.startswith("prints ") and commands and commands[-1].where == prog:
+                commands[-1] = Command(prog, commands[-1].text, stripped.removeprefix("prints "))
+                continue
+            elif commands and commands[-1].where == prog and commands[-1].prints and stripped.startswith('"'):
+                commands[-1] = Command(prog, commands[-1].text, commands[-1].prints + " " + stripped)
+                continue
+            if current and not current[-1].endswith("\\"):
+                commands.append(Command(prog, "\n".join(current)))
+                current = []
+        for name, child in subcommands(parser).items():  # type: ignore[arg-type]
+            walk(child, f"{prog} {name}")
+
+    walk(build_parser(), "missed-checks")
+    return commands
+
+
+def aimed(command: Command, endpoint: str, *, help_example: bool) -> str:
+    text = command.text.replace(LOCAL_ENDPOINT, endpoint)
+    if help_example:
+        text = re.sub(r"--stack \S+", f"--endpoint {endpoint}", text)
+    return text
+
+
+# -- running them -----------------------------------------------------------------------------------
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+LOCAL_KEYS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
+
+
+def clean_environment() -> dict[str, str]:
+    """This process's environment without anything that points at AWS: the pages must say it."""
+    return {k: v for k, v in os.environ.items()
+            if not k.startswith(("AWS_", "MISSED_CHECKS_STACK", "VIRTUAL_ENV")) and k != "PYTHONPATH"}
+
+
+@dataclass
+class Server:
+    endpoint: str
+    table: str
+
+    def fresh_missed_check(self) -> None:
+        """The missed check the pages dismiss (FL-001, the window of 2 March 2026, 06:00 Berlin):
+        the local clock judges no window of March when the commands run in November, so it is
+        written as the evaluation writes it, undismissed (again, for the next reader)."""
+        start = datetime(2026, 3, 2, 5, tzinfo=UTC)
+        window = SimpleNamespace(start=start, end=start + timedelta(hours=8),
+                                 evaluate_at=start + timedelta(hours=8, minutes=30))
+        item = missed_check_item(checklist_id="forklift-daily", equipment_id="FL-001", window=window,
+                                 judged_at=start + timedelta(hours=9), execution="documented-commands")
+        boto3.resource("dynamodb", endpoint_url=self.endpoint, **_keys()).Table(self.table).put_item(Item=item)
+
+
+def _keys() -> dict[str, str]:
+    return {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """``missed-checks local serve`` in the background, as the README starts it, on a free port."""
+    port = free_port()
+    log = tmp_path_factory.mktemp("serve") / "serve.out"
+    with log.open("w") as out:
+        process = subprocess.Popen([str(VENV / "bin" / "missed-checks"), "local", "serve", "--port", str(port)],
+                                   stdout=out, stderr=subprocess.STDOUT, env=clean_environment())
+    endpoint = f"http://127.0.0.1:{port}"
+    try:
+        cloudformation = boto3.client("cloudformation", endpoint_url=endpoint, **_keys())
+        deadline = time.monotonic() + 600
+        while "Ctrl-C stops the server" not in log.read_text():  # printed once the stack is up and running
+            assert process.poll() is None, f"local serve exited: {log.read_text()}"
+            assert time.monotonic() < deadline, f"local serve did not come up: {log.read_text()}"
+            time.sleep(0.5)
+        outputs = cloudformation.describe_stacks(StackName="missed-checks-local")["Stacks"][0]["Outputs"]
+        yield Server(endpoint, next(o["OutputValue"] for o in outputs if o["OutputKey"] == "TableName"))
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@dataclass
+class Ran:
+    command: Command
+    code: int
+    out: str
+    err: str
+
+
+def run_in_one_shell(commands: list[tuple[Command, str]], workdir: Path, env: dict[str, str]) -> list[Ran]:
+    """Each command in turn in one bash (so `export` and `source` hold for what follows), its exit
+    code, standard output and error kept apart."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    results = workdir / ".results"
+    results.mkdir(exist_ok=True)
+    (workdir / ".venv").unlink(missing_ok=True)
+    (workdir / ".venv").symlink_to(VENV)
+    script = []
+    for index, (_, text) in enumerate(commands):
+        script.append(f"{{\n{text}\n}} >{results}/{index}.out 2>{results}/{index}.err </dev/null\n"
+                      f"echo $? >{results}/{index}.rc")
+    subprocess.run(["bash", "-c", "\n".join(script)], cwd=workdir, env=env, timeout=900, check=False)
+    ran = []
+    for index, (command, _) in enumerate(commands):
+        rc = results / f"{index}.rc"
+        ran.append(Ran(command, int(rc.read_text()) if rc.exists() else -1,
+                       (results / f"{index}.out").read_text() if rc.exists() else "",
+                       (results / f"{index}.err").read_text() if rc.exists() else "never ran"))
+    return ran
+
+
+def failures(ran: list[Ran]) -> list[str]:
+    failed = []
+    for result in ran:
+        if result.code != 0:
+            failed.append(f"{result.command.where}: exit {result.code}: {result.command.text}\n"
+                          f"{result.out[-1500:]}\n{result.err[-1500:]}")
+        elif result.command.prints and json.loads(result.command.prints) != json.loads(result.out):
+            failed.append(f"{result.command.where}: prints {result.out!r}, its help says {result.command.prints}")
+    return failed
+
+
+# -- the tests --------------------------------------------------------------------------------------
+def test_every_command_is_runnable_or_excluded_with_a_reason() -> None:
+    commands = [c for page in PAGES for c in page_commands(page)] + help_commands()
+    assert len(commands) > 60, "the extraction found too few commands"
+    for pattern, reason in EXCLUDED:
+        assert any(re.search(pattern, c.text) for c in commands), f"stale exclusion {pattern!r} ({reason})"
+    unknown = [c for c in commands if not c.excluded()
+               and not re.match(r"^(missed-checks |source \.venv/bin/activate|export |printf |cat > |\w+=\S+$)",
+                                c.text)]
+    assert not unknown, "classify these (run them, or exclude them with a reason): " + str(unknown)
+
+
+def test_the_pages_commands_run_as_printed(server: Server, tmp_path: Path) -> None:
+    commands = [(c, aimed(c, server.endpoint, help_example=False))
+                for page in PAGES for c in page_commands(page) if not c.excluded()]
+    server.fresh_missed_check()
+    ran = run_in_one_shell(commands, tmp_path, clean_environment())
+    assert not failures(ran), "\n\n".join(failures(ran))
+    assert any("source .venv/bin/activate" in r.command.text for r in ran)  # the quick start's PATH
+    print(f"{len(ran)} documented commands ran")
+
+
+def test_the_help_examples_run_as_printed(server: Server, tmp_path: Path) -> None:
+    commands = [c for c in help_commands() if not c.excluded()]
+    # deleting the checklist comes last, so the examples after it in --help find it
+    commands.sort(key=lambda c: "checklist delete" in c.where)
+    for name, content in FILES.items():
+        (tmp_path / name).write_text(content)
+    server.fresh_missed_check()
+    env = {**clean_environment(), **LOCAL_KEYS, "PATH": f"{VENV / 'bin'}{os.pathsep}{os.environ['PATH']}"}
+    ran = run_in_one_shell([(c, aimed(c, server.endpoint, help_example=True)) for c in commands], tmp_path, env)
+    assert not failures(ran), "\n\n".join(failures(ran))
+    assert sum(1 for r in ran if r.command.prints) >= 1  # a documented output was compared
+    print(f"{len(ran)} help examples ran")
