@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -22,6 +21,7 @@ from missed_checks.equipment import SHARD_COUNT, Assignment, shard_of, validate_
 from missed_checks.errors import InvalidInput, MissedChecksError, TransientError
 from missed_checks.missed_check import Window, judged_window_fields
 from missed_checks.performed_check import PerformedCheck
+from missed_checks.ports import WindowClaim
 from missed_checks.timefmt import parse_instant, to_utc_iso
 
 _serializer = TypeSerializer()
@@ -34,24 +34,6 @@ THROTTLING_CODES = {
     "InternalServerError",
     "ServiceUnavailable",
 }
-
-
-@dataclass(frozen=True)
-class WindowClaim:
-    """What claiming a judged window (:meth:`ChecklistTable.claim_window`) found."""
-
-    won: bool
-    """The execution holds the claim: it judged the window first, is a retry or redrive of the one
-    that did, or was handed the claim (a dead-letter replay)."""
-    announced: bool
-    """The window's event has gone out already."""
-    holder: str
-    """The execution holding the claim."""
-
-    @property
-    def must_announce(self) -> bool:
-        """Publish the window's event now: this execution holds the claim and nobody announced it yet."""
-        return self.won and not self.announced
 
 
 class NotFound(MissedChecksError):
