@@ -80,6 +80,7 @@ def sync_record(record: DynamoDBRecord) -> None:
 
     def report_rejected(checklist: str, error: dict[str, str], revision: int) -> None:
         letter = parse(ScheduleSyncLetter, {
+            "kind": "schedule-sync",
             "source": "schedule-sync",
             "checklist_id": checklist,
             "revision": revision,

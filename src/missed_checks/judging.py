@@ -20,7 +20,6 @@ event bus) and returns the contracts the state machine passes on (:mod:`missed_c
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
@@ -33,6 +32,7 @@ from missed_checks.contracts import (
     PlanEvaluationInput,
     PlanEvaluationOutput,
     Window,
+    failed_window_message,
     parse,
 )
 from missed_checks.evaluation import Outcome, plan_evaluation
@@ -131,7 +131,7 @@ def judge_windows(store: EvaluationStore, announcer: Announcer, checklist_id: st
                   windows: Sequence[OccurrenceWindow], judged_by: Mapping[str, Any], shards: Sequence[int],
                   execution: str, now: Callable[[], datetime]) -> list[CloseWindowOutput]:
     """Judge whole windows in this task, oldest first: open, judge every shard, close. A failure
-    stops at its window, which its error message names (:func:`failed_window`: the dead letter
+    stops at its window, which its error message names (:func:`missed_checks.contracts.failed_window`: the dead letter
     says which window to replay); the watermark stays at the last window closed, so a retry
     starts there."""
     outcomes = []
@@ -143,7 +143,7 @@ def judge_windows(store: EvaluationStore, announcer: Announcer, checklist_id: st
         except Exception as error:
             # Same exception type (the state machine's Retry and Catch rules go by it), its message
             # prefixed with the window: Lambda reports str(error) as the errorMessage.
-            error.args = (f"{_window_text(window)}: {error}", *error.args[1:])
+            error.args = (failed_window_message(window, error), *error.args[1:])
             raise
     return outcomes
 
@@ -178,18 +178,3 @@ def evaluate(store: EvaluationStore, announcer: Announcer, task: PlanEvaluationI
                            task.execution, now) if split.here else []
     answer = parse(PlanEvaluationOutput, {**plan.to_dict(split), "equipment": equipment, "judged": []})
     return dataclasses.replace(answer, judged=judged)
-
-
-_FAILED_WINDOW = re.compile(r"window (\S+)\.\.(\S+) \(judged from (\S+)\): ")
-
-
-def _window_text(window: OccurrenceWindow) -> str:
-    text = window.to_dict()
-    return f"window {text['start']}..{text['end']} (judged from {text['evaluate_at']})"
-
-
-def failed_window(error_message: str) -> dict[str, str] | None:
-    """The window a failed :func:`judge_windows` names in its error message, as in a window
-    dead letter (``start``, ``end``, ``evaluate_at``), or None."""
-    match = _FAILED_WINDOW.search(error_message)
-    return dict(zip(("start", "end", "evaluate_at"), match.groups(), strict=True)) if match else None

@@ -40,17 +40,8 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from missed_checks.aws.functions import function_environment
-from missed_checks.contracts import (
-    EvaluationInstantLetter,
-    EvaluationWindowLetter,
-    SchedulerLetter,
-    ScheduleSyncLetter,
-    StreamBatchLetter,
-    decode_dead_letter,
-    dump,
-)
+from missed_checks.contracts import Replay, read_dead_letter
 from missed_checks.errors import MissedChecksError
-from missed_checks.judging import failed_window
 from missed_checks.schedule import Target
 from missed_checks.schedule_sync import Action, SyncResult, sync_checklist
 from missed_checks.timefmt import parse_instant, to_utc_iso
@@ -71,6 +62,7 @@ class DeadLetter:
     kind: str
     """schedule-sync | stream-batch | evaluation | scheduler | unknown"""
     summary: str
+    replay: Replay = Replay.NONE
     checklist_id: str | None = None
     instant: str | None = None
     window: dict[str, Any] | None = None
@@ -100,49 +92,13 @@ def decode(queue: str, message: dict[str, Any]) -> DeadLetter:
     system = message.get("Attributes") or {}
     attributes = {name: str(value.get("StringValue", value.get("BinaryValue", "")))
                   for name, value in (message.get("MessageAttributes") or {}).items()}
-    letter = DeadLetter(queue=queue, message_id=str(message["MessageId"]), receipt_handle=message["ReceiptHandle"],
-                        kind="unknown", summary="not a message missed-checks knows: left in the queue",
-                        body=body, attributes=attributes, receive_count=int(system.get("ApproximateReceiveCount", 0)),
-                        sent_at=_sent_at(system.get("SentTimestamp")))
-    message_kind = decode_dead_letter(body)  # the models the stack sends them with: decoded once
-    if isinstance(message_kind, ScheduleSyncLetter):
-        letter.kind, letter.checklist_id = "schedule-sync", message_kind.checklist_id
-        letter.error = f"{message_kind.error.field}: {message_kind.error.message}"
-        letter.summary = (f"checklist {letter.checklist_id} (revision {message_kind.revision}) could not be "
-                          "scheduled")
-    elif isinstance(message_kind, StreamBatchLetter):
-        info, context = message_kind.DDBStreamBatchInfo, message_kind.requestContext
-        response = message_kind.responseContext
-        letter.kind = "stream-batch"
-        letter.error = str(context.get("condition") or "")
-        letter.cause = (f"function {context.get('functionArn')} returned {response.get('statusCode')}"
-                        + (f" ({response.get('functionError')})" if response.get("functionError") else ""))
-        letter.summary = (f"{info.get('batchSize')} stream record(s) {info.get('startSequenceNumber')}.."
-                          f"{info.get('endSequenceNumber')} were never synced; replay re-syncs every checklist")
-    elif isinstance(message_kind, EvaluationWindowLetter | EvaluationInstantLetter):
-        letter.kind, letter.checklist_id = "evaluation", message_kind.checklist_id
-        letter.execution, letter.error, letter.cause = message_kind.execution, message_kind.error, message_kind.cause
-        # A small fleet's windows are judged by PlanEvaluation: its failure names the window in the cause.
-        window = (dump(message_kind.window) if isinstance(message_kind, EvaluationWindowLetter)
-                  else failed_window(letter.cause))
-        if window:
-            letter.window = window
-            letter.instant = window["evaluate_at"]
-            letter.summary = f"window {window['start']} of {letter.checklist_id} failed"
-        else:
-            letter.instant = getattr(message_kind, "instant", "")
-            letter.summary = f"evaluation of {letter.checklist_id} at {letter.instant} failed"
-    elif isinstance(message_kind, SchedulerLetter):
-        letter.kind, letter.checklist_id, letter.instant = "scheduler", message_kind.checklist_id, message_kind.instant
-        letter.error = attributes.get("ERROR_CODE", "")
-        letter.cause = attributes.get("ERROR_MESSAGE", "")
-        letter.summary = f"scheduled firing of {letter.checklist_id} at {letter.instant} never started an evaluation"
-    if letter.instant:
-        try:  # one spelling for people and tools: UTC, as the table and Scheduler write instants
-            letter.instant = to_utc_iso(parse_instant(letter.instant, "instant"))
-        except ValueError:
-            pass  # shown as it came; its replay fails and says why
-    return letter
+    said = read_dead_letter(body, attributes)  # the letter's kind, read once, by its tag
+    return DeadLetter(queue=queue, message_id=str(message["MessageId"]), receipt_handle=message["ReceiptHandle"],
+                      kind=said.kind, summary=said.summary, replay=said.replay, checklist_id=said.checklist_id,
+                      instant=said.instant, window=said.window, execution=said.execution, error=said.error,
+                      cause=said.cause, body=body, attributes=attributes,
+                      receive_count=int(system.get("ApproximateReceiveCount", 0)),
+                      sent_at=_sent_at(system.get("SentTimestamp")))
 
 
 def _sent_at(millis: str | None) -> str | None:
@@ -212,17 +168,19 @@ class Replayer:
 
     def replay_one(self, letter: DeadLetter) -> Replayed:
         try:
-            if letter.kind == "schedule-sync":
-                result = self._sync(str(letter.checklist_id))
-                if result.action in (Action.INVALID, Action.SKIPPED) and result.error:
-                    return Replayed(letter, False, f"still cannot be scheduled: {result.error.get('message')}; "
-                                                   "fix it with `checklist put`, then replay")
-                return Replayed(letter, True, f"re-synced: {result.action.value} {result.detail}".strip())
-            if letter.kind == "stream-batch":
-                return self._resync_everything(letter)
-            if letter.kind in ("evaluation", "scheduler"):
-                return self._evaluate(letter)
-            return Replayed(letter, False, "not a message missed-checks knows; left in the queue")
+            match letter.replay:
+                case Replay.SYNC_CHECKLIST:
+                    result = self._sync(str(letter.checklist_id))
+                    if result.action in (Action.INVALID, Action.SKIPPED) and result.error:
+                        return Replayed(letter, False, f"still cannot be scheduled: {result.error.get('message')}; "
+                                                       "fix it with `checklist put`, then replay")
+                    return Replayed(letter, True, f"re-synced: {result.action.value} {result.detail}".strip())
+                case Replay.SYNC_EVERYTHING:
+                    return self._resync_everything(letter)
+                case Replay.EVALUATE_FROM_NOW | Replay.EVALUATE_AT_INSTANT:
+                    return self._evaluate(letter)
+                case Replay.NONE:
+                    return Replayed(letter, False, "not a message missed-checks knows; left in the queue")
         except Exception as error:  # noqa: BLE001 - one failed replay must not stop the others; the message stays
             return Replayed(letter, False, f"replay failed: {type(error).__name__}: {error}")
 
@@ -238,12 +196,12 @@ class Replayer:
         the watermark past it unjudged, and then the message must stay."""
         checklist_id = str(letter.checklist_id)
         failed_at = parse_instant(letter.instant or "", "instant")
-        instant = max(failed_at, self.now) if letter.kind == "evaluation" else failed_at
+        instant = max(failed_at, self.now) if letter.replay is Replay.EVALUATE_FROM_NOW else failed_at
         digest = hashlib.sha256(f"{letter.queue}/{letter.message_id}".encode()).hexdigest()[:12]
         stepfunctions = self.target.client("stepfunctions")
         state_machine = self.target.state_machine_arn
         first = execution_name("replay", checklist_id, failed_at, digest)
-        window_start = (letter.window or {}).get("start") if letter.kind == "evaluation" else None
+        window_start = (letter.window or {}).get("start")
         extra: dict[str, Any] = {}
         if window_start:
             # The failed execution may have claimed the window and died before announcing it: only the

@@ -196,11 +196,8 @@ def _sqs_message(body: Any, **attributes: str) -> dict[str, Any]:
 def test_the_ops_decoder_reads_dead_letters_with_the_contract_models(body: Any, kind: str, monkeypatch) -> None:
     seen: list[object] = []
 
-    def spy(value: object) -> object:
-        seen.append(contracts.decode_dead_letter(value))
-        return seen[-1]
-
-    monkeypatch.setattr(dlq, "decode_dead_letter", spy)
+    real = contracts.decode_dead_letter
+    monkeypatch.setattr(contracts, "decode_dead_letter", lambda value: seen.append(real(value)) or seen[-1])
     letter = dlq.decode("evaluation", _sqs_message(body, ERROR_CODE="X"))
     assert letter.kind == kind and len(seen) == 1  # decoded once, by the contracts
     if isinstance(seen[0], ScheduleSyncLetter):
