@@ -25,7 +25,8 @@ from missed_checks.aws import settings
 from missed_checks.aws.queues import send_json
 from missed_checks.aws.scheduler import ScheduleStore
 from missed_checks.aws.table import ChecklistTable
-from missed_checks.contracts import ScheduleSyncLetter, dump, parse
+from missed_checks.contracts import dump, parse
+from missed_checks.dead_letters import ScheduleSyncLetter
 from missed_checks.schedule import Target
 from missed_checks.schedule_sync import Action, needs_sync, sync_checklist, takes_effect_at
 

@@ -26,15 +26,16 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from missed_checks.contracts import (
+    MANUAL,
     BatchCounts,
     CloseWindowOutput,
     JudgedWindowDetail,
     PlanEvaluationInput,
     PlanEvaluationOutput,
     Window,
-    failed_window_message,
     parse,
 )
+from missed_checks.dead_letters import failed_window_message
 from missed_checks.evaluation import Outcome, plan_evaluation
 from missed_checks.missed_check import judge, missed_check_item
 from missed_checks.ports import Announcer, EquipmentReader, EvaluationStore, WindowRecords
@@ -131,9 +132,9 @@ def judge_windows(store: EvaluationStore, announcer: Announcer, checklist_id: st
                   windows: Sequence[OccurrenceWindow], judged_by: Mapping[str, Any], shards: Sequence[int],
                   execution: str, now: Callable[[], datetime]) -> list[CloseWindowOutput]:
     """Judge whole windows in this task, oldest first: open, judge every shard, close. A failure
-    stops at its window, which its error message names (:func:`missed_checks.contracts.failed_window`: the dead letter
-    says which window to replay); the watermark stays at the last window closed, so a retry
-    starts there."""
+    stops at its window, which its error message names (the dead letter reads it back as the window
+    to replay: :func:`missed_checks.dead_letters.failed_window`); the watermark stays at the last
+    window closed, so a retry starts there."""
     outcomes = []
     for window in windows:
         try:
@@ -175,6 +176,6 @@ def evaluate(store: EvaluationStore, announcer: Announcer, task: PlanEvaluationI
     for window in split.fan_out:
         store.open_window(checklist_id, window, plan.judged_by)
     judged = judge_windows(store, announcer, checklist_id, split.here, plan.judged_by, split.batches[0],
-                           task.execution, now) if split.here else []
+                           task.execution or MANUAL, now) if split.here else []
     answer = parse(PlanEvaluationOutput, {**plan.to_dict(split), "equipment": equipment, "judged": []})
     return dataclasses.replace(answer, judged=judged)

@@ -14,7 +14,7 @@ from missed_checks.schedule_expression import schedule_for
 TARGET_INPUT_TEMPLATE = ('{{"kind": "scheduler", "checklist_id": "{checklist_id}", '
                          '"instant": "<aws.scheduler.scheduled-time>"}}')
 """The execution input of every firing, and so the body of a firing Scheduler could not deliver
-(``missed_checks.contracts.SchedulerLetter``: ``kind`` is its dead-letter tag)."""
+(``missed_checks.dead_letters.SchedulerLetter``: ``kind`` is its dead-letter tag)."""
 MAXIMUM_EVENT_AGE_SECONDS = 86400
 
 

@@ -27,7 +27,7 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from missed_checks.contracts import read_dead_letter
+from missed_checks.dead_letters import read_dead_letter
 from missed_checks.timefmt import to_utc_iso
 from missed_checks_ops.report_output import print_table
 from missed_checks_ops.reporting import Report, build_report

@@ -40,7 +40,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from missed_checks.aws.functions import function_environment
-from missed_checks.contracts import Replay, read_dead_letter
+from missed_checks.dead_letters import Replay, read_dead_letter
 from missed_checks.errors import MissedChecksError
 from missed_checks.schedule import Target
 from missed_checks.schedule_sync import Action, SyncResult, sync_checklist

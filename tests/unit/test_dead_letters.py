@@ -1,5 +1,5 @@
 """One dead-letter model: every letter is read by its tag (``kind``), in one place
-(``missed_checks.contracts.read_dead_letter``), for listing, replaying and the local run's summary;
+(``missed_checks.dead_letters.read_dead_letter``), for listing, replaying and the local run's summary;
 letters sent before the tag existed are still read, by their shape."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from missed_checks.contracts import (
+from missed_checks.dead_letters import (
     LETTERS,
     Replay,
     failed_window,

@@ -158,7 +158,9 @@ class ChecklistItems(TableClient):
         """Note on the checklist what schedule-sync did (or why it could not). Does not touch the rule
         fields, so the stream record this write causes is recognised as a no-op. Returns False when
         the checklist changed or vanished meanwhile (its own stream record will be synced)."""
-        sets, removes, values = [], [], {":rev": revision}
+        sets: list[str] = []
+        removes: list[str] = []
+        values: dict[str, Any] = {":rev": revision}
         for name, value in (("schedule", schedule), ("sync_error", error)):
             if value is None:
                 removes.append(name)

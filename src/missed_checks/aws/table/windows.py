@@ -149,7 +149,7 @@ class WindowItems(TableClient):
         ``[start, end)``: each checklist's judged windows (one Query), then the missed-check keys of
         those windows for this equipment (BatchGetItem), so the cost follows the number of windows,
         never the size of the fleet."""
-        wanted = []
+        wanted: list[dict[str, str]] = []
         for checklist_id in sorted(set(checklist_ids)):
             wanted.extend(keys.missed_key(checklist_id, str(window["window_start"]), equipment_id)
                           for window in self.judged_windows(checklist_id, start, end))
