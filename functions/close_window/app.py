@@ -33,7 +33,7 @@ metrics = Metrics()
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     task = parse(CloseWindowInput, event)
-    window = task.window.occurrence
+    window = task.window
     logger.append_keys(checklist_id=task.checklist_id, window_start=window.start.isoformat())
     table = ChecklistTable(settings.required("TABLE_NAME"))
     outcome = judging.close_window(table, EventBusAnnouncer(settings.required("EVENT_BUS_NAME")), task.checklist_id,

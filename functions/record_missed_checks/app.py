@@ -29,7 +29,7 @@ metrics = Metrics()
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     task = parse(RecordMissedChecksInput, event)
-    window = task.window.occurrence
+    window = task.window
     logger.append_keys(checklist_id=task.checklist_id, shards=task.shards, window_start=window.start.isoformat())
 
     table = ChecklistTable(settings.required("TABLE_NAME"))

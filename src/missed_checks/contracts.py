@@ -22,7 +22,9 @@ no pure-Python fallback, and the layer holds the functions' arm64 wheels; the em
 extension cannot load. Every package in the layer today is pure Python or falls back to it (wrapt).
 pydantic would also have doubled the layer (measured 5.6 -> 12.3 MB unzipped with pydantic 2.14.3).
 
-Instants keep the text they came with (validated: ISO 8601 with a UTC offset, see
+A window is :class:`missed_checks.recurrence.OccurrenceWindow` itself (the one window type), in
+payloads ``{"start", "end", "evaluate_at"}`` with the checklist's UTC offset (its ``to_dict``).
+Other instants keep the text they came with (validated: ISO 8601 with a UTC offset, see
 :func:`missed_checks.timefmt.parse_instant`), so that outputs repeat inputs byte for byte.
 """
 
@@ -46,7 +48,7 @@ from missed_checks.timefmt import parse_instant
 
 __all__ = [
     "BatchCounts", "CloseWindowInput", "CloseWindowOutput", "ExecutionInput", "FanOutWindow", "JudgedWindowDetail",
-    "PlanEvaluationInput", "PlanEvaluationOutput", "RecordMissedChecksInput", "StackOutputs", "Window", "dump",
+    "PlanEvaluationInput", "PlanEvaluationOutput", "RecordMissedChecksInput", "StackOutputs", "dump",
     "field_names", "parse",
 ]
 
@@ -99,25 +101,6 @@ Execution = Annotated[str | None, Check(lambda value: value or MANUAL)]
 """A Step Functions execution ARN (``manual`` for a task invoked by hand without one)."""
 
 
-@dataclass(frozen=True)
-class Window:
-    """An occurrence window as the state machine passes it: on time in ``[start, end)``, late in
-    ``[end, evaluate_at)``; instants in the checklist's zone (``2026-03-02T06:00:00+01:00``)."""
-
-    start: Instant
-    end: Instant
-    evaluate_at: Instant
-
-    @property
-    def occurrence(self) -> OccurrenceWindow:
-        return OccurrenceWindow.from_dict(dump(self))
-
-    def _check(self) -> None:
-        self.occurrence  # noqa: B018 - raises InvalidRecurrence for a window outside the supported years
-
-    @classmethod
-    def of(cls, window: OccurrenceWindow) -> Window:
-        return parse(cls, window.to_dict())
 
 
 @dataclass(frozen=True)
@@ -127,7 +110,7 @@ class ExecutionInput:
 
     checklist_id: ChecklistId
     instant: Instant
-    claimed_window: Window | None = None
+    claimed_window: OccurrenceWindow | None = None
 
 
 @dataclass(frozen=True)
@@ -144,7 +127,7 @@ class FanOutWindow:
     judged: JudgeEquipmentBatches maps over ``batches`` and replaces them with their counts."""
 
     checklist_id: ChecklistId
-    window: Window
+    window: OccurrenceWindow
     batches: list[Shards]
     execution: Execution = MANUAL
 
@@ -166,7 +149,7 @@ class RecordMissedChecksInput:
     """One item of JudgeEquipmentBatches: a batch of shards of one window."""
 
     checklist_id: ChecklistId
-    window: Window
+    window: OccurrenceWindow
     shards: Shards
     execution: Execution = MANUAL
 
@@ -176,7 +159,7 @@ class CloseWindowInput:
     """A fanned-out window after JudgeEquipmentBatches: its batches' counts."""
 
     checklist_id: ChecklistId
-    window: Window
+    window: OccurrenceWindow
     execution: Execution = MANUAL
     batches: list[BatchCounts] = field(default_factory=list)
 
@@ -207,7 +190,7 @@ class PlanEvaluationOutput:
     instant: Instant
     outcome: Outcome
     reason: str
-    windows: list[Window]
+    windows: list[OccurrenceWindow]
     batches: list[Shards]
     more_due: bool
     equipment: Count | None
@@ -222,7 +205,7 @@ class JudgedWindowDetail:
     checklist_id: ChecklistId
     window_id: str
     """``<checklist_id>#<window start in UTC>``: consumers de-duplicate on it."""
-    window: Window
+    window: OccurrenceWindow
     equipment_counted: Count
     performed: Count
     missed: Count
@@ -267,6 +250,8 @@ def field_names(contract: type) -> set[str]:
 
 def dump(value: Any, *, omit_none: bool = False) -> Any:
     """A contract (or list of them) as JSON-ready data; ``omit_none`` leaves out fields that are None."""
+    if isinstance(value, OccurrenceWindow):
+        return value.to_dict()
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: dump(getattr(value, f.name), omit_none=omit_none) for f in dataclasses.fields(value)
                 if not (omit_none and getattr(value, f.name) is None)}
@@ -326,6 +311,8 @@ def _convert(tp: Any, value: Any, path: str) -> Any:  # noqa: C901 - one branch 
             return tp(value)
         except ValueError:
             raise _fail(path, f"expected one of {', '.join(m.value for m in tp)}, got {describe(value)}") from None
+    if tp is OccurrenceWindow:
+        return _window(value, path)
     if dataclasses.is_dataclass(tp):
         return _convert_dataclass(typing.cast(type, tp), value, path)
     if tp in _KINDS:
@@ -333,6 +320,18 @@ def _convert(tp: Any, value: Any, path: str) -> Any:  # noqa: C901 - one branch 
             raise _fail(path, f"expected {_KINDS[tp]}, got {describe(value)}")
         return value
     raise TypeError(f"{path}: no conversion for {tp!r}")
+
+
+def _window(value: Any, path: str) -> OccurrenceWindow:
+    """A window from its payload form, each instant checked as an :data:`Instant` (naming ``window.end``)."""
+    if not isinstance(value, Mapping):
+        raise _fail(path, f"expected an object, got {describe(value)}")
+    for key in ("start", "end", "evaluate_at"):
+        where = f"{path}.{key}" if path else key
+        if key not in value:
+            raise _fail(where, "is missing")
+        _convert(Instant, value[key], where)
+    return OccurrenceWindow.from_dict(value)
 
 
 def _convert_dataclass(contract: type, value: Any, path: str) -> Any:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
 
-from missed_checks.contracts import Window, dump, parse
+from missed_checks.contracts import dump, parse
 from missed_checks.errors import InvalidInput
 from missed_checks.recurrence import OccurrenceWindow
 from missed_checks.timefmt import parse_instant, to_utc_iso
@@ -95,7 +95,7 @@ class EvaluationWindowLetter:
     kind: Literal["evaluation-window"]
     source: Literal["evaluation"]
     checklist_id: str
-    window: Window
+    window: OccurrenceWindow
     execution: str
     error: str
     cause: str

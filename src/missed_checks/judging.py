@@ -32,7 +32,6 @@ from missed_checks.contracts import (
     JudgedWindowDetail,
     PlanEvaluationInput,
     PlanEvaluationOutput,
-    Window,
     parse,
 )
 from missed_checks.dead_letters import failed_window_message
@@ -96,7 +95,7 @@ def window_event(checklist_id: str, window: OccurrenceWindow, summary: Mapping[s
     return JudgedWindowDetail(
         checklist_id=checklist_id,
         window_id=f"{checklist_id}#{summary['window_start']}",
-        window=Window.of(window),
+        window=window,
         equipment_counted=int(summary["equipment_counted"]),
         performed=int(summary["performed"]),
         missed=int(summary["missed"]),
@@ -153,7 +152,7 @@ def claimed_window(store: WindowRecords, task: PlanEvaluationInput) -> Occurrenc
     """The input's ``claimed_window`` if this execution holds its claim and it was not announced."""
     if task.input.claimed_window is None:
         return None
-    window = task.input.claimed_window.occurrence
+    window = task.input.claimed_window
     record = store.judged_window(task.input.checklist_id, window.start)
     if record is None or record.get("execution") != task.execution or record.get("announced"):
         return None

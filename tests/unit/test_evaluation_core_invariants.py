@@ -151,12 +151,11 @@ def test_a_large_fleet_is_opened_and_fanned_out_in_batches_then_closed_window_by
     assert len(answer.batches) == 4 and sorted(s for batch in answer.batches for s in batch) == ALL_SHARDS
     assert len(table.windows) == 2 and not table.missed and announcer.published == []  # opened only
     for window in answer.windows:
-        occurrence = window.occurrence
-        batches: list[BatchCounts] = [judge_shards(table, "drill", occurrence, shards, FIRST, clock())
+        batches: list[BatchCounts] = [judge_shards(table, "drill", window, shards, FIRST, clock())
                                       for shards in answer.batches]
-        closed = close_window(table, announcer, "drill", occurrence, batches, FIRST, clock())
+        closed = close_window(table, announcer, "drill", window, batches, FIRST, clock())
         assert (closed.missed, closed.newly_recorded, closed.announced_now) == (40, 40, True)
     assert [event.equipment_counted for event in announcer.published] == [40, 40]
     assert table.watermarks["drill"] == "2026-03-03T13:00:00Z"
     rest = evaluate(table, announcer, plan_input(), NOW, claimed=None, max_windows=2, per_task=10, now=clock())
-    assert [w.start[:10] for w in rest.windows] == ["2026-03-04", "2026-03-05"]
+    assert [w.start.date().isoformat() for w in rest.windows] == ["2026-03-04", "2026-03-05"]
