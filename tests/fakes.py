@@ -22,7 +22,7 @@ from missed_checks.equipment import Assignment, shard_of
 from missed_checks.errors import ScheduleRejected, TransientError
 from missed_checks.missed_check import judged_window_fields
 from missed_checks.performed_check import PerformedCheck
-from missed_checks.ports import WindowClaim
+from missed_checks.ports import ClaimHolder, WindowClaim
 from missed_checks.recurrence import OccurrenceWindow
 from missed_checks.schedule import DesiredSchedule, Target
 from missed_checks.timefmt import to_utc_iso
@@ -117,6 +117,10 @@ class InMemoryTable:
     def judged_window(self, checklist_id: str, window_start: datetime) -> dict[str, Any] | None:
         record = self.windows.get((checklist_id, to_utc_iso(window_start)))
         return dict(record) if record and record.get("execution") else None
+
+    def claim_holder(self, checklist_id: str, window_start: datetime) -> ClaimHolder | None:
+        record = self.judged_window(checklist_id, window_start)
+        return None if record is None else ClaimHolder(str(record["execution"]), bool(record.get("announced")))
 
     def missed_equipment_of_window(self, checklist_id: str, window_start: datetime) -> list[str]:
         start = to_utc_iso(window_start)

@@ -153,10 +153,8 @@ def claimed_window(store: WindowRecords, task: PlanEvaluationInput) -> Occurrenc
     if task.input.claimed_window is None:
         return None
     window = task.input.claimed_window
-    record = store.judged_window(task.input.checklist_id, window.start)
-    if record is None or record.get("execution") != task.execution or record.get("announced"):
-        return None
-    return window
+    holder = store.claim_holder(task.input.checklist_id, window.start)
+    return window if holder is not None and holder.execution == task.execution and not holder.announced else None
 
 
 def evaluate(store: EvaluationStore, announcer: Announcer, task: PlanEvaluationInput, instant: datetime, *,

@@ -39,6 +39,15 @@ class WindowClaim:
         return self.won and not self.announced
 
 
+@dataclass(frozen=True)
+class ClaimHolder:
+    """Who holds a judged window's claim (:meth:`WindowRecords.claim_holder`)."""
+
+    execution: str
+    announced: bool
+    """The window's event has gone out."""
+
+
 class ChecklistReader(Protocol):
     def get_checklist(self, checklist_id: str) -> Checklist | None:
         """The checklist with its evaluated-until watermark, or None when it is gone."""
@@ -74,8 +83,8 @@ class WindowRecords(Protocol):
         """Record the window's totals and claim it; exactly one execution wins per window."""
         ...
 
-    def judged_window(self, checklist_id: str, window_start: datetime) -> dict[str, Any] | None:
-        """The claimed record of the window starting at ``window_start``, or None."""
+    def claim_holder(self, checklist_id: str, window_start: datetime) -> ClaimHolder | None:
+        """Who holds the claim of the window starting at ``window_start``; None when nobody claimed it."""
         ...
 
     def missed_equipment_of_window(self, checklist_id: str, window_start: datetime) -> list[str]:

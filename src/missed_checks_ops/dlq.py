@@ -236,17 +236,17 @@ class Replayer:
         runs = started.name if len(executions) == 1 else f"{len(executions)} runs, {first} .. {started.name}"
         if window_start:
             start = parse_instant(window_start, "window.start")
-            record = self.target.table().judged_window(checklist_id, start)
-            if record is None:
+            holder = self.target.table().claim_holder(checklist_id, start)
+            if holder is None:
                 checklist = self.target.table().get_checklist(checklist_id)
                 watermark = to_utc_iso(checklist.watermark) if checklist and checklist.watermark else "unknown"
                 detail = (f"the window starting {window_start} was not judged: the checklist's watermark "
                           f"({watermark}) has moved past it since it failed (a resume or a rule edit), so no re-run "
                           "can judge it; the message stays for the record until the queue's retention drops it")
                 return Replayed(letter, False, detail, executions)
-            if not record.get("announced"):
+            if not holder.announced:
                 detail = (f"the window starting {window_start} was judged but its event has not gone out: its claim "
-                          f"is held by {record.get('execution')} (still running, or the checklist is paused or "
+                          f"is held by {holder.execution} (still running, or the checklist is paused or "
                           "gone); the message stays")
                 return Replayed(letter, False, detail, executions)
         return Replayed(letter, True, f"evaluation {how} and succeeded: {runs}", executions)

@@ -12,9 +12,9 @@ from datetime import UTC, datetime
 import pytest
 
 from missed_checks.checklist import Checklist
-from missed_checks.contracts import BatchCounts, PlanEvaluationInput, parse
+from missed_checks.contracts import BatchCounts, PlanEvaluationInput, dump, parse
 from missed_checks.errors import TransientError
-from missed_checks.judging import close_window, evaluate, judge_shards, judge_windows
+from missed_checks.judging import claimed_window, close_window, evaluate, judge_shards, judge_windows
 from missed_checks.recurrence import OccurrenceWindow
 from tests.fakes import InMemoryTable, RecordingAnnouncer
 
@@ -159,3 +159,21 @@ def test_a_large_fleet_is_opened_and_fanned_out_in_batches_then_closed_window_by
     assert table.watermarks["drill"] == "2026-03-03T13:00:00Z"
     rest = evaluate(table, announcer, plan_input(), NOW, claimed=None, max_windows=2, per_task=10, now=clock())
     assert [w.start.date().isoformat() for w in rest.windows] == ["2026-03-04", "2026-03-05"]
+
+
+def test_a_replay_handed_the_claim_judges_the_window_again_behind_the_watermark_and_announces_it_once() -> None:
+    table, monday = drill()
+    announcer = RecordingAnnouncer(fail_next=True)
+    with pytest.raises(TransientError):  # FIRST claimed Monday, its event was refused, it failed for good
+        judge_monday(table, announcer, monday, FIRST)
+    table.watermarks["drill"] = "2026-03-04T13:00:00Z"  # later runs moved on; Monday stays unannounced
+    replay = parse(PlanEvaluationInput, {"input": {**dump(plan_input().input), "claimed_window": dump(monday)},
+                                         "execution": SECOND})
+    assert claimed_window(table, replay) is None  # not handed over yet: SECOND does not hold the claim
+    assert table.hand_over_window_claim("drill", monday.start, FIRST, SECOND)
+    claimed = claimed_window(table, replay)
+    assert claimed == monday
+    answer = evaluate(table, announcer, replay, NOW, claimed=claimed, max_windows=20, per_task=100, now=clock())
+    assert [o.window_start for o in answer.judged][0] == "2026-03-02T05:00:00Z"
+    assert [e.window_id for e in announcer.published].count("drill#2026-03-02T05:00:00Z") == 1
+    assert claimed_window(table, replay) is None  # announced now: a second replay judges nothing again

@@ -19,7 +19,7 @@ from missed_checks.aws.table.base import (
 )
 from missed_checks.errors import InvalidInput
 from missed_checks.missed_check import judged_window_fields
-from missed_checks.ports import WindowClaim
+from missed_checks.ports import ClaimHolder, WindowClaim
 from missed_checks.recurrence import OccurrenceWindow
 from missed_checks.timefmt import to_utc_iso
 
@@ -95,6 +95,11 @@ class WindowItems(TableClient):
         (claimed: a record only opened by an execution that failed before closing it does not count)."""
         item = self._get(keys.judged_window_key(checklist_id, to_utc_iso(window_start)))
         return item if item and item.get("execution") else None
+
+    def claim_holder(self, checklist_id: str, window_start: datetime) -> ClaimHolder | None:
+        """Who holds the claim of the window starting at ``window_start`` (:meth:`judged_window`)."""
+        record = self.judged_window(checklist_id, window_start)
+        return None if record is None else ClaimHolder(str(record["execution"]), bool(record.get("announced")))
 
     def judged_windows(self, checklist_id: str, start: datetime, end: datetime) -> list[dict[str, Any]]:
         """Judged-window records of the windows that started in ``[start, end)``, oldest first: one Query."""
