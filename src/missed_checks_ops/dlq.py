@@ -1,14 +1,18 @@
 """The three dead-letter queues: what each message says, and re-driving it to the right place.
 
+Each message is read once, by its ``kind`` tag, with :func:`missed_checks.dead_letters.read_dead_letter`
+(which also says how it is replayed); this module lists, replays and deletes.
+
 * **schedule-sync** (``ScheduleSyncDeadLetterQueue``): schedule-sync's own record of a checklist it
-  could not schedule (``{"source": "schedule-sync", "checklist_id", "error", ...}``), and Lambda's
-  OnFailure record of a stream batch that kept failing (``requestContext``, ``responseContext``,
+  could not schedule (``{"kind": "schedule-sync", "source": "schedule-sync", "checklist_id", "error",
+  ...}``), and Lambda's OnFailure record of a stream batch that kept failing (``requestContext``, ``responseContext``,
   ``DDBStreamBatchInfo``: which stream positions, not which checklists). Replay re-runs the sync
   from the checklist's current item, with the stack's settings: for one checklist, or for every
   checklist and every schedule in the group when the batch's checklists are unknown.
 * **evaluation** (``EvaluationDeadLetterQueue``): the state machine's record of a failed window or
-  run (``{"source": "evaluation", "checklist_id", "window" | "instant", "execution", "error",
-  "cause"}``; a window PlanEvaluation judged itself, for a small fleet, is named in ``cause``).
+  run (``{"kind": "evaluation-window" | "evaluation-run", "source": "evaluation", "checklist_id",
+  "window" | "instant", "execution", "error", "cause"}``; a window PlanEvaluation judged itself,
+  for a small fleet, is named in ``cause``).
   Replay starts the state machine for the checklist at the later of the failed
   instant and now, so it judges everything due by now from the watermark on (nothing is judged
   twice), also the windows of a COUNT/UNTIL rule whose schedule is gone; while a run ends with
@@ -18,7 +22,7 @@
   since passed unjudged (a resume or an edit) cannot be judged any more and stays in the queue,
   with that said.
 * **scheduler** (``SchedulerDeadLetterQueue``): a firing EventBridge Scheduler could not deliver;
-  the body is the schedule's target input ``{"checklist_id", "instant"}`` and the message
+  the body is the schedule's target input ``{"kind": "scheduler", "checklist_id", "instant"}`` and the message
   attributes say why (``ERROR_CODE``, ``ERROR_MESSAGE``, ``SCHEDULE_ARN`` ...). Replay starts the
   state machine with that input.
 
