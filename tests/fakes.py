@@ -177,6 +177,8 @@ class RecordingAnnouncer:
 
 @dataclass
 class InMemorySchedules:
+    existing: set[str] = field(default_factory=set)
+    """Names of the schedules in the group: an upsert of one of them updates it, of another creates it."""
     upserted: list[DesiredSchedule] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
     refuse_names: bool = False
@@ -184,10 +186,13 @@ class InMemorySchedules:
 
     def upsert(self, desired: DesiredSchedule, target: Target, *, probably_exists: bool) -> str:
         self.upserted.append(desired)
-        return "updated" if probably_exists else "created"
+        answer = "updated" if desired.name in self.existing else "created"
+        self.existing.add(desired.name)
+        return answer
 
     def delete(self, name: str) -> bool:
         if self.refuse_names:
             raise ScheduleRejected(f"Name {name!r} fails to satisfy constraint")
         self.deleted.append(name)
+        self.existing.discard(name)
         return True

@@ -4,6 +4,7 @@ whatever an item holds, the rule is synced or takes the invalid-rule path (sched
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
@@ -31,7 +32,9 @@ def item(**attributes: Any) -> dict[str, Any]:
 def sync(stored: dict[str, Any], schedules: InMemorySchedules | None = None,
          ) -> tuple[Any, InMemoryTable, InMemorySchedules, list]:
     table = InMemoryTable(checklist_items={"forklift": stored})
-    schedules, rejected = schedules or InMemorySchedules(), []
+    noted = stored.get("schedule")
+    exists = isinstance(noted, Mapping) and bool(noted.get("fingerprint"))  # the item says it was scheduled
+    schedules, rejected = schedules or InMemorySchedules(existing={"forklift"} if exists else set()), []
     result = sync_checklist("forklift", table=table, schedules=schedules, target=TARGET, group_name="g", now=NOW,
                             report_rejected=lambda *args: rejected.append(args))
     return result, table, schedules, rejected
