@@ -326,12 +326,13 @@ def _window(value: Any, path: str) -> OccurrenceWindow:
     """A window from its payload form, each instant checked as an :data:`Instant` (naming ``window.end``)."""
     if not isinstance(value, Mapping):
         raise _fail(path, f"expected an object, got {describe(value)}")
+    instants = {}
     for key in ("start", "end", "evaluate_at"):
         where = f"{path}.{key}" if path else key
         if key not in value:
             raise _fail(where, "is missing")
-        _convert(Instant, value[key], where)
-    return OccurrenceWindow.from_dict(value)
+        instants[key] = _convert(Instant, value[key], where)
+    return OccurrenceWindow.from_dict(instants)
 
 
 def _convert_dataclass(contract: type, value: Any, path: str) -> Any:
