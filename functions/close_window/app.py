@@ -19,8 +19,9 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from missed_checks import clock, judging
 from missed_checks.aws import settings
+from missed_checks.aws.events import EventBusAnnouncer
 from missed_checks.aws.table import ChecklistTable
-from missed_checks.contracts import CloseWindowInput, CloseWindowOutput, dump, parse
+from missed_checks.contracts import CloseWindowInput, dump, parse
 
 logger = Logger()
 tracer = Tracer()
@@ -32,21 +33,21 @@ metrics = Metrics()
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     task = parse(CloseWindowInput, event)
-    window = task.window.occurrence
+    window = task.window
     logger.append_keys(checklist_id=task.checklist_id, window_start=window.start.isoformat())
     table = ChecklistTable(settings.required("TABLE_NAME"))
-    outcome = judging.close_window(table, task.checklist_id, window, dump(task.batches),
-                                   task.execution, settings.required("EVENT_BUS_NAME"), clock.now)
-    if outcome["announced_now"]:
+    outcome = judging.close_window(table, EventBusAnnouncer(settings.required("EVENT_BUS_NAME")), task.checklist_id,
+                                   window, task.batches, task.execution, clock.now)
+    if outcome.announced_now:
         metrics.add_metric(name="WindowsAnnounced", unit=MetricUnit.Count, value=1)
-    elif not outcome["announced"]:
+    elif not outcome.announced:
         # Another execution judged this window first and owns its announcement: if it has not
         # announced yet it is doing so now (or failed, and its dead letter's replay takes it over).
-        log = logger.info if outcome["announced_by_it"] else logger.warning
-        log("window claimed by another execution", claimed_by=outcome["claimed_by"],
-            announced_by_it=outcome["announced_by_it"])
+        log = logger.info if outcome.announced_by_it else logger.warning
+        log("window claimed by another execution", claimed_by=outcome.claimed_by,
+            announced_by_it=outcome.announced_by_it)
         metrics.add_metric(name="WindowsClaimedByAnotherExecution", unit=MetricUnit.Count, value=1)
     metrics.add_metric(name="WindowsJudged", unit=MetricUnit.Count, value=1)
-    logger.info("window closed", missed=outcome["missed"], announced=outcome["announced"],
-                watermark_advanced=outcome["watermark_advanced"])
-    return dump(parse(CloseWindowOutput, outcome))
+    logger.info("window closed", missed=outcome.missed, announced=outcome.announced,
+                watermark_advanced=outcome.watermark_advanced)
+    return dump(outcome)

@@ -17,7 +17,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from missed_checks import clock, judging
 from missed_checks.aws import settings
 from missed_checks.aws.table import ChecklistTable
-from missed_checks.contracts import BatchCounts, RecordMissedChecksInput, dump, parse
+from missed_checks.contracts import RecordMissedChecksInput, dump, parse
 
 logger = Logger()
 tracer = Tracer()
@@ -29,12 +29,11 @@ metrics = Metrics()
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     task = parse(RecordMissedChecksInput, event)
-    window = task.window.occurrence
+    window = task.window
     logger.append_keys(checklist_id=task.checklist_id, shards=task.shards, window_start=window.start.isoformat())
 
     table = ChecklistTable(settings.required("TABLE_NAME"))
-    counts = parse(BatchCounts, judging.judge_shards(table, task.checklist_id, window, task.shards, task.execution,
-                                                     clock.now))
+    counts = judging.judge_shards(table, task.checklist_id, window, task.shards, task.execution, clock.now)
     logger.info("shards judged", **{k: getattr(counts, k) for k in judging.COUNTS})
     metrics.add_metric(name="MissedChecksRecorded", unit=MetricUnit.Count, value=counts.recorded)
     return dump(counts)

@@ -20,12 +20,13 @@ from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, pro
 from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from missed_checks import clock
+from missed_checks import clock, keys
 from missed_checks.aws import settings
 from missed_checks.aws.queues import send_json
 from missed_checks.aws.scheduler import ScheduleStore
 from missed_checks.aws.table import ChecklistTable
-from missed_checks.contracts import ScheduleSyncLetter, dump, parse
+from missed_checks.contracts import dump, parse
+from missed_checks.dead_letters import ScheduleSyncLetter
 from missed_checks.schedule import Target
 from missed_checks.schedule_sync import Action, needs_sync, sync_checklist, takes_effect_at
 
@@ -54,9 +55,10 @@ def scheduler_target() -> Target:
 
 def checklist_id_of(record: DynamoDBRecord) -> str:
     pk = str(record.dynamodb.keys.get("pk", "")) if record.dynamodb else ""
-    if not pk.startswith("CHECKLIST#"):
+    checklist_id = keys.checklist_id_of(pk)
+    if checklist_id is None:
         raise ValueError(f"stream record {record.event_id} is not a checklist item (pk={pk!r}); check the filter")
-    return pk.removeprefix("CHECKLIST#")
+    return checklist_id
 
 
 def sync_record(record: DynamoDBRecord) -> None:
@@ -79,6 +81,7 @@ def sync_record(record: DynamoDBRecord) -> None:
 
     def report_rejected(checklist: str, error: dict[str, str], revision: int) -> None:
         letter = parse(ScheduleSyncLetter, {
+            "kind": "schedule-sync",
             "source": "schedule-sync",
             "checklist_id": checklist,
             "revision": revision,

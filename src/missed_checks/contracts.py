@@ -1,7 +1,8 @@
 """Every payload that crosses a boundary, defined once: a frozen dataclass each, read by :func:`parse`.
 
 The state machine's execution input, each Lambda task's input and output, the ``Occurrence window
-judged`` event's detail, every dead-letter message and the stack's Outputs are defined here:
+judged`` event's detail and the stack's Outputs are defined here (every dead-letter message is in
+:mod:`missed_checks.dead_letters`, with the same :func:`parse`):
 
 * the handlers parse their event with :func:`parse` and return :func:`dump` of their answer;
 * ``tests/unit/test_contracts.py`` checks that each Task state's ``Parameters.Payload`` (and each Map's
@@ -9,7 +10,6 @@ judged`` event's detail, every dead-letter message and the stack's Outputs are d
   fields, that each dead-letter ``MessageBody`` is its message contract, that ``template.yaml``'s
   Outputs are :class:`StackOutputs`' fields and that every ``events/*.json`` sample parses;
   ``tests/integration/test_contract_samples.py`` runs each sample through its real, built handler;
-* the ops commands decode dead letters with :func:`decode_dead_letter`.
 
 A payload that does not fit raises :class:`~missed_checks.errors.InvalidInput` naming the field by its
 path (``shards[0]``, ``input.instant``): Lambda reports the class name as the error type, which the
@@ -22,7 +22,9 @@ no pure-Python fallback, and the layer holds the functions' arm64 wheels; the em
 extension cannot load. Every package in the layer today is pure Python or falls back to it (wrapt).
 pydantic would also have doubled the layer (measured 5.6 -> 12.3 MB unzipped with pydantic 2.14.3).
 
-Instants keep the text they came with (validated: ISO 8601 with a UTC offset, see
+A window is :class:`missed_checks.recurrence.OccurrenceWindow` itself (the one window type), in
+payloads ``{"start", "end", "evaluate_at"}`` with the checklist's UTC offset (its ``to_dict``).
+Other instants keep the text they came with (validated: ISO 8601 with a UTC offset, see
 :func:`missed_checks.timefmt.parse_instant`), so that outputs repeat inputs byte for byte.
 """
 
@@ -45,10 +47,9 @@ from missed_checks.recurrence import OccurrenceWindow
 from missed_checks.timefmt import parse_instant
 
 __all__ = [
-    "BatchCounts", "CloseWindowInput", "CloseWindowOutput", "EvaluationInstantLetter", "EvaluationWindowLetter",
-    "ExecutionInput", "FanOutWindow", "InvalidExecutionInputLetter", "JudgedWindowDetail", "PlanEvaluationInput",
-    "PlanEvaluationOutput", "RecordMissedChecksInput", "ScheduleSyncLetter", "SchedulerLetter", "StackOutputs",
-    "StreamBatchLetter", "SyncError", "Window", "decode_dead_letter", "dump", "field_names", "parse",
+    "BatchCounts", "CloseWindowInput", "CloseWindowOutput", "ExecutionInput", "FanOutWindow", "JudgedWindowDetail",
+    "PlanEvaluationInput", "PlanEvaluationOutput", "RecordMissedChecksInput", "StackOutputs", "dump",
+    "field_names", "parse",
 ]
 
 
@@ -100,25 +101,6 @@ Execution = Annotated[str | None, Check(lambda value: value or MANUAL)]
 """A Step Functions execution ARN (``manual`` for a task invoked by hand without one)."""
 
 
-@dataclass(frozen=True)
-class Window:
-    """An occurrence window as the state machine passes it: on time in ``[start, end)``, late in
-    ``[end, evaluate_at)``; instants in the checklist's zone (``2026-03-02T06:00:00+01:00``)."""
-
-    start: Instant
-    end: Instant
-    evaluate_at: Instant
-
-    @property
-    def occurrence(self) -> OccurrenceWindow:
-        return OccurrenceWindow.from_dict(dump(self))
-
-    def _check(self) -> None:
-        self.occurrence  # noqa: B018 - raises InvalidRecurrence for a window outside the supported years
-
-    @classmethod
-    def of(cls, window: OccurrenceWindow) -> Window:
-        return parse(cls, window.to_dict())
 
 
 @dataclass(frozen=True)
@@ -128,16 +110,7 @@ class ExecutionInput:
 
     checklist_id: ChecklistId
     instant: Instant
-    claimed_window: Window | None = None
-
-
-@dataclass(frozen=True)
-class SchedulerLetter:
-    """A schedule's target input (``missed_checks.schedule.TARGET_INPUT_TEMPLATE``), and so the body
-    of a firing EventBridge Scheduler could not deliver (its dead-letter queue)."""
-
-    checklist_id: str
-    instant: str
+    claimed_window: OccurrenceWindow | None = None
 
 
 @dataclass(frozen=True)
@@ -154,7 +127,7 @@ class FanOutWindow:
     judged: JudgeEquipmentBatches maps over ``batches`` and replaces them with their counts."""
 
     checklist_id: ChecklistId
-    window: Window
+    window: OccurrenceWindow
     batches: list[Shards]
     execution: Execution = MANUAL
 
@@ -176,7 +149,7 @@ class RecordMissedChecksInput:
     """One item of JudgeEquipmentBatches: a batch of shards of one window."""
 
     checklist_id: ChecklistId
-    window: Window
+    window: OccurrenceWindow
     shards: Shards
     execution: Execution = MANUAL
 
@@ -186,7 +159,7 @@ class CloseWindowInput:
     """A fanned-out window after JudgeEquipmentBatches: its batches' counts."""
 
     checklist_id: ChecklistId
-    window: Window
+    window: OccurrenceWindow
     execution: Execution = MANUAL
     batches: list[BatchCounts] = field(default_factory=list)
 
@@ -217,7 +190,7 @@ class PlanEvaluationOutput:
     instant: Instant
     outcome: Outcome
     reason: str
-    windows: list[Window]
+    windows: list[OccurrenceWindow]
     batches: list[Shards]
     more_due: bool
     equipment: Count | None
@@ -232,7 +205,7 @@ class JudgedWindowDetail:
     checklist_id: ChecklistId
     window_id: str
     """``<checklist_id>#<window start in UTC>``: consumers de-duplicate on it."""
-    window: Window
+    window: OccurrenceWindow
     equipment_counted: Count
     performed: Count
     missed: Count
@@ -240,90 +213,6 @@ class JudgedWindowDetail:
     execution: str
     missed_equipment: list[str] | None = None
     """The missed equipment, when at most 100 (left out of the event otherwise)."""
-
-
-# -- dead letters -----------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class EvaluationWindowLetter:
-    """A fanned-out window that failed (the state machine's SendWindowToDeadLetterQueue)."""
-
-    source: Literal["evaluation"]
-    checklist_id: str
-    window: Window
-    execution: str
-    error: str
-    cause: str
-
-
-@dataclass(frozen=True)
-class EvaluationInstantLetter:
-    """A run that failed in PlanEvaluation or around a fanned-out window (SendToDeadLetterQueue). A
-    window PlanEvaluation judged itself is named in ``cause`` (``missed_checks.judging.failed_window``)."""
-
-    source: Literal["evaluation"]
-    checklist_id: str
-    instant: str
-    """As the failed input gave it: it may be what made the run fail."""
-    execution: str
-    error: str
-    cause: str
-
-
-@dataclass(frozen=True)
-class InvalidExecutionInputLetter:
-    """An execution input without string ``checklist_id`` and ``instant``, kept as it came (RejectInput)."""
-
-    source: Literal["evaluation"]
-    input: Any
-    execution: str
-    error: Literal["InvalidExecutionInput"]
-    cause: str
-
-
-@dataclass(frozen=True)
-class SyncError:
-    field: str
-    message: str
-
-
-@dataclass(frozen=True)
-class ScheduleSyncLetter:
-    """schedule-sync's record of a checklist it cannot schedule."""
-
-    source: Literal["schedule-sync"]
-    checklist_id: str
-    revision: int
-    error: SyncError
-    event_id: str | None = None
-    sequence_number: str | None = None
-
-
-@dataclass(frozen=True)
-class StreamBatchLetter:
-    """Lambda's OnFailure record of a stream batch schedule-sync kept failing (stream positions, not
-    checklists). Lambda's own shape: only what the tools read is declared."""
-
-    DDBStreamBatchInfo: dict[str, Any]  # Lambda's spelling
-    requestContext: dict[str, Any] = field(default_factory=dict)
-    responseContext: dict[str, Any] = field(default_factory=dict)
-
-
-DeadLetter = (ScheduleSyncLetter | StreamBatchLetter | EvaluationWindowLetter | EvaluationInstantLetter
-              | InvalidExecutionInputLetter | SchedulerLetter)
-DEAD_LETTERS: tuple[type, ...] = (ScheduleSyncLetter, StreamBatchLetter, EvaluationWindowLetter,
-                                  EvaluationInstantLetter, InvalidExecutionInputLetter, SchedulerLetter)
-"""In the order :func:`decode_dead_letter` tries them: the first that fits wins (an evaluation letter
-also holds checklist_id and instant, so the scheduler's bare target input comes last)."""
-
-
-def decode_dead_letter(body: object) -> DeadLetter | None:
-    """The message contract ``body`` (a decoded JSON message body) fits, or None for one we do not know."""
-    for contract in DEAD_LETTERS:
-        try:
-            return parse(contract, body)
-        except InvalidInput:
-            continue
-    return None
 
 
 # -- the stack --------------------------------------------------------------------------------------
@@ -361,6 +250,8 @@ def field_names(contract: type) -> set[str]:
 
 def dump(value: Any, *, omit_none: bool = False) -> Any:
     """A contract (or list of them) as JSON-ready data; ``omit_none`` leaves out fields that are None."""
+    if isinstance(value, OccurrenceWindow):
+        return value.to_dict()
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: dump(getattr(value, f.name), omit_none=omit_none) for f in dataclasses.fields(value)
                 if not (omit_none and getattr(value, f.name) is None)}
@@ -420,13 +311,28 @@ def _convert(tp: Any, value: Any, path: str) -> Any:  # noqa: C901 - one branch 
             return tp(value)
         except ValueError:
             raise _fail(path, f"expected one of {', '.join(m.value for m in tp)}, got {describe(value)}") from None
-    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
-        return _convert_dataclass(tp, value, path)
+    if tp is OccurrenceWindow:
+        return _window(value, path)
+    if dataclasses.is_dataclass(tp):
+        return _convert_dataclass(typing.cast(type, tp), value, path)
     if tp in _KINDS:
         if type(value) is not tp:  # exactly: no bool for an int, no number for a string
             raise _fail(path, f"expected {_KINDS[tp]}, got {describe(value)}")
         return value
     raise TypeError(f"{path}: no conversion for {tp!r}")
+
+
+def _window(value: Any, path: str) -> OccurrenceWindow:
+    """A window from its payload form, each instant checked as an :data:`Instant` (naming ``window.end``)."""
+    if not isinstance(value, Mapping):
+        raise _fail(path, f"expected an object, got {describe(value)}")
+    instants = {}
+    for key in ("start", "end", "evaluate_at"):
+        where = f"{path}.{key}" if path else key
+        if key not in value:
+            raise _fail(where, "is missing")
+        instants[key] = _convert(Instant, value[key], where)
+    return OccurrenceWindow.from_dict(instants)
 
 
 def _convert_dataclass(contract: type, value: Any, path: str) -> Any:

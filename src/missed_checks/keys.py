@@ -14,8 +14,16 @@ BY_PERIOD_INDEX = "ByPeriod"
 HIGH = "~"
 
 
+_CHECKLIST_PK_PREFIX = "CHECKLIST#"
+
+
 def checklist_pk(checklist_id: str) -> str:
-    return f"CHECKLIST#{checklist_id}"
+    return f"{_CHECKLIST_PK_PREFIX}{checklist_id}"
+
+
+def checklist_id_of(pk: str) -> str | None:
+    """The checklist id of a checklist partition's key (``CHECKLIST#<id>``), None for any other."""
+    return pk.removeprefix(_CHECKLIST_PK_PREFIX) if pk.startswith(_CHECKLIST_PK_PREFIX) else None
 
 
 def checklist_key(checklist_id: str) -> dict[str, str]:
@@ -47,7 +55,21 @@ def judged_window_key(checklist_id: str, window_start: str) -> dict[str, str]:
 
 
 def equipment_pk(equipment_id: str) -> str:
+    """ByEquipment partition of one piece of equipment: its assignments and performed checks."""
     return f"EQUIPMENT#{equipment_id}"
+
+
+ASSIGNMENT_INDEX_PREFIX = "ASSIGNMENT#"
+"""ByEquipment sort keys of assignments start with this (performed checks with their instant)."""
+
+
+def assignment_index_sk(checklist_id: str) -> str:
+    return f"{ASSIGNMENT_INDEX_PREFIX}{checklist_id}"
+
+
+def performed_index_sk(performed_at: str, checklist_id: str) -> str:
+    """ByEquipment sort key of a performed check: its instant (UTC ISO) first, so a range is a time range."""
+    return f"{performed_at}#PERFORMED#{checklist_id}"
 
 
 def performed_pk(checklist_id: str, shard: int) -> str:
@@ -70,3 +92,8 @@ def fleet_windows_pk(month: str) -> str:
     """ByPeriod partition of the judged windows of every checklist whose window started in ``month``
     (``YYYY-MM``, UTC): one index entry per judged window, none per missed check."""
     return f"WINDOWS#{month}"
+
+
+def fleet_windows_sk(window_start: str, checklist_id: str) -> str:
+    """ByPeriod sort key of a judged window: its start (UTC ISO), then the checklist."""
+    return f"{window_start}#{checklist_id}"

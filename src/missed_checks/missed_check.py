@@ -5,21 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 from missed_checks import keys
 from missed_checks.equipment import Assignment
 from missed_checks.performed_check import PerformedCheck, timeliness
+from missed_checks.recurrence import OccurrenceWindow
 from missed_checks.timefmt import to_utc_iso
-
-
-class Window(Protocol):
-    @property
-    def start(self) -> datetime: ...
-    @property
-    def end(self) -> datetime: ...
-    @property
-    def evaluate_at(self) -> datetime: ...
 
 
 @dataclass(frozen=True)
@@ -34,7 +26,8 @@ class Judgement:
     """Counted equipment without one, sorted."""
 
 
-def judge(window: Window, assignments: Iterable[Assignment], performed: Iterable[PerformedCheck]) -> Judgement:
+def judge(window: OccurrenceWindow, assignments: Iterable[Assignment],
+          performed: Iterable[PerformedCheck]) -> Judgement:
     counted = sorted({a.equipment_id for a in assignments if a.counts_for(window.start, window.end)})
     done = {
         check.equipment_id
@@ -52,7 +45,7 @@ def missed_check_item(
     *,
     checklist_id: str,
     equipment_id: str,
-    window: Window,
+    window: OccurrenceWindow,
     judged_at: datetime,
     execution: str,
 ) -> dict[str, Any]:
@@ -76,7 +69,7 @@ def missed_check_item(
     }
 
 
-def judged_window_fields(checklist_id: str, window: Window, judged_by: Mapping[str, Any]) -> dict[str, Any]:
+def judged_window_fields(checklist_id: str, window: OccurrenceWindow, judged_by: Mapping[str, Any]) -> dict[str, Any]:
     """What the judged-window record holds from the moment its window is first judged: the window,
     the rule it is judged by (kept as first written: later edits never rewrite it), and its entry
     in the fleet's ByPeriod index (one per window, so the fleet report finds every checklist,
@@ -91,5 +84,5 @@ def judged_window_fields(checklist_id: str, window: Window, judged_by: Mapping[s
         "window_local_start": window.start.isoformat(),
         "judged_by": {k: v for k, v in judged_by.items() if v},
         "gsi2pk": keys.fleet_windows_pk(start[:7]),
-        "gsi2sk": f"{start}#{checklist_id}",
+        "gsi2sk": keys.fleet_windows_sk(start, checklist_id),
     }

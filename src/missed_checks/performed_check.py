@@ -5,11 +5,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
+from typing import TypeVar
 
 
 class Timeliness(StrEnum):
+    """How a performed check relates to an occurrence window: the one definition of on time and late."""
+
     ON_TIME = "on_time"
     LATE = "late"
+
+
+Instant = TypeVar("Instant", datetime, str)
+"""Aware datetimes, or UTC ISO strings (``timefmt.to_utc_iso``: they sort as the instants do)."""
 
 
 @dataclass(frozen=True)
@@ -19,8 +26,10 @@ class PerformedCheck:
     performed_at: datetime
 
 
-def timeliness(performed_at: datetime, start: datetime, end: datetime, evaluate_at: datetime) -> Timeliness | None:
-    """On time inside ``[start, end)``, late inside ``[end, evaluate_at)`` (end + grace), else ``None``."""
+def timeliness(performed_at: Instant, start: Instant, end: Instant, evaluate_at: Instant) -> Timeliness | None:
+    """On time inside ``[start, end)``, late inside ``[end, evaluate_at)`` (end + grace), else ``None``.
+
+    The judging compares datetimes, the report UTC ISO strings (the same order)."""
     if start <= performed_at < end:
         return Timeliness.ON_TIME
     if end <= performed_at < evaluate_at:

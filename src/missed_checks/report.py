@@ -49,15 +49,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
 from itertools import accumulate
-from typing import Any, Protocol
+from typing import Any
 
 from missed_checks.equipment import Assignment
+from missed_checks.performed_check import PerformedCheck, Timeliness, timeliness
+from missed_checks.recurrence import OccurrenceWindow
 from missed_checks.timefmt import parse_instant, to_utc_iso
 
 TOTAL = "*"
 """``checklist_id`` and ``equipment_id`` of the fleet total row."""
 
-ON_TIME, LATE, MISSED, DISMISSED, PENDING = "on_time", "late", "missed", "dismissed", "pending"
+ON_TIME, LATE = Timeliness.ON_TIME.value, Timeliness.LATE.value
+MISSED, DISMISSED, PENDING = "missed", "dismissed", "pending"
 OUTCOMES = (ON_TIME, LATE, MISSED, DISMISSED, PENDING)
 
 
@@ -68,27 +71,11 @@ def compliance(performed: int, judged: int) -> float | None:
     return None if judged <= 0 else 100.0 * performed / judged
 
 
-class Window(Protocol):
-    @property
-    def start(self) -> datetime: ...
-    @property
-    def end(self) -> datetime: ...
-    @property
-    def evaluate_at(self) -> datetime: ...
-
-
-@dataclass(frozen=True)
-class JudgedWindow:
-    """What the report needs of a judged-window record (the window as the evaluation judged it)."""
-
-    start: datetime
-    end: datetime
-    evaluate_at: datetime
-
-    @classmethod
-    def from_item(cls, item: Mapping[str, Any]) -> JudgedWindow:
-        return cls(parse_instant(item["window_start"], "window_start"), parse_instant(item["window_end"], "window_end"),
-                   parse_instant(item["evaluate_at"], "evaluate_at"))
+def judged_window(item: Mapping[str, Any]) -> OccurrenceWindow:
+    """The window of a judged-window record, as the evaluation judged it."""
+    return OccurrenceWindow(parse_instant(item["window_start"], "window_start"),
+                            parse_instant(item["window_end"], "window_end"),
+                            parse_instant(item["evaluate_at"], "evaluate_at"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,12 +182,20 @@ class ReportRow:
 COLUMNS = (*(f.name for f in fields(ReportRow)), "compliance_pct")
 
 
+def performed_by_equipment(checks: Iterable[PerformedCheck]) -> dict[str, list[str]]:
+    """Group performed checks as :func:`checklist_report` takes them."""
+    grouped: dict[str, list[str]] = defaultdict(list)
+    for check in checks:
+        grouped[check.equipment_id].append(to_utc_iso(check.performed_at))
+    return grouped
+
+
 class _Windows:
     """The windows of one checklist's report as sorted UTC ISO strings, for bisecting. Windows judged
     under different rules may differ in length, so ends and ``end + grace`` need not grow with the
     start: bisecting uses their running maximum and checks each candidate."""
 
-    def __init__(self, windows: Sequence[Window]) -> None:
+    def __init__(self, windows: Sequence[OccurrenceWindow]) -> None:
         ordered = sorted(windows, key=lambda w: w.start)
         self.starts = [to_utc_iso(w.start) for w in ordered]
         self.ends = [to_utc_iso(w.end) for w in ordered]
@@ -252,13 +247,13 @@ class _Windows:
 
 def checklist_report(
     checklist_id: str,
-    judged: Sequence[Window],
+    judged: Sequence[OccurrenceWindow],
     assignments: Iterable[Assignment],
     performed: Mapping[str, Iterable[str]],
     missed: Iterable[MissedRecord],
     *,
     now: datetime,
-    current: Sequence[Window] = (),
+    current: Sequence[OccurrenceWindow] = (),
     watermark: datetime | None = None,
     judging: bool = True,
     outcomes: list[WindowOutcome] | None = None,
@@ -277,7 +272,7 @@ def checklist_report(
     to it (by equipment, then window start), with the same outcome.
     """
     judged_starts = {to_utc_iso(w.start) for w in judged}
-    upcoming: list[Window] = []
+    upcoming: list[OccurrenceWindow] = []
     if judging and watermark is not None:
         upcoming = [w for w in current if w.evaluate_at <= now and w.end > watermark
                     and to_utc_iso(w.start) not in judged_starts]
@@ -301,7 +296,8 @@ def checklist_report(
             for instant in performed.get(equipment_id, ()):
                 for i in windows.containing(instant):
                     if i not in recorded and any(i in r for r in counted):
-                        done = on_time if instant < windows.ends[i] else late
+                        kind = timeliness(instant, windows.starts[i], windows.ends[i], windows.evals[i])
+                        done = on_time if kind is Timeliness.ON_TIME else late
                         if instant < done.get(i, "~"):
                             done[i] = instant
         for i in on_time:

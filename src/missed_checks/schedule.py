@@ -11,7 +11,10 @@ from typing import Any
 from missed_checks.checklist import Checklist, Status
 from missed_checks.schedule_expression import schedule_for
 
-TARGET_INPUT_TEMPLATE = '{{"checklist_id": "{checklist_id}", "instant": "<aws.scheduler.scheduled-time>"}}'
+TARGET_INPUT_TEMPLATE = ('{{"kind": "scheduler", "checklist_id": "{checklist_id}", '
+                         '"instant": "<aws.scheduler.scheduled-time>"}}')
+"""The execution input of every firing, and so the body of a firing Scheduler could not deliver
+(``missed_checks.dead_letters.SchedulerLetter``: ``kind`` is its dead-letter tag)."""
 MAXIMUM_EVENT_AGE_SECONDS = 86400
 
 

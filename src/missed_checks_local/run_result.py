@@ -27,6 +27,7 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from missed_checks.dead_letters import read_dead_letter
 from missed_checks.timefmt import to_utc_iso
 from missed_checks_ops.report_output import print_table
 from missed_checks_ops.reporting import Report, build_report
@@ -143,22 +144,4 @@ def print_run(result: dict[str, Any], console: Console, *, where_next: list[str]
 
 
 def _describe_letter(message: dict[str, Any]) -> str:
-    body = message.get("body")
-    attributes = message.get("attributes") or {}
-    if isinstance(body, dict) and body.get("source") == "schedule-sync":
-        error = body.get("error") or {}
-        return f"schedule-sync refused {body.get('checklist_id')}: {error.get('field')}: {error.get('message')}"
-    if isinstance(body, dict) and body.get("source") == "evaluation":
-        when = body.get("window") or body.get("instant")
-        if isinstance(when, dict):
-            when = when.get("start")
-        return f"evaluation of {body.get('checklist_id')} ({when}) failed: {body.get('error')}"
-    if isinstance(body, dict) and "DDBStreamBatchInfo" in body:
-        info = body["DDBStreamBatchInfo"]
-        return (
-            f"stream batch given up after {body['requestContext'].get('approximateInvokeCount')} attempts: "
-            f"{info.get('batchSize')} record(s) from sequence {info.get('startSequenceNumber')}"
-        )
-    if "ERROR_CODE" in attributes:
-        return f"firing not started ({attributes['ERROR_CODE']}): {body}"
-    return str(body)[:200]
+    return read_dead_letter(message.get("body"), message.get("attributes") or {}).summary

@@ -1,14 +1,18 @@
 """The three dead-letter queues: what each message says, and re-driving it to the right place.
 
+Each message is read once, by its ``kind`` tag, with :func:`missed_checks.dead_letters.read_dead_letter`
+(which also says how it is replayed); this module lists, replays and deletes.
+
 * **schedule-sync** (``ScheduleSyncDeadLetterQueue``): schedule-sync's own record of a checklist it
-  could not schedule (``{"source": "schedule-sync", "checklist_id", "error", ...}``), and Lambda's
-  OnFailure record of a stream batch that kept failing (``requestContext``, ``responseContext``,
+  could not schedule (``{"kind": "schedule-sync", "source": "schedule-sync", "checklist_id", "error",
+  ...}``), and Lambda's OnFailure record of a stream batch that kept failing (``requestContext``, ``responseContext``,
   ``DDBStreamBatchInfo``: which stream positions, not which checklists). Replay re-runs the sync
   from the checklist's current item, with the stack's settings: for one checklist, or for every
   checklist and every schedule in the group when the batch's checklists are unknown.
 * **evaluation** (``EvaluationDeadLetterQueue``): the state machine's record of a failed window or
-  run (``{"source": "evaluation", "checklist_id", "window" | "instant", "execution", "error",
-  "cause"}``; a window PlanEvaluation judged itself, for a small fleet, is named in ``cause``).
+  run (``{"kind": "evaluation-window" | "evaluation-run", "source": "evaluation", "checklist_id",
+  "window" | "instant", "execution", "error", "cause"}``; a window PlanEvaluation judged itself,
+  for a small fleet, is named in ``cause``).
   Replay starts the state machine for the checklist at the later of the failed
   instant and now, so it judges everything due by now from the watermark on (nothing is judged
   twice), also the windows of a COUNT/UNTIL rule whose schedule is gone; while a run ends with
@@ -18,7 +22,7 @@
   since passed unjudged (a resume or an edit) cannot be judged any more and stays in the queue,
   with that said.
 * **scheduler** (``SchedulerDeadLetterQueue``): a firing EventBridge Scheduler could not deliver;
-  the body is the schedule's target input ``{"checklist_id", "instant"}`` and the message
+  the body is the schedule's target input ``{"kind": "scheduler", "checklist_id", "instant"}`` and the message
   attributes say why (``ERROR_CODE``, ``ERROR_MESSAGE``, ``SCHEDULE_ARN`` ...). Replay starts the
   state machine with that input.
 
@@ -40,17 +44,8 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from missed_checks.aws.functions import function_environment
-from missed_checks.contracts import (
-    EvaluationInstantLetter,
-    EvaluationWindowLetter,
-    SchedulerLetter,
-    ScheduleSyncLetter,
-    StreamBatchLetter,
-    decode_dead_letter,
-    dump,
-)
+from missed_checks.dead_letters import Replay, read_dead_letter
 from missed_checks.errors import MissedChecksError
-from missed_checks.judging import failed_window
 from missed_checks.schedule import Target
 from missed_checks.schedule_sync import Action, SyncResult, sync_checklist
 from missed_checks.timefmt import parse_instant, to_utc_iso
@@ -71,6 +66,7 @@ class DeadLetter:
     kind: str
     """schedule-sync | stream-batch | evaluation | scheduler | unknown"""
     summary: str
+    replay: Replay = Replay.NONE
     checklist_id: str | None = None
     instant: str | None = None
     window: dict[str, Any] | None = None
@@ -100,49 +96,13 @@ def decode(queue: str, message: dict[str, Any]) -> DeadLetter:
     system = message.get("Attributes") or {}
     attributes = {name: str(value.get("StringValue", value.get("BinaryValue", "")))
                   for name, value in (message.get("MessageAttributes") or {}).items()}
-    letter = DeadLetter(queue=queue, message_id=str(message["MessageId"]), receipt_handle=message["ReceiptHandle"],
-                        kind="unknown", summary="not a message missed-checks knows: left in the queue",
-                        body=body, attributes=attributes, receive_count=int(system.get("ApproximateReceiveCount", 0)),
-                        sent_at=_sent_at(system.get("SentTimestamp")))
-    message_kind = decode_dead_letter(body)  # the models the stack sends them with: decoded once
-    if isinstance(message_kind, ScheduleSyncLetter):
-        letter.kind, letter.checklist_id = "schedule-sync", message_kind.checklist_id
-        letter.error = f"{message_kind.error.field}: {message_kind.error.message}"
-        letter.summary = (f"checklist {letter.checklist_id} (revision {message_kind.revision}) could not be "
-                          "scheduled")
-    elif isinstance(message_kind, StreamBatchLetter):
-        info, context = message_kind.DDBStreamBatchInfo, message_kind.requestContext
-        response = message_kind.responseContext
-        letter.kind = "stream-batch"
-        letter.error = str(context.get("condition") or "")
-        letter.cause = (f"function {context.get('functionArn')} returned {response.get('statusCode')}"
-                        + (f" ({response.get('functionError')})" if response.get("functionError") else ""))
-        letter.summary = (f"{info.get('batchSize')} stream record(s) {info.get('startSequenceNumber')}.."
-                          f"{info.get('endSequenceNumber')} were never synced; replay re-syncs every checklist")
-    elif isinstance(message_kind, EvaluationWindowLetter | EvaluationInstantLetter):
-        letter.kind, letter.checklist_id = "evaluation", message_kind.checklist_id
-        letter.execution, letter.error, letter.cause = message_kind.execution, message_kind.error, message_kind.cause
-        # A small fleet's windows are judged by PlanEvaluation: its failure names the window in the cause.
-        window = (dump(message_kind.window) if isinstance(message_kind, EvaluationWindowLetter)
-                  else failed_window(letter.cause))
-        if window:
-            letter.window = window
-            letter.instant = window["evaluate_at"]
-            letter.summary = f"window {window['start']} of {letter.checklist_id} failed"
-        else:
-            letter.instant = getattr(message_kind, "instant", "")
-            letter.summary = f"evaluation of {letter.checklist_id} at {letter.instant} failed"
-    elif isinstance(message_kind, SchedulerLetter):
-        letter.kind, letter.checklist_id, letter.instant = "scheduler", message_kind.checklist_id, message_kind.instant
-        letter.error = attributes.get("ERROR_CODE", "")
-        letter.cause = attributes.get("ERROR_MESSAGE", "")
-        letter.summary = f"scheduled firing of {letter.checklist_id} at {letter.instant} never started an evaluation"
-    if letter.instant:
-        try:  # one spelling for people and tools: UTC, as the table and Scheduler write instants
-            letter.instant = to_utc_iso(parse_instant(letter.instant, "instant"))
-        except ValueError:
-            pass  # shown as it came; its replay fails and says why
-    return letter
+    said = read_dead_letter(body, attributes)  # the letter's kind, read once, by its tag
+    return DeadLetter(queue=queue, message_id=str(message["MessageId"]), receipt_handle=message["ReceiptHandle"],
+                      kind=said.kind, summary=said.summary, replay=said.replay, checklist_id=said.checklist_id,
+                      instant=said.instant, window=said.window, execution=said.execution, error=said.error,
+                      cause=said.cause, body=body, attributes=attributes,
+                      receive_count=int(system.get("ApproximateReceiveCount", 0)),
+                      sent_at=_sent_at(system.get("SentTimestamp")))
 
 
 def _sent_at(millis: str | None) -> str | None:
@@ -212,17 +172,19 @@ class Replayer:
 
     def replay_one(self, letter: DeadLetter) -> Replayed:
         try:
-            if letter.kind == "schedule-sync":
-                result = self._sync(str(letter.checklist_id))
-                if result.action in (Action.INVALID, Action.SKIPPED) and result.error:
-                    return Replayed(letter, False, f"still cannot be scheduled: {result.error.get('message')}; "
-                                                   "fix it with `checklist put`, then replay")
-                return Replayed(letter, True, f"re-synced: {result.action.value} {result.detail}".strip())
-            if letter.kind == "stream-batch":
-                return self._resync_everything(letter)
-            if letter.kind in ("evaluation", "scheduler"):
-                return self._evaluate(letter)
-            return Replayed(letter, False, "not a message missed-checks knows; left in the queue")
+            match letter.replay:
+                case Replay.SYNC_CHECKLIST:
+                    result = self._sync(str(letter.checklist_id))
+                    if result.action in (Action.INVALID, Action.SKIPPED) and result.error:
+                        return Replayed(letter, False, f"still cannot be scheduled: {result.error.get('message')}; "
+                                                       "fix it with `checklist put`, then replay")
+                    return Replayed(letter, True, f"re-synced: {result.action.value} {result.detail}".strip())
+                case Replay.SYNC_EVERYTHING:
+                    return self._resync_everything(letter)
+                case Replay.EVALUATE_FROM_NOW | Replay.EVALUATE_AT_INSTANT:
+                    return self._evaluate(letter)
+                case Replay.NONE:
+                    return Replayed(letter, False, "not a message missed-checks knows; left in the queue")
         except Exception as error:  # one failed replay must not stop the others; the message stays
             return Replayed(letter, False, f"replay failed: {type(error).__name__}: {error}")
 
@@ -238,12 +200,12 @@ class Replayer:
         the watermark past it unjudged, and then the message must stay."""
         checklist_id = str(letter.checklist_id)
         failed_at = parse_instant(letter.instant or "", "instant")
-        instant = max(failed_at, self.now) if letter.kind == "evaluation" else failed_at
+        instant = max(failed_at, self.now) if letter.replay is Replay.EVALUATE_FROM_NOW else failed_at
         digest = hashlib.sha256(f"{letter.queue}/{letter.message_id}".encode()).hexdigest()[:12]
         stepfunctions = self.target.client("stepfunctions")
         state_machine = self.target.state_machine_arn
         first = execution_name("replay", checklist_id, failed_at, digest)
-        window_start = (letter.window or {}).get("start") if letter.kind == "evaluation" else None
+        window_start = (letter.window or {}).get("start")
         extra: dict[str, Any] = {}
         if window_start:
             # The failed execution may have claimed the window and died before announcing it: only the
@@ -278,17 +240,17 @@ class Replayer:
         runs = started.name if len(executions) == 1 else f"{len(executions)} runs, {first} .. {started.name}"
         if window_start:
             start = parse_instant(window_start, "window.start")
-            record = self.target.table().judged_window(checklist_id, start)
-            if record is None:
+            holder = self.target.table().claim_holder(checklist_id, start)
+            if holder is None:
                 checklist = self.target.table().get_checklist(checklist_id)
                 watermark = to_utc_iso(checklist.watermark) if checklist and checklist.watermark else "unknown"
                 detail = (f"the window starting {window_start} was not judged: the checklist's watermark "
                           f"({watermark}) has moved past it since it failed (a resume or a rule edit), so no re-run "
                           "can judge it; the message stays for the record until the queue's retention drops it")
                 return Replayed(letter, False, detail, executions)
-            if not record.get("announced"):
+            if not holder.announced:
                 detail = (f"the window starting {window_start} was judged but its event has not gone out: its claim "
-                          f"is held by {record.get('execution')} (still running, or the checklist is paused or "
+                          f"is held by {holder.execution} (still running, or the checklist is paused or "
                           "gone); the message stays")
                 return Replayed(letter, False, detail, executions)
         return Replayed(letter, True, f"evaluation {how} and succeeded: {runs}", executions)
@@ -354,12 +316,12 @@ def _sync_settings(target: StackTarget) -> Target:
             env = function_environment(target.client("lambda"), function)
             if env.get("STATE_MACHINE_ARN"):
                 return Target(env["STATE_MACHINE_ARN"], env["SCHEDULER_ROLE_ARN"], env["SCHEDULER_DLQ_ARN"],
-                              int(env["SCHEDULER_MAX_RETRY_ATTEMPTS"]))
+                              int(env.get("SCHEDULER_MAX_RETRY_ATTEMPTS") or 10))
         except (ClientError, BotoCoreError, KeyError, ValueError):
             pass  # not readable (local runtime, or no lambda:GetFunctionConfiguration): use the outputs
     return Target(
         state_machine_arn=target.state_machine_arn,
         role_arn=target.output("SchedulerRoleArn"),
         dead_letter_arn=target.queue("scheduler").arn(),
-        max_retry_attempts=int(target.parameter("SchedulerMaximumRetryAttempts")),
+        max_retry_attempts=int(target.parameters.get("SchedulerMaximumRetryAttempts") or 10),
     )

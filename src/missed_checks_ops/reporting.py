@@ -27,13 +27,14 @@ from missed_checks.aws.table import ChecklistTable, NotFound
 from missed_checks.checklist import Checklist, Status, validate_checklist_id
 from missed_checks.equipment import SHARD_COUNT, Assignment, validate_equipment_id
 from missed_checks.errors import InvalidInput
+from missed_checks.recurrence import OccurrenceWindow
 from missed_checks.report import (
-    JudgedWindow,
     MissedRecord,
     ReportRow,
     WindowOutcome,
     checklist_report,
     deleted_checklist_report,
+    judged_window,
     total,
 )
 from missed_checks.timefmt import to_utc_iso
@@ -158,11 +159,11 @@ def _windows(checklist: Checklist, report: Report) -> list[Any]:
         return []
 
 
-def _judged(table: ChecklistTable, checklist_id: str, report: Report) -> list[JudgedWindow]:
-    return [JudgedWindow.from_item(item) for item in table.judged_windows(checklist_id, report.start, report.end)]
+def _judged(table: ChecklistTable, checklist_id: str, report: Report) -> list[OccurrenceWindow]:
+    return [judged_window(item) for item in table.judged_windows(checklist_id, report.start, report.end)]
 
 
-def _rows(checklist: Checklist, judged: list[JudgedWindow], current: list[Any], assignments: Iterable[Assignment],
+def _rows(checklist: Checklist, judged: list[OccurrenceWindow], current: list[Any], assignments: Iterable[Assignment],
           performed: dict[str, list[str]], missed: Iterable[MissedRecord], report: Report) -> list[ReportRow]:
     if checklist.checklist_id not in report.checklists:
         report.checklists[checklist.checklist_id] = _info(checklist)
@@ -244,7 +245,7 @@ def _by_equipment(table: ChecklistTable, report: Report, equipment_ids: list[str
                   progress: Progress | None) -> None:
     checklists: dict[str, Checklist | None] = {}
     # checklist id -> (judged windows, current-rule windows), read once for all the equipment
-    windows: dict[str, tuple[list[JudgedWindow], list[Any]]] = {}
+    windows: dict[str, tuple[list[OccurrenceWindow], list[Any]]] = {}
     low, high = to_utc_iso(report.start), to_utc_iso(report.end)
     for equipment_id in equipment_ids:
         assignments = [a for a in table.assignments_of_equipment(equipment_id)

@@ -68,7 +68,7 @@ def test_the_plan_evaluation_sample_judges_the_window_due(checklist):
 def test_the_record_and_close_samples_judge_and_close_a_fanned_out_window(checklist):
     stack, table = checklist
     task = parse(RecordMissedChecksInput, sample("record_missed_checks.json"))
-    table.open_window(CHECKLIST, task.window.occurrence, {"recurrence": RULE})
+    table.open_window(CHECKLIST, task.window, {"recurrence": RULE})
     counts = [parse(BatchCounts, invoke(stack, "RecordMissedChecksFunction", {**sample("record_missed_checks.json"),
                                                                               "shards": shards}))
               for shards in (list(range(8)), list(range(8, 16)))]

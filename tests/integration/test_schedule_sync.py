@@ -83,7 +83,7 @@ def test_the_sample_event_creates_replaces_then_deletes(sync):
     assert created["State"] == "ENABLED"
     assert created["Target"]["Arn"] == stack.state_machine_arn
     assert json.loads(created["Target"]["Input"].replace("<aws.scheduler.scheduled-time>", "T")) == {
-        "checklist_id": "forklift-daily", "instant": "T"}
+        "kind": "scheduler", "checklist_id": "forklift-daily", "instant": "T"}
     assert created["Target"]["DeadLetterConfig"]["Arn"] == stack.queue_arns["SchedulerDeadLetterQueue"]
     assert created["Target"]["RetryPolicy"]["MaximumRetryAttempts"] == 10
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Mapping
 from contextlib import redirect_stderr, redirect_stdout
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -28,6 +27,7 @@ from missed_checks.schedule import Target, desired_schedule
 from missed_checks.schedule_expression import schedule_for
 from missed_checks.schedule_sync import Action, sync_checklist
 from missed_checks_ops.cli.main import main
+from tests.fakes import InMemorySchedules, InMemoryTable
 
 # How many examples: the hypothesis profile (tests/conftest.py); `--hypothesis-profile dev` for a longer hunt.
 SETTINGS = settings(suppress_health_check=[HealthCheck.too_slow])
@@ -208,40 +208,6 @@ def test_any_rule_is_a_recurrence_or_invalid_input(rule: tuple[str, Any], window
 # --- schedule-sync's entry point with hand-written items ---------------------------------------
 
 
-class FakeTable:
-    def __init__(self, item: dict[str, Any]) -> None:
-        self.item = item
-        self.notes: list[tuple[int, Any, Any]] = []
-        self.adopted = 0
-
-    def get_checklist_item(self, checklist_id: str) -> dict[str, Any] | None:
-        return self.item
-
-    def record_schedule_sync(self, checklist_id: str, revision: int, *, schedule: Mapping[str, Any] | None,
-                             error: Mapping[str, Any] | None) -> bool:
-        assert isinstance(revision, int)
-        self.notes.append((revision, schedule, error))
-        return True
-
-    def adopt_checklist(self, checklist_id: str) -> bool:
-        self.adopted += 1
-        return True
-
-
-class FakeSchedules:
-    def __init__(self) -> None:
-        self.deleted: list[str] = []
-        self.upserted: list[Any] = []
-
-    def upsert(self, desired: Any, target: Target, *, probably_exists: bool) -> str:
-        self.upserted.append(desired)
-        return "created"
-
-    def delete(self, name: str) -> bool:
-        self.deleted.append(name)
-        return True
-
-
 instants = mostly(st.sampled_from(["2026-01-01T00:00:00Z", "2026-03-01T10:00:00+01:00"]),
                   st.one_of(st.sampled_from(["0001-01-01T00:00:00Z", "9999-12-31T23:59:59-05:00", "yesterday",
                                              "1970-01-01T00:00:00Z", "2026-13-01T00:00:00Z", "2026-01-01T00:00:00",
@@ -271,7 +237,7 @@ def test_any_checklist_item_syncs_or_takes_the_invalid_rule_path(item: dict[str,
     # The domain: only InvalidInput.
     _only_invalid_input(lambda: desired_schedule(Checklist.from_item(item), "group", NOW), "item")
 
-    table, schedules, rejected = FakeTable(item), FakeSchedules(), []
+    table, schedules, rejected = InMemoryTable(checklist_items={"hand-made": item}), InMemorySchedules(), []
     result = sync_checklist("hand-made", table=table, schedules=schedules, target=TARGET, group_name="group",
                             now=NOW, report_rejected=lambda *args: rejected.append(args))
 
@@ -280,7 +246,7 @@ def test_any_checklist_item_syncs_or_takes_the_invalid_rule_path(item: dict[str,
         assert schedules.deleted == ["hand-made"]  # nothing may fire for an unusable rule
         ((checklist_id, error, _),) = rejected
         assert checklist_id == "hand-made" and error == result.error
-        assert table.notes[-1][2]["field"] == error["field"]
+        assert table.notes[-1]["error"]["field"] == error["field"]
     elif result.action is Action.SKIPPED:
         assert result.error == {k: item["sync_error"][k] for k in ("field", "message")}
     else:

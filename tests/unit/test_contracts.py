@@ -11,21 +11,23 @@ from typing import Any
 import pytest
 from aws_lambda_powertools.utilities.data_classes import DynamoDBStreamEvent
 
-from missed_checks import contracts
+from missed_checks import contracts, dead_letters
 from missed_checks.contracts import (
     CloseWindowInput,
-    EvaluationInstantLetter,
-    EvaluationWindowLetter,
     ExecutionInput,
     FanOutWindow,
-    InvalidExecutionInputLetter,
     PlanEvaluationInput,
     RecordMissedChecksInput,
-    SchedulerLetter,
-    ScheduleSyncLetter,
     StackOutputs,
     field_names,
     parse,
+)
+from missed_checks.dead_letters import (
+    EvaluationInstantLetter,
+    EvaluationWindowLetter,
+    InvalidExecutionInputLetter,
+    SchedulerLetter,
+    ScheduleSyncLetter,
 )
 from missed_checks.errors import InvalidInput
 from missed_checks.schedule import TARGET_INPUT_TEMPLATE
@@ -105,7 +107,7 @@ def test_every_dead_letter_body_is_its_message_model(state_name: str) -> None:
     assert fields_of(body) == field_names(model)
     example = {key.removesuffix(".$"): PATH_EXAMPLES[key.removesuffix(".$")] if key.endswith(".$") else value
                for key, value in body.items()}
-    assert type(contracts.decode_dead_letter(example)) is model
+    assert type(dead_letters.decode_dead_letter(example)) is model
 
 
 def test_every_state_sending_to_the_evaluation_queue_has_a_model() -> None:
@@ -129,7 +131,7 @@ def test_a_schedules_target_input_is_an_execution_input_and_its_dead_letter() ->
     body = json.loads(text.replace("<aws.scheduler.scheduled-time>", "2026-03-02T13:30:00Z"))
     assert set(body) == field_names(SchedulerLetter)
     parse(ExecutionInput, body)
-    assert type(contracts.decode_dead_letter(body)) is SchedulerLetter
+    assert type(dead_letters.decode_dead_letter(body)) is SchedulerLetter
 
 
 def test_the_stack_outputs_are_the_templates_and_the_ops_commands_name_only_those() -> None:
@@ -196,11 +198,8 @@ def _sqs_message(body: Any, **attributes: str) -> dict[str, Any]:
 def test_the_ops_decoder_reads_dead_letters_with_the_contract_models(body: Any, kind: str, monkeypatch) -> None:
     seen: list[object] = []
 
-    def spy(value: object) -> object:
-        seen.append(contracts.decode_dead_letter(value))
-        return seen[-1]
-
-    monkeypatch.setattr(dlq, "decode_dead_letter", spy)
+    real = dead_letters.decode_dead_letter
+    monkeypatch.setattr(dead_letters, "decode_dead_letter", lambda value: seen.append(real(value)) or seen[-1])
     letter = dlq.decode("evaluation", _sqs_message(body, ERROR_CODE="X"))
     assert letter.kind == kind and len(seen) == 1  # decoded once, by the contracts
     if isinstance(seen[0], ScheduleSyncLetter):

@@ -36,9 +36,11 @@ def result() -> dict:
         "executions": {"started": 3, "by_status": {"SUCCEEDED": 2, "FAILED": 1}, "by_outcome": {"EVALUATE": 2}},
         "firings": {"fired": 4, "started_execution": 3, "failed_to_start": 1, "dead_lettered": 1},
         "dead_letters": {
-            "ScheduleSyncDeadLetterQueue": [{"body": {"source": "schedule-sync", "checklist_id": "bad",
+            "ScheduleSyncDeadLetterQueue": [{"body": {"kind": "schedule-sync", "source": "schedule-sync",
+                                                      "checklist_id": "bad", "revision": 1,
                                                       "error": {"field": "recurrence", "message": "no"}}}],
-            "SchedulerDeadLetterQueue": [{"body": {"checklist_id": "fl"},
+            "SchedulerDeadLetterQueue": [{"body": {"kind": "scheduler", "checklist_id": "fl",
+                                                   "instant": "2026-03-02T05:00:00Z"},
                                           "attributes": {"ERROR_CODE": "AccessDeniedException"}}],
             "EvaluationDeadLetterQueue": [],
         },

@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 
 from missed_checks.checklist import Checklist
-from missed_checks.errors import InvalidInput, InvalidRecurrence, ScheduleRejected
+from missed_checks.errors import InvalidInput, InvalidRecurrence
 from missed_checks.schedule import Target
 from missed_checks.schedule_sync import Action, sync_checklist, takes_effect_at
+from tests.fakes import InMemorySchedules, InMemoryTable
 
 NOW = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 TARGET = Target("arn:aws:states:us-east-1:123456789012:stateMachine:sm", "arn:aws:iam::123456789012:role/r",
@@ -28,44 +29,12 @@ def item(**attributes: Any) -> dict[str, Any]:
     return {**base, **attributes}
 
 
-class Table:
-    def __init__(self, stored: dict[str, Any]) -> None:
-        self.stored = stored
-        self.notes: list[dict[str, Any]] = []
-        self.adopted = 0
-
-    def get_checklist_item(self, checklist_id: str) -> dict[str, Any] | None:
-        return self.stored
-
-    def record_schedule_sync(self, checklist_id: str, revision: int, *, schedule: Mapping[str, Any] | None,
-                             error: Mapping[str, Any] | None) -> bool:
-        self.notes.append({"revision": revision, "schedule": schedule, "error": error})
-        return True
-
-    def adopt_checklist(self, checklist_id: str) -> bool:
-        self.adopted += 1
-        return True
-
-
-class Schedules:
-    def __init__(self, refuse_names: bool = False) -> None:
-        self.deleted: list[str] = []
-        self.upserted: list[Any] = []
-        self.refuse_names = refuse_names
-
-    def upsert(self, desired: Any, target: Target, *, probably_exists: bool) -> str:
-        self.upserted.append(desired)
-        return "updated" if probably_exists else "created"
-
-    def delete(self, name: str) -> bool:
-        if self.refuse_names:
-            raise ScheduleRejected(f"Name {name!r} fails to satisfy constraint")
-        self.deleted.append(name)
-        return True
-
-
-def sync(stored: dict[str, Any], schedules: Schedules | None = None) -> tuple[Any, Table, Schedules, list]:
-    table, schedules, rejected = Table(stored), schedules or Schedules(), []
+def sync(stored: dict[str, Any], schedules: InMemorySchedules | None = None,
+         ) -> tuple[Any, InMemoryTable, InMemorySchedules, list]:
+    table = InMemoryTable(checklist_items={"forklift": stored})
+    noted = stored.get("schedule")
+    exists = isinstance(noted, Mapping) and bool(noted.get("fingerprint"))  # the item says it was scheduled
+    schedules, rejected = schedules or InMemorySchedules(existing={"forklift"} if exists else set()), []
     result = sync_checklist("forklift", table=table, schedules=schedules, target=TARGET, group_name="g", now=NOW,
                             report_rejected=lambda *args: rejected.append(args))
     return result, table, schedules, rejected
@@ -129,7 +98,7 @@ def test_an_item_without_revision_is_adopted_so_the_notes_apply() -> None:
 
 
 def test_an_id_scheduler_cannot_name_still_takes_the_invalid_rule_path() -> None:
-    result, table, _, rejected = sync(item(window=Decimal(8)), Schedules(refuse_names=True))
+    result, table, _, rejected = sync(item(window=Decimal(8)), InMemorySchedules(refuse_names=True))
     assert result.action is Action.INVALID and rejected and table.notes
 
 

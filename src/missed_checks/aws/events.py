@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from missed_checks.aws.clients import client
+from missed_checks.contracts import JudgedWindowDetail, dump
 from missed_checks.errors import TransientError
 
 SOURCE = "missed-checks"
@@ -23,3 +24,14 @@ def publish_window_judged(bus_name: str, detail: Mapping[str, Any]) -> None:
     }])
     if response.get("FailedEntryCount"):
         raise TransientError(f"EventBridge did not accept the window event: {response.get('Entries')}")
+
+
+class EventBusAnnouncer:
+    """The evaluation's :class:`missed_checks.ports.Announcer` on an EventBridge bus."""
+
+    def __init__(self, bus_name: str) -> None:
+        self.bus_name = bus_name
+
+    def window_judged(self, detail: JudgedWindowDetail) -> None:
+        """The detail as JSON, ``missed_equipment`` left out when not listed."""
+        publish_window_judged(self.bus_name, dump(detail, omit_none=True))

@@ -1,0 +1,53 @@
+"""The single DynamoDB table: every read is a Query or GetItem, every idempotent write conditional.
+
+Shared by the Lambda handlers, the command line and the local runtime, so all of them write the
+same items (see README "Data model"). One module per kind of item, over one low-level client
+(:mod:`.base`); the keys are :mod:`missed_checks.keys`' alone:
+
+* :mod:`.checklists`: checklists and their evaluated-until watermark;
+* :mod:`.assignments`: equipment assignments;
+* :mod:`.performed_checks`: performed checks;
+* :mod:`.windows`: judged windows (the evaluation's claim and announcement) and missed checks.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from missed_checks import keys
+from missed_checks.aws.table.assignments import AssignmentItems
+from missed_checks.aws.table.base import (
+    THROTTLING_CODES,
+    Conflict,
+    NotFound,
+    deserialize,
+    error_code,
+    raise_transient,
+    serialize,
+)
+from missed_checks.aws.table.performed_checks import PerformedCheckItems
+from missed_checks.aws.table.windows import WindowItems
+from missed_checks.ports import WindowClaim
+from missed_checks.timefmt import to_utc_iso
+
+__all__ = ["THROTTLING_CODES", "ChecklistTable", "Conflict", "NotFound", "WindowClaim", "deserialize", "error_code",
+           "raise_transient", "serialize"]
+
+
+class ChecklistTable(AssignmentItems, PerformedCheckItems, WindowItems):
+    """Typed access to every kind of item of the table (the evaluation's
+    :class:`missed_checks.ports.EvaluationStore`)."""
+
+    def checks_of_equipment(self, equipment_id: str, start: datetime, end: datetime) -> list[dict[str, Any]]:
+        """Performed and missed checks of one piece of equipment in ``[start, end)``, oldest first, on
+        the checklists it is assigned to (performed checks: one ByEquipment Query; missed checks:
+        :meth:`missed_checks_of_equipment`)."""
+        low, high = to_utc_iso(start), to_utc_iso(end)
+        performed = [item for item in self._query_range(keys.equipment_pk(equipment_id), low, high,
+                                                        keys.BY_EQUIPMENT_INDEX)
+                     if item.get("type") == "performed_check" and item["gsi1sk"][:20] < high]
+        checklists = {a.checklist_id for a in self.assignments_of_equipment(equipment_id)}
+        missed = self.missed_checks_of_equipment(equipment_id, checklists, start, end)
+        return sorted([*performed, *missed],
+                      key=lambda item: str(item.get("performed_at") or item.get("window_start")))

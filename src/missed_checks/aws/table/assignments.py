@@ -1,0 +1,105 @@
+"""Equipment assignments: one item per (checklist, equipment), in the checklist's partition by shard."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from missed_checks import keys
+from missed_checks.aws.table.base import serialize
+from missed_checks.aws.table.checklists import ChecklistItems
+from missed_checks.equipment import Assignment, shard_of, validate_equipment_id
+from missed_checks.timefmt import parse_instant, to_utc_iso
+
+
+class AssignmentItems(ChecklistItems):
+    """Assignments; assigning checks that the checklist exists."""
+
+    def assign_equipment(self, checklist_id: str, equipment_ids: Iterable[str], at: datetime) -> int:
+        """Attach equipment from ``at`` on; returns how many were not attached before.
+
+        Equipment already attached keeps its original ``assigned_at`` (assigning a fleet file twice
+        changes nothing); equipment unassigned earlier starts a new period and keeps the old one.
+        """
+        self._require(checklist_id)
+        ids = sorted({validate_equipment_id(e) for e in equipment_ids})
+        # Raw items: one damaged assignment must not stop the rest of the fleet from being assigned.
+        existing = {item["equipment_id"]: item for item in
+                    self._query_prefix(keys.checklist_pk(checklist_id), keys.assignment_prefix())}
+        puts = []
+        for equipment_id in (e for e in ids if e not in existing):
+            shard = shard_of(equipment_id)
+            item = {
+                **keys.assignment_key(checklist_id, shard, equipment_id),
+                "type": "assignment",
+                "gsi1pk": keys.equipment_pk(equipment_id),
+                "gsi1sk": keys.assignment_index_sk(checklist_id),
+                "checklist_id": checklist_id,
+                "equipment_id": equipment_id,
+                "shard": shard,
+                "assigned_at": to_utc_iso(at),
+            }
+            puts.append({"PutRequest": {"Item": serialize(item)}})
+        self.batch_write(puts)
+        reassigned = 0
+        for equipment_id in (e for e in ids if e in existing and existing[e].get("unassigned_at")):
+            previous = existing[equipment_id]
+            period = {"assigned_at": previous.get("assigned_at"), "unassigned_at": previous["unassigned_at"]}
+            reassigned += self._conditional(  # False: re-assigned concurrently
+                "update_item",
+                Key=serialize(keys.assignment_key(checklist_id, shard_of(equipment_id), equipment_id)),
+                UpdateExpression="SET assigned_at = :at, earlier_periods = "
+                                 "list_append(if_not_exists(earlier_periods, :none), :period) REMOVE unassigned_at",
+                ConditionExpression="unassigned_at = :unassigned",
+                ExpressionAttributeValues=serialize({":at": to_utc_iso(at), ":none": [], ":period": [period],
+                                                     ":unassigned": period["unassigned_at"]}),
+            )
+        return len(puts) + reassigned
+
+    def unassign_equipment(self, checklist_id: str, equipment_ids: Iterable[str], at: datetime) -> int:
+        """Detach equipment from ``at`` on; the assignment item stays, so past windows keep counting it."""
+        count = 0
+        for equipment_id in sorted({validate_equipment_id(e) for e in equipment_ids}):
+            key = keys.assignment_key(checklist_id, shard_of(equipment_id), equipment_id)
+            count += self._conditional(  # False: not assigned, or already unassigned
+                "update_item", Key=serialize(key), UpdateExpression="SET unassigned_at = :at",
+                ConditionExpression="attribute_exists(pk) AND attribute_not_exists(unassigned_at)",
+                ExpressionAttributeValues=serialize({":at": to_utc_iso(at)}),
+            )
+        return count
+
+    def count_assignments(self, checklist_id: str) -> int:
+        """How many pieces of equipment were ever assigned to the checklist (Select COUNT)."""
+        pages = self._pages(Select="COUNT", KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+                            ExpressionAttributeValues=serialize({":pk": keys.checklist_pk(checklist_id),
+                                                                 ":prefix": keys.assignment_prefix()}))
+        return sum(int(page.get("Count", 0)) for page in pages)
+
+    def assignments(self, checklist_id: str, shard: int | None = None) -> list[Assignment]:
+        items = self._query_prefix(keys.checklist_pk(checklist_id), keys.assignment_prefix(shard))
+        return [_assignment(checklist_id, item) for item in items]
+
+    def assignments_of_equipment(self, equipment_id: str) -> list[Assignment]:
+        """The equipment's assignments to every (existing) checklist: one ByEquipment Query."""
+        items = self.query(
+            keys.BY_EQUIPMENT_INDEX,
+            KeyConditionExpression="gsi1pk = :pk AND begins_with(gsi1sk, :prefix)",
+            ExpressionAttributeValues=serialize({":pk": keys.equipment_pk(equipment_id),
+                                                 ":prefix": keys.ASSIGNMENT_INDEX_PREFIX}),
+        )
+        return [_assignment(str(item["checklist_id"]), item) for item in items]
+
+
+def _assignment(checklist_id: str, item: Mapping[str, Any]) -> Assignment:
+    return Assignment(
+        checklist_id=checklist_id,
+        equipment_id=str(item["equipment_id"]),
+        assigned_at=parse_instant(item["assigned_at"], "assigned_at"),
+        unassigned_at=parse_instant(item["unassigned_at"], "unassigned_at") if item.get("unassigned_at") else None,
+        earlier_periods=tuple(
+            (parse_instant(p["assigned_at"], "assigned_at"), parse_instant(p["unassigned_at"], "unassigned_at"))
+            for p in item.get("earlier_periods") or ()
+        ),
+    )
+

@@ -1,0 +1,176 @@
+"""The table's low-level access, shared by every item kind: (de)serialising, Query pages, batches
+with backoff, and conditional writes read as "already done" rather than as errors.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, cast
+
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from botocore.exceptions import ClientError
+
+from missed_checks import keys
+from missed_checks.aws.clients import client
+from missed_checks.errors import MissedChecksError, TransientError
+
+_serializer = TypeSerializer()
+_deserializer = TypeDeserializer()
+
+THROTTLING_CODES = {
+    "ProvisionedThroughputExceededException",
+    "ThrottlingException",
+    "RequestLimitExceeded",
+    "InternalServerError",
+    "ServiceUnavailable",
+}
+
+
+class NotFound(MissedChecksError):
+    """The item the caller named does not exist."""
+
+
+class Conflict(MissedChecksError):
+    """The item changed or is in a state that forbids the change (e.g. dismissed twice)."""
+
+
+def serialize(item: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: _serializer.serialize(v) for k, v in item.items() if v is not None}
+
+
+
+def deserialize(item: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: _deserializer.deserialize(v) for k, v in item.items()}
+
+
+
+def condition_item(error: ClientError) -> dict[str, Any] | None:
+    """The item a failed condition returned (``ReturnValuesOnConditionCheckFailure=ALL_OLD``),
+    deserialized; None when there was none. botocore-stubs' error response type does not list it."""
+    item: Mapping[str, Any] | None = cast("dict[str, Any]", error.response).get("Item")
+    return deserialize(item) if item else None
+
+
+def error_code(error: ClientError) -> str:
+    return str(error.response.get("Error", {}).get("Code", ""))
+
+
+
+def raise_transient(error: ClientError) -> None:
+    """Re-raise throttling that outlived botocore's retries as TransientError (Step Functions retries it)."""
+    if error_code(error) in THROTTLING_CODES:
+        raise TransientError(f"DynamoDB: {error}") from error
+
+
+
+class TableClient:
+    """One table's client and the requests every item kind makes. ``table_name`` comes from the
+    stack (TABLE_NAME on the functions)."""
+
+    def __init__(self, table_name: str, dynamodb: Any | None = None) -> None:
+        self.name = table_name
+        self._client = dynamodb
+
+    @property
+    def client(self) -> Any:
+        return self._client or client("dynamodb")
+
+    def _request(self, operation: str, **request: Any) -> dict[str, Any]:
+        """One request to this table; throttling that outlived botocore's retries as TransientError."""
+        try:
+            response: dict[str, Any] = getattr(self.client, operation)(TableName=self.name, **request)
+        except ClientError as error:
+            raise_transient(error)
+            raise
+        return response
+
+    def _get(self, key: Mapping[str, str], consistent: bool = True) -> dict[str, Any] | None:
+        response = self._request("get_item", Key=serialize(key), ConsistentRead=consistent)
+        item = response.get("Item")
+        return deserialize(item) if item else None
+
+    def query(self, index: str | None = None, **kwargs: Any) -> Iterator[dict[str, Any]]:
+        """Every item of a Query, following LastEvaluatedKey."""
+        for page in self._pages(index, **kwargs):
+            for item in page.get("Items", []):
+                yield deserialize(item)
+
+    def _pages(self, index: str | None = None, **kwargs: Any) -> Iterator[dict[str, Any]]:
+        """Every page of a Query (botocore's paginator: it follows LastEvaluatedKey)."""
+        request: dict[str, Any] = {"TableName": self.name, **kwargs}
+        if index:
+            request["IndexName"] = index
+        pages = self.client.get_paginator("query").paginate(**request).__iter__()
+        while True:
+            try:
+                yield next(pages)
+            except StopIteration:
+                return
+            except ClientError as error:
+                raise_transient(error)
+                raise
+
+    def _query_range(self, pk: str, low: str, high: str, index: str | None = None,
+                     attributes: Sequence[str] = ()) -> Iterator[dict[str, Any]]:
+        """Items of one partition with a sort key in ``[low, high]``; only ``attributes`` when given."""
+        pk_name, sk_name = ("pk", "sk") if index is None else (
+            ("gsi1pk", "gsi1sk") if index == keys.BY_EQUIPMENT_INDEX else ("gsi2pk", "gsi2sk"))
+        names = {"#pk": pk_name, "#sk": sk_name, **{f"#a{n}": name for n, name in enumerate(attributes)}}
+        projection = {"ProjectionExpression": ", ".join(f"#a{n}" for n in range(len(attributes)))} if attributes else {}
+        return self.query(
+            index,
+            KeyConditionExpression="#pk = :pk AND #sk BETWEEN :low AND :high",
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues=serialize({":pk": pk, ":low": low, ":high": high}),
+            **projection,
+        )
+
+    def _query_prefix(self, pk: str, prefix: str) -> Iterator[dict[str, Any]]:
+        return self.query(
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+            ExpressionAttributeValues=serialize({":pk": pk, ":prefix": prefix}),
+        )
+
+    def batch_write(self, requests: Sequence[dict[str, Any]]) -> None:
+        """BatchWriteItem in chunks of 25, retrying UnprocessedItems with backoff until none remain."""
+        for offset in range(0, len(requests), 25):
+            self._batch("batch_write_item", "UnprocessedItems", {self.name: list(requests[offset : offset + 25])})
+
+    def batch_get(self, item_keys: Sequence[Mapping[str, str]]) -> list[dict[str, Any]]:
+        """BatchGetItem in chunks of 100 (eventually consistent), retrying UnprocessedKeys with backoff."""
+        found: list[dict[str, Any]] = []
+        for offset in range(0, len(item_keys), 100):
+            found += self._batch("batch_get_item", "UnprocessedKeys",
+                                 {self.name: {"Keys": [serialize(k) for k in item_keys[offset : offset + 100]]}})
+        return found
+
+    def _batch(self, operation: str, unprocessed: str, pending: Any) -> list[dict[str, Any]]:
+        """One BatchWriteItem or BatchGetItem request, repeated with backoff for what DynamoDB left
+        ``unprocessed`` until nothing is; the items read (BatchGetItem)."""
+        found: list[dict[str, Any]] = []
+        delay = 0.05
+        for _attempt in range(12):
+            try:
+                response = getattr(self.client, operation)(RequestItems=pending)
+            except ClientError as error:
+                raise_transient(error)
+                raise
+            found.extend(deserialize(item) for item in response.get("Responses", {}).get(self.name, []))
+            pending = response.get(unprocessed) or {}
+            if not pending:
+                return found
+            time.sleep(delay)
+            delay = min(delay * 2, 2.0)
+        raise TransientError(f"DynamoDB left requests unprocessed ({unprocessed}) after retries")
+
+    def _conditional(self, operation: str, **request: Any) -> bool:
+        """Run a conditional write; False when its condition failed, read as "already done" (or "changed
+        meanwhile"), never as an error."""
+        try:
+            self._request(operation, **request)
+        except ClientError as error:
+            if error_code(error) == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True

@@ -1,0 +1,206 @@
+"""Checklist items and their evaluated-until watermark item (an item of its own beside each)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from missed_checks import keys
+from missed_checks.aws.table.base import Conflict, NotFound, TableClient, error_code, serialize
+from missed_checks.checklist import Checklist, Status, validate_checklist_id
+from missed_checks.timefmt import to_utc_iso
+
+
+class ChecklistItems(TableClient):
+    def get_checklist_item(self, checklist_id: str) -> dict[str, Any] | None:
+        return self._get(keys.checklist_key(checklist_id))
+
+    def get_checklist(self, checklist_id: str) -> Checklist | None:
+        """The checklist with its evaluated-until watermark (an item of its own): one Query."""
+        items = {item["sk"]: item for item in self.query(
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)", ConsistentRead=True,
+            ExpressionAttributeValues=serialize({":pk": keys.checklist_pk(checklist_id),
+                                                 ":prefix": keys.CHECKLIST_SK}))}
+        item = items.get(keys.CHECKLIST_SK)
+        if item is None:
+            return None
+        return Checklist.from_item(_with_watermark(item, items.get(keys.WATERMARK_SK, {}).get("evaluated_until")))
+
+    def list_checklists(self) -> list[Checklist]:
+        # No sort-key condition: DynamoDB rejects an empty string as a key value ("" .. HIGH).
+        items = list(self.query(keys.BY_PERIOD_INDEX, KeyConditionExpression="gsi2pk = :pk",
+                                ExpressionAttributeValues=serialize({":pk": keys.CHECKLISTS_INDEX_PK})))
+        watermarks = {item["pk"]: item.get("evaluated_until") for item in
+                      self.batch_get([{"pk": item["pk"], "sk": keys.WATERMARK_SK} for item in items])}
+        return [Checklist.from_item(_with_watermark(item, watermarks.get(item["pk"]))) for item in items]
+
+    def put_checklist(
+        self,
+        checklist_id: str,
+        *,
+        recurrence: str,
+        now: datetime,
+        name: str = "",
+        timezone: str | None = None,
+        window: str | None = None,
+        grace: str | None = None,
+        validate: bool = True,
+    ) -> Checklist:
+        """Create a checklist or edit an existing one.
+
+        A new checklist takes effect now; an edit that changes the rule (recurrence, time zone,
+        window or grace) takes effect now (``effective_from``), so the new rule never judges
+        windows that closed before it existed. ``validate=False`` writes the rule unchecked, as a
+        hand edit in the console would (schedule-sync then reports it).
+        """
+        validate_checklist_id(checklist_id)
+        current = self.get_checklist(checklist_id)
+        base = current or Checklist(checklist_id=checklist_id, recurrence=recurrence, created_at=now,
+                                    effective_from=now)
+        updated = base.with_changes(
+            recurrence=recurrence, name=name or base.name, timezone=timezone or None, window=window or None,
+            grace=grace or None, updated_at=now, revision=base.revision + 1,
+        )
+        if validate:
+            updated.parsed()
+        if current is None:
+            self._create_checklist(updated)
+            return updated
+        if updated.rule() != current.rule():
+            updated = updated.with_changes(effective_from=now)
+        self._update_checklist(updated, current.revision)
+        return updated
+
+    def _create_checklist(self, checklist: Checklist) -> None:
+        try:
+            self._request("put_item", Item=serialize(checklist.to_item()),
+                                 ConditionExpression="attribute_not_exists(pk)")
+        except ClientError as error:
+            if error_code(error) == "ConditionalCheckFailedException":
+                raise Conflict(f"checklist {checklist.checklist_id} was created meanwhile; try again") from error
+            raise
+
+    def _update_checklist(self, checklist: Checklist, expected_revision: int) -> None:
+        """Write only the fields a user owns, conditional on the revision read. The evaluation's
+        ``evaluated_until`` and schedule-sync's notes are never written back from a stale read."""
+        item = checklist.to_item()
+        owned = ("name", "recurrence", "timezone", "window", "grace", "status", "updated_at", "effective_from",
+                 "revision")
+        sets = [f"#{n} = :{n}" for n in owned if n in item]
+        removes = [f"#{n}" for n in owned if n not in item]
+        values = {f":{n}": item[n] for n in owned if n in item}
+        values[":expected"] = expected_revision
+        expression = "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else "")
+        try:
+            self._request(
+                "update_item", Key=serialize(keys.checklist_key(checklist.checklist_id)),
+                UpdateExpression=expression,
+                ConditionExpression="attribute_exists(pk) AND #revision = :expected",
+                ExpressionAttributeNames={f"#{n}": n for n in owned},
+                ExpressionAttributeValues=serialize(values),
+            )
+        except ClientError as error:
+            if error_code(error) == "ConditionalCheckFailedException":
+                raise Conflict(f"checklist {checklist.checklist_id} changed while being written; try again") from error
+            raise
+
+    def _require(self, checklist_id: str) -> Checklist:
+        checklist = self.get_checklist(checklist_id)
+        if checklist is None:
+            raise NotFound(f"checklist {checklist_id!r} does not exist")
+        return checklist
+
+    def pause_checklist(self, checklist_id: str, now: datetime) -> Checklist:
+        current = self._require(checklist_id)
+        if current.status is Status.PAUSED:
+            return current
+        updated = current.with_changes(status=Status.PAUSED, updated_at=now, revision=current.revision + 1)
+        self._update_checklist(updated, current.revision)
+        return updated
+
+    def resume_checklist(self, checklist_id: str, now: datetime) -> Checklist:
+        """Resume; the rule takes effect again now, so the pause is never back-filled."""
+        current = self._require(checklist_id)
+        if current.status is Status.ACTIVE:
+            return current
+        updated = current.with_changes(status=Status.ACTIVE, updated_at=now, effective_from=now,
+                                       revision=current.revision + 1)
+        self._update_checklist(updated, current.revision)
+        return updated
+
+    def move_effective_from(self, checklist_id: str, to: datetime) -> bool:
+        """Safety net for rule changes written around this adapter (a hand edit in the console):
+        move ``effective_from`` forward to ``to``; never back."""
+        return self._move_forward(checklist_id, "effective_from", to)
+
+    def _move_forward(self, checklist_id: str, attribute: str, to: datetime) -> bool:
+        """Set an instant attribute of the checklist to ``to`` only if that moves it forward."""
+        return self._conditional(
+            "update_item", Key=serialize(keys.checklist_key(checklist_id)),
+            UpdateExpression=f"SET {attribute} = :to",
+            ConditionExpression=f"attribute_exists(pk) AND (attribute_not_exists({attribute}) OR {attribute} < :to)",
+            ExpressionAttributeValues=serialize({":to": to_utc_iso(to)}),
+        )
+
+    def delete_checklist(self, checklist_id: str) -> bool:
+        """Delete the checklist and its assignments. Performed and missed checks stay: history is kept."""
+        assignments = [item for item in self._query_prefix(keys.checklist_pk(checklist_id), keys.assignment_prefix())]
+        self.batch_write([{"DeleteRequest": {"Key": serialize({"pk": a["pk"], "sk": a["sk"]})}} for a in assignments])
+        self.batch_write([{"DeleteRequest": {"Key": serialize(keys.watermark_key(checklist_id))}}])
+        response = self._request("delete_item", Key=serialize(keys.checklist_key(checklist_id)), ReturnValues="ALL_OLD")
+        return bool(response.get("Attributes"))
+
+    def record_schedule_sync(self, checklist_id: str, revision: int, *, schedule: Mapping[str, Any] | None,
+                             error: Mapping[str, Any] | None) -> bool:
+        """Note on the checklist what schedule-sync did (or why it could not). Does not touch the rule
+        fields, so the stream record this write causes is recognised as a no-op. Returns False when
+        the checklist changed or vanished meanwhile (its own stream record will be synced)."""
+        sets: list[str] = []
+        removes: list[str] = []
+        values: dict[str, Any] = {":rev": revision}
+        for name, value in (("schedule", schedule), ("sync_error", error)):
+            if value is None:
+                removes.append(name)
+            else:
+                sets.append(f"{name} = :{name}")
+                values[f":{name}"] = dict(value)
+        expression = ("SET " + ", ".join(sets) if sets else "") + (" REMOVE " + ", ".join(removes) if removes else "")
+        return self._conditional(
+            "update_item", Key=serialize(keys.checklist_key(checklist_id)), UpdateExpression=expression.strip(),
+            ConditionExpression="attribute_exists(pk) AND revision = :rev", ExpressionAttributeValues=serialize(values),
+        )
+
+    def adopt_checklist(self, checklist_id: str) -> bool:
+        """Give a checklist written around this adapter (an item put by hand) the ``revision`` a new
+        one has (0), so that schedule-sync's notes and later edits, all conditional on the revision,
+        apply to it. False when it has one already (or is gone)."""
+        return self._conditional(
+            "update_item", Key=serialize(keys.checklist_key(checklist_id)), UpdateExpression="SET revision = :zero",
+            ConditionExpression="attribute_exists(pk) AND attribute_not_exists(revision)",
+            ExpressionAttributeValues=serialize({":zero": 0}),
+        )
+
+    def advance_watermark(self, checklist_id: str, to: datetime) -> bool:
+        """Move the checklist's ``evaluated_until`` watermark forward to ``to``; never backwards. False
+        when it already was there (a retry or a re-run). It is an item of its own
+        (:func:`keys.watermark_key`), so this write does not wake schedule-sync."""
+        return self._conditional(
+            "update_item", Key=serialize(keys.watermark_key(checklist_id)),
+            UpdateExpression="SET evaluated_until = :to, checklist_id = :checklist, #type = :type",
+            ConditionExpression="attribute_not_exists(evaluated_until) OR evaluated_until < :to",
+            ExpressionAttributeNames={"#type": "type"},
+            ExpressionAttributeValues=serialize({":to": to_utc_iso(to), ":checklist": checklist_id,
+                                                 ":type": "watermark"}),
+        )
+
+
+def _with_watermark(item: Mapping[str, Any], watermark: object) -> dict[str, Any]:
+    """The checklist item with the evaluated-until watermark from its own item, when that is later
+    (an older deployment kept it on the checklist item itself)."""
+    if isinstance(watermark, str) and str(item.get("evaluated_until") or "") < watermark:
+        return {**item, "evaluated_until": watermark}
+    return dict(item)
+

@@ -1,0 +1,200 @@
+"""Judged windows (each window's record and claim, and its fleet index entry) and missed checks."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from missed_checks import keys
+from missed_checks.aws.table.base import (
+    Conflict,
+    NotFound,
+    TableClient,
+    condition_item,
+    deserialize,
+    error_code,
+    serialize,
+)
+from missed_checks.errors import InvalidInput
+from missed_checks.missed_check import judged_window_fields
+from missed_checks.ports import ClaimHolder, WindowClaim
+from missed_checks.recurrence import OccurrenceWindow
+from missed_checks.timefmt import to_utc_iso
+
+
+class WindowItems(TableClient):
+    def open_window(self, checklist_id: str, window: OccurrenceWindow, judged_by: Mapping[str, Any]) -> None:
+        """Start the window's judged-window record before any of its missed checks is written: the
+        window, the rule it is judged by (the first one written stays) and its fleet index entry.
+        Unconditional and idempotent; the record counts as judged once claimed (:meth:`claim_window`)."""
+        fields = judged_window_fields(checklist_id, window, judged_by)
+        rule = fields.pop("judged_by")
+        names = {f"#f{i}": name for i, name in enumerate(fields)}
+        values = {f":f{i}": value for i, value in enumerate(fields.values())}
+        self._request(
+            "update_item", Key=serialize(keys.judged_window_key(checklist_id, fields["window_start"])),
+            UpdateExpression="SET " + ", ".join([*(f"#f{i} = :f{i}" for i in range(len(fields))),
+                                                 "#rule = if_not_exists(#rule, :rule)"]),
+            ExpressionAttributeNames={**names, "#rule": "judged_by"},
+            ExpressionAttributeValues=serialize({**values, ":rule": rule}),
+        )
+
+    def claim_window(self, checklist_id: str, summary: Mapping[str, Any], execution: str) -> WindowClaim:
+        """Record the judged window and claim it for ``execution``, in one conditional write that
+        exactly one execution can win per (checklist, window): the first to judge the window. A
+        retry or redrive of that execution (same execution id) wins again; any other execution
+        loses and writes nothing (the winner's totals stay). Only the winner may announce the
+        window, and only while ``announced`` is false, so the event goes out once."""
+        fields = {
+            "type": "judged_window",
+            "checklist_id": checklist_id,
+            **summary,
+            "execution": execution,
+        }
+        names = {f"#f{i}": name for i, name in enumerate(fields)}
+        values = {f":f{i}": value for i, value in enumerate(fields.values())}
+        # A retry of the winner (a whole re-run of PlanEvaluation re-judges, writing nothing new)
+        # keeps what its first attempt recorded.
+        sets = [f"#f{i} = if_not_exists(#f{i}, :f{i})" if name == "newly_recorded" else f"#f{i} = :f{i}"
+                for i, name in enumerate(fields)]
+        try:
+            response = self._request(
+                "update_item", Key=serialize(keys.judged_window_key(checklist_id, str(summary["window_start"]))),
+                UpdateExpression="SET " + ", ".join([*sets, "#announced = if_not_exists(#announced, :no)"]),
+                ConditionExpression="attribute_not_exists(#execution) OR #execution = :execution",
+                ExpressionAttributeNames={**names, "#announced": "announced", "#execution": "execution"},
+                ExpressionAttributeValues=serialize({**values, ":no": False, ":execution": execution}),
+                ReturnValues="ALL_NEW", ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as error:
+            if error_code(error) != "ConditionalCheckFailedException":
+                raise
+            held = condition_item(error) or {}
+            return WindowClaim(won=False, announced=bool(held.get("announced")), holder=str(held.get("execution")))
+        item = deserialize(response.get("Attributes") or {})
+        return WindowClaim(won=True, announced=bool(item.get("announced")), holder=execution)
+
+    def hand_over_window_claim(self, checklist_id: str, window_start: datetime, from_execution: str,
+                               to_execution: str) -> bool:
+        """Give the claim on a window that ``from_execution`` judged but never announced (it failed
+        for good: its window is in the evaluation dead-letter queue) to ``to_execution`` (the
+        execution replaying it), which then announces the window when it judges it. False when
+        ``from_execution`` does not hold the claim or the window was announced."""
+        return self._conditional(
+            "update_item", Key=serialize(keys.judged_window_key(checklist_id, to_utc_iso(window_start))),
+            UpdateExpression="SET #execution = :to, handed_over_from = :from",
+            ConditionExpression="#execution = :from AND announced = :no",
+            ExpressionAttributeNames={"#execution": "execution"},
+            ExpressionAttributeValues=serialize({":to": to_execution, ":from": from_execution, ":no": False}),
+        )
+
+    def judged_window(self, checklist_id: str, window_start: datetime) -> dict[str, Any] | None:
+        """The record an evaluation wrote for the window starting at ``window_start``, if it was judged
+        (claimed: a record only opened by an execution that failed before closing it does not count)."""
+        item = self._get(keys.judged_window_key(checklist_id, to_utc_iso(window_start)))
+        return item if item and item.get("execution") else None
+
+    def claim_holder(self, checklist_id: str, window_start: datetime) -> ClaimHolder | None:
+        """Who holds the claim of the window starting at ``window_start`` (:meth:`judged_window`)."""
+        record = self.judged_window(checklist_id, window_start)
+        return None if record is None else ClaimHolder(str(record["execution"]), bool(record.get("announced")))
+
+    def judged_windows(self, checklist_id: str, start: datetime, end: datetime) -> list[dict[str, Any]]:
+        """Judged-window records of the windows that started in ``[start, end)``, oldest first: one Query."""
+        low, high = to_utc_iso(start), to_utc_iso(end)
+        items = self._query_range(keys.checklist_pk(checklist_id), keys.judged_window_key(checklist_id, low)["sk"],
+                                  keys.judged_window_key(checklist_id, high)["sk"])
+        return [item for item in items if item["window_start"] < high and item.get("execution")]
+
+    def mark_window_announced(self, checklist_id: str, window_start: str) -> None:
+        self._request("update_item", Key=serialize(keys.judged_window_key(checklist_id, window_start)),
+                      UpdateExpression="SET announced = :yes", ExpressionAttributeValues=serialize({":yes": True}))
+
+    def checklists_judged(self, start: datetime, end: datetime) -> list[str]:
+        """Every checklist, deleted ones included, with a window judged (or being judged) that started
+        in ``[start, end)``: one ByPeriod Query per month, reading one index entry per window."""
+        low, high = to_utc_iso(start), to_utc_iso(end)
+        found: set[str] = set()
+        for month in _months(low[:7], high[:7]):
+            for item in self._query_range(keys.fleet_windows_pk(month), low, high, keys.BY_PERIOD_INDEX,
+                                          ("checklist_id", "window_start")):
+                if item["window_start"] < high:
+                    found.add(str(item["checklist_id"]))
+        return sorted(found)
+
+    def put_missed_check(self, item: Mapping[str, Any]) -> bool:
+        """Conditional put: True when written now, False when it was already recorded (a re-run)."""
+        return self._conditional("put_item", Item=serialize(item), ConditionExpression="attribute_not_exists(pk)")
+
+    def missed_checks_of_checklist(self, checklist_id: str, start: datetime, end: datetime,
+                                   attributes: Sequence[str] = ()) -> list[dict[str, Any]]:
+        """Missed checks whose window started in ``[start, end)`` (only ``attributes`` when given)."""
+        items = self._query_range(keys.missed_pk(checklist_id), to_utc_iso(start), to_utc_iso(end),
+                                  attributes=attributes)
+        return [item for item in items if item["window_start"] < to_utc_iso(end)]
+
+    def missed_equipment_of_window(self, checklist_id: str, window_start: datetime) -> list[str]:
+        """Equipment with a missed check for the window starting at ``window_start``: one Query."""
+        items = self._query_prefix(keys.missed_pk(checklist_id), f"{to_utc_iso(window_start)}#")
+        return sorted(item["equipment_id"] for item in items)
+
+    def missed_checks_of_fleet(self, start: datetime, end: datetime,
+                               attributes: Sequence[str] = ()) -> list[dict[str, Any]]:
+        """Missed checks of every checklist, deleted ones included, whose window started in
+        ``[start, end)``: the checklists judged then (:meth:`checklists_judged`), then one Query of
+        each one's missed checks (only ``attributes`` when given)."""
+        return [item for checklist_id in self.checklists_judged(start, end)
+                for item in self.missed_checks_of_checklist(checklist_id, start, end, attributes)]
+
+    def missed_checks_of_equipment(self, equipment_id: str, checklist_ids: Iterable[str], start: datetime,
+                                   end: datetime) -> list[dict[str, Any]]:
+        """Missed checks of one piece of equipment on the given checklists whose window started in
+        ``[start, end)``: each checklist's judged windows (one Query), then the missed-check keys of
+        those windows for this equipment (BatchGetItem), so the cost follows the number of windows,
+        never the size of the fleet."""
+        wanted: list[dict[str, str]] = []
+        for checklist_id in sorted(set(checklist_ids)):
+            wanted.extend(keys.missed_key(checklist_id, str(window["window_start"]), equipment_id)
+                          for window in self.judged_windows(checklist_id, start, end))
+        return sorted(self.batch_get(wanted), key=lambda item: (item["window_start"], item["checklist_id"]))
+
+    def dismiss_missed_check(self, checklist_id: str, window_start: datetime, equipment_id: str, *,
+                             reason: str, by: str, at: datetime) -> dict[str, Any]:
+        """Mark a missed check dismissed (it is never deleted). Dismissing twice, or a record that
+        does not exist, is an error."""
+        if not reason.strip():
+            raise InvalidInput("reason", "a dismissal needs a reason")
+        if not by.strip():
+            raise InvalidInput("by", "a dismissal needs the name of who dismissed it")
+        key = keys.missed_key(checklist_id, to_utc_iso(window_start), equipment_id)
+        dismissal = {"reason": reason.strip(), "by": by.strip(), "at": to_utc_iso(at)}
+        try:
+            response = self._request(
+                "update_item", Key=serialize(key), UpdateExpression="SET dismissal = :d",
+                ConditionExpression="attribute_exists(pk) AND attribute_not_exists(dismissal)",
+                ExpressionAttributeValues=serialize({":d": dismissal}), ReturnValues="ALL_NEW",
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as error:
+            if error_code(error) == "ConditionalCheckFailedException":
+                old = condition_item(error)
+                if old is None:
+                    raise NotFound(
+                        f"no missed check for {equipment_id} on checklist {checklist_id} in the window "
+                        f"starting {to_utc_iso(window_start)}") from error
+                previous = old.get("dismissal", {})
+                raise Conflict(f"already dismissed by {previous.get('by')} at {previous.get('at')}: "
+                               f"{previous.get('reason')}") from error
+            raise
+        return deserialize(response["Attributes"])
+
+
+def _months(first: str, last: str) -> Iterator[str]:
+    year, month = int(first[:4]), int(first[5:7])
+    while f"{year:04d}-{month:02d}" <= last:
+        yield f"{year:04d}-{month:02d}"
+        year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+

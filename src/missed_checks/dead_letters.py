@@ -1,0 +1,260 @@
+"""One dead-letter model: every message the stack's dead-letter queues hold, a contract each, read
+by its tag in one place (:func:`read_dead_letter`) for listing, replaying and the local run's summary.
+
+Each letter names its kind in its body (``kind``): the state machine's Catch bodies
+(``statemachines/evaluate_checklist.asl.json``), schedule-sync's letters and the schedules' target
+input (a firing Scheduler could not deliver) all carry it. Letters sent before the tag existed (in
+the queues of a deployed stack) are recognised by their shape instead (:func:`_untagged_kind`), and so
+is Lambda's own OnFailure record of a stream batch, which cannot carry a tag.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Literal
+
+from missed_checks.contracts import dump, parse
+from missed_checks.errors import InvalidInput
+from missed_checks.recurrence import OccurrenceWindow
+from missed_checks.timefmt import parse_instant, to_utc_iso
+
+__all__ = [
+    "LETTERS", "DeadLetter", "EvaluationInstantLetter", "EvaluationWindowLetter", "InvalidExecutionInputLetter",
+    "LetterView", "Replay", "ScheduleSyncLetter", "SchedulerLetter", "StreamBatchLetter", "SyncError",
+    "decode_dead_letter", "failed_window", "failed_window_message", "read_dead_letter",
+]
+
+
+class Replay(StrEnum):
+    """How a dead letter is replayed (``missed_checks_ops.dlq.Replayer``)."""
+
+    SYNC_CHECKLIST = "sync-checklist"
+    """Re-run schedule-sync for the letter's checklist."""
+    SYNC_EVERYTHING = "sync-everything"
+    """Re-run schedule-sync for every checklist and every schedule (which checklists is unknown)."""
+    EVALUATE_FROM_NOW = "evaluate-from-now"
+    """Start the evaluation at the later of the letter's instant and now (and hand over its window's claim)."""
+    EVALUATE_AT_INSTANT = "evaluate-at-instant"
+    """Start the evaluation at the letter's own instant (a firing that never started)."""
+    NONE = "none"
+    """Not replayable: left in the queue."""
+
+
+@dataclass(frozen=True)
+class LetterView:
+    """What a dead letter says, the same for every kind: listed by the ops commands, summarised by
+    the local run, replayed by ``replay``."""
+
+    kind: str
+    """``schedule-sync``, ``stream-batch``, ``evaluation``, ``scheduler`` or ``unknown``."""
+    replay: Replay
+    summary: str
+    checklist_id: str | None = None
+    instant: str | None = None
+    """UTC ISO (as the table and Scheduler write instants) when it can be read, else as it came."""
+    window: dict[str, str] | None = None
+    """The failed window (``start``, ``end``, ``evaluate_at``), when an evaluation letter names one."""
+    execution: str | None = None
+    error: str = ""
+    cause: str = ""
+
+
+_UNKNOWN = "not a message missed-checks knows: left in the queue"
+
+
+def failed_window_message(window: OccurrenceWindow, error: object) -> str:
+    """The error message of a window PlanEvaluation judged itself and failed (Lambda reports only
+    ``errorType`` and ``errorMessage``, so the window rides in the message: :func:`failed_window`)."""
+    text = window.to_dict()
+    return f"window {text['start']}..{text['end']} (judged from {text['evaluate_at']}): {error}"
+
+
+_FAILED_WINDOW = re.compile(r"window (\S+)\.\.(\S+) \(judged from (\S+)\): ")
+
+
+def failed_window(error_message: str) -> dict[str, str] | None:
+    """The window :func:`failed_window_message` names (``start``, ``end``, ``evaluate_at``), or None."""
+    match = _FAILED_WINDOW.search(error_message)
+    return dict(zip(("start", "end", "evaluate_at"), match.groups(), strict=True)) if match else None
+
+
+def _utc(instant: str) -> str:
+    try:  # one spelling for people and tools
+        return to_utc_iso(parse_instant(instant, "instant"))
+    except ValueError:
+        return instant  # shown as it came; its replay fails and says why
+
+
+@dataclass(frozen=True)
+class EvaluationWindowLetter:
+    """A fanned-out window that failed (the state machine's SendWindowToDeadLetterQueue)."""
+
+    kind: Literal["evaluation-window"]
+    source: Literal["evaluation"]
+    checklist_id: str
+    window: OccurrenceWindow
+    execution: str
+    error: str
+    cause: str
+
+    def view(self, attributes: Mapping[str, str]) -> LetterView:
+        return _evaluation_view(self.checklist_id, dump(self.window), None, self.execution, self.error, self.cause)
+
+
+@dataclass(frozen=True)
+class EvaluationInstantLetter:
+    """A run that failed in PlanEvaluation or around a fanned-out window (SendToDeadLetterQueue). A
+    window PlanEvaluation judged itself is named in ``cause`` (:func:`failed_window`)."""
+
+    kind: Literal["evaluation-run"]
+    source: Literal["evaluation"]
+    checklist_id: str
+    instant: str
+    """As the failed input gave it: it may be what made the run fail."""
+    execution: str
+    error: str
+    cause: str
+
+    def view(self, attributes: Mapping[str, str]) -> LetterView:
+        return _evaluation_view(self.checklist_id, failed_window(self.cause), self.instant, self.execution,
+                                self.error, self.cause)
+
+
+def _evaluation_view(checklist_id: str, window: dict[str, str] | None, instant: str | None, execution: str,
+                     error: str, cause: str) -> LetterView:
+    when = _utc(window["evaluate_at"] if window else str(instant))
+    what = f"window {window['start']}" if window else when
+    return LetterView("evaluation", Replay.EVALUATE_FROM_NOW, f"evaluation of {checklist_id} ({what}) failed: {error}",
+                      checklist_id=checklist_id, instant=when, window=window, execution=execution,
+                      error=error, cause=cause)
+
+
+@dataclass(frozen=True)
+class InvalidExecutionInputLetter:
+    """An execution input without string ``checklist_id`` and ``instant``, kept as it came (RejectInput)."""
+
+    kind: Literal["invalid-execution-input"]
+    source: Literal["evaluation"]
+    input: Any
+    execution: str
+    error: Literal["InvalidExecutionInput"]
+    cause: str
+
+    def view(self, attributes: Mapping[str, str]) -> LetterView:
+        return LetterView("unknown", Replay.NONE, f"execution input refused ({self.cause}): {str(self.input)[:200]}",
+                          execution=self.execution, error=self.error, cause=self.cause)
+
+
+@dataclass(frozen=True)
+class SyncError:
+    field: str
+    message: str
+
+
+@dataclass(frozen=True)
+class ScheduleSyncLetter:
+    """schedule-sync's record of a checklist it cannot schedule."""
+
+    kind: Literal["schedule-sync"]
+    source: Literal["schedule-sync"]
+    checklist_id: str
+    revision: int
+    error: SyncError
+    event_id: str | None = None
+    sequence_number: str | None = None
+
+    def view(self, attributes: Mapping[str, str]) -> LetterView:
+        error = f"{self.error.field}: {self.error.message}"
+        return LetterView("schedule-sync", Replay.SYNC_CHECKLIST,
+                          f"schedule-sync refused {self.checklist_id}: {error} (revision {self.revision})",
+                          checklist_id=self.checklist_id, error=error)
+
+
+@dataclass(frozen=True)
+class StreamBatchLetter:
+    """Lambda's OnFailure record of a stream batch schedule-sync kept failing (stream positions, not
+    checklists). Lambda's own shape (no tag): only what the tools read is declared."""
+
+    DDBStreamBatchInfo: dict[str, Any]  # noqa: N815 - Lambda's spelling
+    requestContext: dict[str, Any] = field(default_factory=dict)  # noqa: N815
+    responseContext: dict[str, Any] = field(default_factory=dict)  # noqa: N815
+
+    def view(self, attributes: Mapping[str, str]) -> LetterView:
+        info, context, response = self.DDBStreamBatchInfo, self.requestContext, self.responseContext
+        return LetterView(
+            "stream-batch", Replay.SYNC_EVERYTHING,
+            f"stream batch given up after {context.get('approximateInvokeCount')} attempts: "
+            f"{info.get('batchSize')} record(s) from sequence {info.get('startSequenceNumber')}"
+            f"..{info.get('endSequenceNumber')} were never synced; replay re-syncs every checklist",
+            error=str(context.get("condition") or ""),
+            cause=(f"function {context.get('functionArn')} returned {response.get('statusCode')}"
+                   + (f" ({response.get('functionError')})" if response.get("functionError") else "")))
+
+
+@dataclass(frozen=True)
+class SchedulerLetter:
+    """A schedule's target input (``missed_checks.schedule.TARGET_INPUT_TEMPLATE``), and so the body
+    of a firing EventBridge Scheduler could not deliver (its dead-letter queue; the message
+    attributes ``ERROR_CODE`` and ``ERROR_MESSAGE`` say why)."""
+
+    kind: Literal["scheduler"]
+    checklist_id: str
+    instant: str
+
+    def view(self, attributes: Mapping[str, str]) -> LetterView:
+        code = attributes.get("ERROR_CODE", "")
+        return LetterView("scheduler", Replay.EVALUATE_AT_INSTANT,
+                          f"firing not started ({code}): {self.checklist_id} at {self.instant} never started an "
+                          "evaluation", checklist_id=self.checklist_id, instant=_utc(self.instant), error=code,
+                          cause=attributes.get("ERROR_MESSAGE", ""))
+
+
+DeadLetter = (ScheduleSyncLetter | StreamBatchLetter | EvaluationWindowLetter | EvaluationInstantLetter
+              | InvalidExecutionInputLetter | SchedulerLetter)
+LETTERS: dict[str, type[DeadLetter]] = {
+    "schedule-sync": ScheduleSyncLetter,
+    "stream-batch": StreamBatchLetter,
+    "evaluation-window": EvaluationWindowLetter,
+    "evaluation-run": EvaluationInstantLetter,
+    "invalid-execution-input": InvalidExecutionInputLetter,
+    "scheduler": SchedulerLetter,
+}
+"""Every dead letter by its tag (``kind``)."""
+
+
+def _untagged_kind(body: Mapping[str, Any]) -> str | None:
+    """The kind of a letter without a tag, by its shape: Lambda's stream-batch record, and letters
+    sent before the tag existed."""
+    if "DDBStreamBatchInfo" in body:
+        return "stream-batch"
+    if body.get("source") == "schedule-sync":
+        return "schedule-sync"
+    if body.get("source") == "evaluation":
+        return ("evaluation-window" if "window" in body else "invalid-execution-input" if "input" in body
+                else "evaluation-run")
+    return "scheduler" if {"checklist_id", "instant"} <= set(body) else None
+
+
+def decode_dead_letter(body: object) -> DeadLetter | None:
+    """The letter ``body`` (a decoded JSON message body) is, by its tag, or None for one we do not know."""
+    if not isinstance(body, Mapping):
+        return None
+    kind = body.get("kind") if "kind" in body else _untagged_kind(body)
+    contract = LETTERS.get(kind) if isinstance(kind, str) else None
+    if contract is None:
+        return None
+    try:
+        return parse(contract, {**body, "kind": kind} if contract is not StreamBatchLetter else body)
+    except InvalidInput:
+        return None
+
+
+def read_dead_letter(body: object, attributes: Mapping[str, str] | None = None) -> LetterView:
+    """What a dead letter says (its message ``attributes`` too: Scheduler's reasons)."""
+    letter = decode_dead_letter(body)
+    if letter is None:
+        return LetterView("unknown", Replay.NONE, f"{_UNKNOWN}: {str(body)[:200]}")
+    return letter.view(attributes or {})

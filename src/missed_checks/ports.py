@@ -1,0 +1,110 @@
+"""What the evaluation core reads and writes, as small Protocols: the core never names an adapter.
+
+Planning (:mod:`missed_checks.evaluation`) and judging and closing (:mod:`missed_checks.judging`)
+take these; the Lambda handlers (``functions/*/app.py``) hand them the concrete adapters
+(:class:`missed_checks.aws.table.ChecklistTable`, :class:`missed_checks.aws.events.EventBusAnnouncer`),
+and the fast tests one shared in-memory fake (``tests/fakes.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from missed_checks.checklist import Checklist
+    from missed_checks.contracts import JudgedWindowDetail
+    from missed_checks.equipment import Assignment
+    from missed_checks.performed_check import PerformedCheck
+    from missed_checks.recurrence import OccurrenceWindow
+
+
+@dataclass(frozen=True)
+class WindowClaim:
+    """What claiming a judged window (:meth:`WindowRecords.claim_window`) found."""
+
+    won: bool
+    """The execution holds the claim: it judged the window first, is a retry or redrive of the one
+    that did, or was handed the claim (a dead-letter replay)."""
+    announced: bool
+    """The window's event has gone out already."""
+    holder: str
+    """The execution holding the claim."""
+
+    @property
+    def must_announce(self) -> bool:
+        """Publish the window's event now: this execution holds the claim and nobody announced it yet."""
+        return self.won and not self.announced
+
+
+@dataclass(frozen=True)
+class ClaimHolder:
+    """Who holds a judged window's claim (:meth:`WindowRecords.claim_holder`)."""
+
+    execution: str
+    announced: bool
+    """The window's event has gone out."""
+
+
+class ChecklistReader(Protocol):
+    def get_checklist(self, checklist_id: str) -> Checklist | None:
+        """The checklist with its evaluated-until watermark, or None when it is gone."""
+        ...
+
+
+class EquipmentReader(Protocol):
+    def count_assignments(self, checklist_id: str) -> int:
+        """Pieces of equipment ever assigned to the checklist."""
+        ...
+
+    def assignments(self, checklist_id: str, shard: int | None = None) -> list[Assignment]:
+        """The checklist's assignments (of one shard when given)."""
+        ...
+
+    def performed_checks(self, checklist_id: str, shard: int, start: datetime, end: datetime) -> list[PerformedCheck]:
+        """Performed checks of one shard with ``start <= performed_at < end``."""
+        ...
+
+
+class WindowRecords(Protocol):
+    """The judged-window record (the window's claim), its missed checks and the watermark."""
+
+    def open_window(self, checklist_id: str, window: OccurrenceWindow, judged_by: Mapping[str, Any]) -> None:
+        """Start the window's record (the window and the rule it is judged by; the first rule stays)."""
+        ...
+
+    def put_missed_check(self, item: Mapping[str, Any]) -> bool:
+        """Write a missed check unless it exists: True when written now."""
+        ...
+
+    def claim_window(self, checklist_id: str, summary: Mapping[str, Any], execution: str) -> WindowClaim:
+        """Record the window's totals and claim it; exactly one execution wins per window."""
+        ...
+
+    def claim_holder(self, checklist_id: str, window_start: datetime) -> ClaimHolder | None:
+        """Who holds the claim of the window starting at ``window_start``; None when nobody claimed it."""
+        ...
+
+    def missed_equipment_of_window(self, checklist_id: str, window_start: datetime) -> list[str]:
+        """Equipment with a missed check for the window, sorted."""
+        ...
+
+    def mark_window_announced(self, checklist_id: str, window_start: str) -> None:
+        """Note that the window's event went out."""
+        ...
+
+    def advance_watermark(self, checklist_id: str, to: datetime) -> bool:
+        """Move the evaluated-until watermark forward to ``to``, never back: True when it moved."""
+        ...
+
+
+class EvaluationStore(ChecklistReader, EquipmentReader, WindowRecords, Protocol):
+    """Everything the evaluation reads and writes in the table."""
+
+
+class Announcer(Protocol):
+    def window_judged(self, detail: JudgedWindowDetail) -> None:
+        """Publish one ``Occurrence window judged`` event."""
+        ...

@@ -1,0 +1,198 @@
+"""The one in-memory fake of the ports the domain writes through (no moto, no stack).
+
+* :class:`InMemoryTable`: the evaluation's :class:`missed_checks.ports.EvaluationStore` and
+  schedule-sync's ``Table``, with the conditional writes' semantics of
+  :class:`missed_checks.aws.table.ChecklistTable` (a missed check written once, one claimant per
+  window, ``newly_recorded`` and ``announced`` kept by a retry of the claimant, the watermark only
+  forward) and a log of every write, in order, so tests can say what came last;
+* :class:`RecordingAnnouncer`: the evaluation's :class:`missed_checks.ports.Announcer`;
+* :class:`InMemorySchedules`: schedule-sync's ``Schedules``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from missed_checks.checklist import Checklist
+from missed_checks.contracts import JudgedWindowDetail
+from missed_checks.equipment import Assignment, shard_of
+from missed_checks.errors import ScheduleRejected, TransientError
+from missed_checks.missed_check import judged_window_fields
+from missed_checks.performed_check import PerformedCheck
+from missed_checks.ports import ClaimHolder, WindowClaim
+from missed_checks.recurrence import OccurrenceWindow
+from missed_checks.schedule import DesiredSchedule, Target
+from missed_checks.timefmt import to_utc_iso
+
+
+@dataclass
+class InMemoryTable:
+    checklists: dict[str, Checklist] = field(default_factory=dict)
+    checklist_items: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Raw checklist items, as schedule-sync reads them (``get_checklist_item``)."""
+    assigned: dict[str, list[Assignment]] = field(default_factory=dict)
+    performed: dict[str, list[PerformedCheck]] = field(default_factory=dict)
+    missed: dict[tuple[str, str, str], dict[str, Any]] = field(default_factory=dict)
+    """(checklist, window start UTC, equipment) -> the missed-check item."""
+    windows: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    """(checklist, window start UTC) -> the judged-window record."""
+    watermarks: dict[str, str] = field(default_factory=dict)
+    writes: list[tuple[str, str]] = field(default_factory=list)
+    """Every write, in order: (operation, what), e.g. ``("advance_watermark", "drill")``."""
+    notes: list[dict[str, Any]] = field(default_factory=list)
+    """schedule-sync's notes: ``{"revision", "schedule", "error"}``."""
+    adopted: int = 0
+    fail_on: dict[str, Exception] = field(default_factory=dict)
+    """Operation -> the error its next call raises (once), e.g. ``{"advance_watermark": TransientError()}``."""
+
+    # -- arranging ----------------------------------------------------------------------
+    def add_checklist(self, checklist: Checklist) -> None:
+        self.checklists[checklist.checklist_id] = checklist
+
+    def assign(self, checklist_id: str, equipment_ids: Iterable[str], at: datetime) -> None:
+        self.assigned.setdefault(checklist_id, []).extend(
+            Assignment(checklist_id, equipment_id, at) for equipment_id in equipment_ids)
+
+    def perform(self, checklist_id: str, equipment_id: str, at: datetime) -> None:
+        self.performed.setdefault(checklist_id, []).append(PerformedCheck(checklist_id, equipment_id, at))
+
+    def _write(self, operation: str, what: str) -> None:
+        failure = self.fail_on.pop(operation, None)
+        if failure is not None:
+            raise failure
+        self.writes.append((operation, what))
+
+    # -- ChecklistReader ----------------------------------------------------------------
+    def get_checklist(self, checklist_id: str) -> Checklist | None:
+        checklist = self.checklists.get(checklist_id)
+        if checklist is None:
+            return None
+        mark = self.watermarks.get(checklist_id)
+        if mark is not None and (checklist.evaluated_until is None or to_utc_iso(checklist.evaluated_until) < mark):
+            return checklist.with_changes(evaluated_until=datetime.fromisoformat(mark))
+        return checklist
+
+    # -- EquipmentReader ----------------------------------------------------------------
+    def count_assignments(self, checklist_id: str) -> int:
+        return len(self.assigned.get(checklist_id, []))
+
+    def assignments(self, checklist_id: str, shard: int | None = None) -> list[Assignment]:
+        return [a for a in self.assigned.get(checklist_id, []) if shard is None or shard_of(a.equipment_id) == shard]
+
+    def performed_checks(self, checklist_id: str, shard: int, start: datetime, end: datetime) -> list[PerformedCheck]:
+        return [c for c in self.performed.get(checklist_id, [])
+                if shard_of(c.equipment_id) == shard and start <= c.performed_at < end]
+
+    # -- WindowRecords ------------------------------------------------------------------
+    def open_window(self, checklist_id: str, window: OccurrenceWindow, judged_by: Mapping[str, Any]) -> None:
+        fields = judged_window_fields(checklist_id, window, judged_by)
+        record = self.windows.setdefault((checklist_id, fields["window_start"]), {})
+        rule = fields.pop("judged_by")
+        record.update(fields)
+        record.setdefault("judged_by", rule)
+        self._write("open_window", fields["window_start"])
+
+    def put_missed_check(self, item: Mapping[str, Any]) -> bool:
+        key = (str(item["checklist_id"]), str(item["window_start"]), str(item["equipment_id"]))
+        if key in self.missed:
+            return False
+        self._write("put_missed_check", "#".join(key))
+        self.missed[key] = dict(item)
+        return True
+
+    def claim_window(self, checklist_id: str, summary: Mapping[str, Any], execution: str) -> WindowClaim:
+        record = self.windows.setdefault((checklist_id, str(summary["window_start"])), {})
+        holder = record.get("execution")
+        if holder is not None and holder != execution:
+            return WindowClaim(won=False, announced=bool(record.get("announced")), holder=str(holder))
+        self._write("claim_window", str(summary["window_start"]))
+        kept = {name: record[name] for name in ("newly_recorded", "announced") if name in record}
+        record.update({"type": "judged_window", "checklist_id": checklist_id, **summary, "execution": execution,
+                       "announced": False, **kept})
+        return WindowClaim(won=True, announced=bool(record["announced"]), holder=execution)
+
+    def judged_window(self, checklist_id: str, window_start: datetime) -> dict[str, Any] | None:
+        record = self.windows.get((checklist_id, to_utc_iso(window_start)))
+        return dict(record) if record and record.get("execution") else None
+
+    def claim_holder(self, checklist_id: str, window_start: datetime) -> ClaimHolder | None:
+        record = self.judged_window(checklist_id, window_start)
+        return None if record is None else ClaimHolder(str(record["execution"]), bool(record.get("announced")))
+
+    def missed_equipment_of_window(self, checklist_id: str, window_start: datetime) -> list[str]:
+        start = to_utc_iso(window_start)
+        return sorted(e for (c, s, e) in self.missed if c == checklist_id and s == start)
+
+    def mark_window_announced(self, checklist_id: str, window_start: str) -> None:
+        self._write("mark_window_announced", window_start)
+        self.windows[(checklist_id, window_start)]["announced"] = True
+
+    def advance_watermark(self, checklist_id: str, to: datetime) -> bool:
+        mark = to_utc_iso(to)
+        if checklist_id in self.watermarks and self.watermarks[checklist_id] >= mark:
+            return False
+        self._write("advance_watermark", mark)
+        self.watermarks[checklist_id] = mark
+        return True
+
+    def hand_over_window_claim(self, checklist_id: str, window_start: datetime, from_execution: str,
+                               to_execution: str) -> bool:
+        record = self.windows.get((checklist_id, to_utc_iso(window_start)))
+        if not record or record.get("execution") != from_execution or record.get("announced"):
+            return False
+        self._write("hand_over_window_claim", to_utc_iso(window_start))
+        record.update(execution=to_execution, handed_over_from=from_execution)
+        return True
+
+    # -- schedule-sync's Table ----------------------------------------------------------
+    def get_checklist_item(self, checklist_id: str) -> dict[str, Any] | None:
+        return self.checklist_items.get(checklist_id)
+
+    def record_schedule_sync(self, checklist_id: str, revision: int, *, schedule: Mapping[str, Any] | None,
+                             error: Mapping[str, Any] | None) -> bool:
+        assert isinstance(revision, int)
+        self.notes.append({"revision": revision, "schedule": schedule, "error": error})
+        return True
+
+    def adopt_checklist(self, checklist_id: str) -> bool:
+        self.adopted += 1
+        return True
+
+
+@dataclass
+class RecordingAnnouncer:
+    published: list[JudgedWindowDetail] = field(default_factory=list)
+    fail_next: bool = False
+    """The next publication raises TransientError (EventBridge refused the entry)."""
+
+    def window_judged(self, detail: JudgedWindowDetail) -> None:
+        if self.fail_next:
+            self.fail_next = False
+            raise TransientError("EventBridge did not accept the window event")
+        self.published.append(detail)
+
+
+@dataclass
+class InMemorySchedules:
+    existing: set[str] = field(default_factory=set)
+    """Names of the schedules in the group: an upsert of one of them updates it, of another creates it."""
+    upserted: list[DesiredSchedule] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    refuse_names: bool = False
+    """Every delete is refused as Scheduler refuses a name it cannot hold."""
+
+    def upsert(self, desired: DesiredSchedule, target: Target, *, probably_exists: bool) -> str:
+        self.upserted.append(desired)
+        answer = "updated" if desired.name in self.existing else "created"
+        self.existing.add(desired.name)
+        return answer
+
+    def delete(self, name: str) -> bool:
+        if self.refuse_names:
+            raise ScheduleRejected(f"Name {name!r} fails to satisfy constraint")
+        self.deleted.append(name)
+        self.existing.discard(name)
+        return True

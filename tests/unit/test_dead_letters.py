@@ -1,0 +1,98 @@
+"""One dead-letter model: every letter is read by its tag (``kind``), in one place
+(``missed_checks.dead_letters.read_dead_letter``), for listing, replaying and the local run's summary;
+letters sent before the tag existed are still read, by their shape."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from missed_checks.dead_letters import (
+    LETTERS,
+    Replay,
+    failed_window,
+    failed_window_message,
+    read_dead_letter,
+)
+from missed_checks.recurrence import OccurrenceWindow
+from missed_checks.schedule import TARGET_INPUT_TEMPLATE
+
+WINDOW = {"start": "2026-03-02T06:00:00+01:00", "end": "2026-03-02T14:00:00+01:00",
+          "evaluate_at": "2026-03-02T14:30:00+01:00"}
+EXECUTION = "arn:aws:states:us-east-1:123456789012:execution:sm:x"
+TAGGED = {
+    "evaluation-window": {"kind": "evaluation-window", "source": "evaluation", "checklist_id": "fl", "window": WINDOW,
+                          "execution": EXECUTION, "error": "TransientError", "cause": "c"},
+    "evaluation-run": {"kind": "evaluation-run", "source": "evaluation", "checklist_id": "fl",
+                       "instant": "2026-03-02T15:30:00+01:00", "execution": EXECUTION, "error": "E", "cause": "c"},
+    "invalid-execution-input": {"kind": "invalid-execution-input", "source": "evaluation", "input": {"x": 1},
+                                "execution": EXECUTION, "error": "InvalidExecutionInput", "cause": "needs fields"},
+    "schedule-sync": {"kind": "schedule-sync", "source": "schedule-sync", "checklist_id": "fl", "revision": 2,
+                      "error": {"field": "recurrence", "message": "m"}},
+    "scheduler": {"kind": "scheduler", "checklist_id": "fl", "instant": "2026-03-02T13:30:00Z"},
+    "stream-batch": {"DDBStreamBatchInfo": {"batchSize": 2, "startSequenceNumber": "1", "endSequenceNumber": "2"},
+                     "requestContext": {"condition": "RetryAttemptsExhausted", "approximateInvokeCount": 3}},
+}
+EXPECTED = {
+    "evaluation-window": ("evaluation", Replay.EVALUATE_FROM_NOW),
+    "evaluation-run": ("evaluation", Replay.EVALUATE_FROM_NOW),
+    "invalid-execution-input": ("unknown", Replay.NONE),
+    "schedule-sync": ("schedule-sync", Replay.SYNC_CHECKLIST),
+    "scheduler": ("scheduler", Replay.EVALUATE_AT_INSTANT),
+    "stream-batch": ("stream-batch", Replay.SYNC_EVERYTHING),
+}
+
+
+def test_every_kind_of_letter_is_in_the_registry_and_has_an_example() -> None:
+    assert set(LETTERS) == set(TAGGED) == set(EXPECTED)
+
+
+@pytest.mark.parametrize("kind", sorted(TAGGED))
+def test_a_tagged_letter_is_read_by_its_tag(kind: str) -> None:
+    said = read_dead_letter(TAGGED[kind], {"ERROR_CODE": "AccessDeniedException"})
+    assert (said.kind, said.replay) == EXPECTED[kind]
+
+
+@pytest.mark.parametrize("kind", sorted(set(TAGGED) - {"stream-batch"}))
+def test_a_letter_sent_before_the_tag_existed_is_read_by_its_shape(kind: str) -> None:
+    untagged = {k: v for k, v in TAGGED[kind].items() if k != "kind"}
+    assert (read_dead_letter(untagged).kind, read_dead_letter(untagged).replay) == EXPECTED[kind]
+
+
+def test_the_tag_wins_over_the_shape_and_an_unknown_tag_is_not_guessed() -> None:
+    # An evaluation-run letter whose body also holds a window field is still a run letter.
+    said = read_dead_letter({**TAGGED["evaluation-run"], "window": WINDOW, "cause": "boom"})
+    assert said.window is None and said.instant == "2026-03-02T14:30:00Z"
+    unknown = read_dead_letter({**TAGGED["scheduler"], "kind": "something-new"})
+    assert (unknown.kind, unknown.replay) == ("unknown", Replay.NONE)
+    assert "not a message missed-checks knows" in unknown.summary
+
+
+def test_a_broken_letter_of_a_known_kind_is_unknown_not_an_error() -> None:
+    said = read_dead_letter({"kind": "schedule-sync", "source": "schedule-sync", "checklist_id": "fl"})
+    assert (said.kind, said.replay) == ("unknown", Replay.NONE)
+
+
+def test_the_window_a_planning_task_failed_on_is_read_once_into_the_letter() -> None:
+    window = OccurrenceWindow.from_dict(WINDOW)
+    cause = '{"errorMessage": "' + failed_window_message(window, "throttled") + '", "errorType": "TransientError"}'
+    said = read_dead_letter({**TAGGED["evaluation-run"], "cause": cause})
+    assert said.window == WINDOW == failed_window(cause)
+    assert said.instant == "2026-03-02T13:30:00Z"  # the window's end + grace, in UTC
+    assert said.summary == "evaluation of fl (window 2026-03-02T06:00:00+01:00) failed: E"
+
+
+def test_a_window_letter_carries_its_window_and_a_scheduler_letter_its_reasons() -> None:
+    said = read_dead_letter(TAGGED["evaluation-window"])
+    assert (said.window, said.execution, said.error) == (WINDOW, EXECUTION, "TransientError")
+    firing = read_dead_letter(TAGGED["scheduler"], {"ERROR_CODE": "AccessDeniedException", "ERROR_MESSAGE": "no"})
+    assert (firing.error, firing.cause, firing.instant) == ("AccessDeniedException", "no", "2026-03-02T13:30:00Z")
+    assert firing.summary.startswith("firing not started (AccessDeniedException)")
+
+
+def test_a_schedules_target_input_is_a_tagged_scheduler_letter() -> None:
+    body = TARGET_INPUT_TEMPLATE.format(checklist_id="fl").replace("<aws.scheduler.scheduled-time>",
+                                                                   "2026-03-02T13:30:00Z")
+    said = read_dead_letter(json.loads(body))
+    assert (said.kind, said.checklist_id, said.instant) == ("scheduler", "fl", "2026-03-02T13:30:00Z")
