@@ -334,7 +334,9 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         stack = server.start()
         console.print(f"[bold]Local AWS endpoint[/bold]: {server.endpoint}  (region {stack.region})")
-        console.print(f"Clock: {server.clock.now():%Y-%m-%dT%H:%M:%SZ}, speed x{args.speed:g}; logs: {log_path}")
+        console.print(f"Clock: simulated, now {server.clock.now():%Y-%m-%dT%H:%M:%SZ}, speed x{args.speed:g}: "
+                      f"the missed-checks commands with --endpoint {server.endpoint} take their \"now\" from it")
+        console.print(f"Logs: {log_path}")
         console.print("[bold]Stack outputs[/bold]")
         for key, value in stack.outputs.items():
             console.print(f"  {key}: {value}", highlight=False, soft_wrap=True)

@@ -34,6 +34,7 @@ from missed_checks_ops.cli.common import (
     Output,
     add_command,
     add_group,
+    clock_kind,
     err_console,
     fail,
     instant_arg,
@@ -195,6 +196,7 @@ def checklist_show(args: argparse.Namespace) -> int:
     checklist = state.checklist
     document = _checklist_document(checklist)
     document["equipment"] = {"assigned": state.assigned, "unassigned": state.unassigned}
+    document["now"] = {"at": to_utc_iso(now), "clock": clock_kind()}  # what "next windows" count from
     try:
         shown = preview(checklist.parsed(), now, max(0, args.windows)).to_dict()
         document["next_windows"] = shown["next_windows"]
@@ -212,6 +214,8 @@ def checklist_show(args: argparse.Namespace) -> int:
         if document.get(name) not in (None, ""):
             value = str(document[name]).replace("\n", "\n" + " " * 18)
             out.say(f"  {name + ':':<16}{value}")
+    clock_name = "the local stack's simulated clock" if document["now"]["clock"] == "simulated" else "wall clock"
+    out.say(f"  {'now:':<16}{document['now']['at']} ({clock_name})")
     out.say(f"  {'equipment:':<16}{document['equipment']['assigned']} assigned, "
             f"{document['equipment']['unassigned']} unassigned")
     if document.get("sync_error"):
