@@ -24,6 +24,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from botocore.exceptions import ClientError
+
 from missed_checks_local import moto_patches
 from missed_checks_local.awslambda.runtime import LambdaRuntime
 from missed_checks_local.clock import RealTimeClock, SimulatedClock, installed
@@ -34,8 +36,9 @@ from missed_checks_local.streams.poller import StreamPoller
 
 __all__ = ["ExecutionRecord", "LocalRuntime", "RuntimeStuck"]
 
-_EXECUTION_TIMEOUT_S = 120.0
 _SETTLE_ROUNDS = 50
+_STANDARD_MAX_DURATION_S = 365 * 24 * 3600.0
+"""A Standard execution's own limit when the definition sets no ``TimeoutSeconds`` (one year)."""
 
 
 class RuntimeStuck(RuntimeError):
@@ -78,6 +81,13 @@ class LocalRuntime:
     _invocations_at_refresh: int = field(init=False, default=-1)
     _exit: ExitStack = field(init=False, default_factory=ExitStack)
     _running: list[ExecutionRecord] = field(init=False, default_factory=list)
+    _started: dict[str, float] = field(init=False, default_factory=dict)
+    execution_timeout_s: float = field(init=False, default=_STANDARD_MAX_DURATION_S)
+    """The state machine's ``TimeoutSeconds`` (read from the deployed definition at :meth:`start`):
+    an execution that runs longer ends ``TIMED_OUT`` with ``States.Timeout``, as on AWS. It is
+    measured on the time the work takes (the functions run at this machine's speed, as on AWS,
+    whatever the simulated clock does meanwhile); each task is bounded by its function's
+    ``Timeout`` (``Sandbox.Timedout``)."""
 
     def __post_init__(self) -> None:
         self.lambda_runtime = LambdaRuntime(self.stack, log_path=self.log_path, keep_invocations=False)
@@ -117,6 +127,7 @@ class LocalRuntime:
                 poller.faults = self.faults
             self._exit.enter_context(observed(self.faults.endpoint_observer()))
         self._exit.enter_context(self.lambda_runtime)
+        self.execution_timeout_s = self._definition_timeout_s()
         self._exit.enter_context(installed(self.clock))
         self._exit.enter_context(moto_on_simulated_time(self.clock))
         self._exit.enter_context(moto_patches.parse_each_definition_once())
@@ -163,8 +174,7 @@ class LocalRuntime:
                 fired.append(firing)
                 if firing.execution_arn:
                     record = ExecutionRecord(firing.execution_arn, firing.schedule, json.loads(firing.input or "{}"))
-                    self.executions.append(record)
-                    self._running.append(record)
+                    self._track(record)
             self.settle()
             if self.on_step is not None:
                 self.on_step()
@@ -176,8 +186,7 @@ class LocalRuntime:
             stateMachineArn=self.stack.state_machine_arn, input=json.dumps(execution_input), name=str(uuid.uuid4())
         )
         record = ExecutionRecord(started["executionArn"], None, dict(execution_input))
-        self.executions.append(record)
-        self._running.append(record)
+        self._track(record)
         return record
 
     def advance_to(self, instant: datetime, *, inclusive: bool = True) -> list[Firing]:
@@ -191,20 +200,51 @@ class LocalRuntime:
             self.clock.advance_to(instant)
         return fired
 
+    def _definition_timeout_s(self) -> float:
+        arn = self.stack.outputs.get("StateMachineArn")
+        if not arn:
+            return _STANDARD_MAX_DURATION_S
+        definition = json.loads(self.stack.client("stepfunctions").describe_state_machine(stateMachineArn=arn)[
+            "definition"])
+        return float(definition.get("TimeoutSeconds") or _STANDARD_MAX_DURATION_S)
+
+    def _track(self, record: ExecutionRecord) -> None:
+        self.executions.append(record)
+        self._running.append(record)
+        self._started[record.arn] = time.monotonic()
+
+    def _time_out(self, sfn: Any, record: ExecutionRecord) -> None:
+        """What Step Functions does when ``TimeoutSeconds`` passes: the execution ends TIMED_OUT."""
+        record.status, record.error = "TIMED_OUT", "States.Timeout"
+        record.cause = (f"the execution ran longer than the state machine's TimeoutSeconds "
+                        f"({self.execution_timeout_s:g} s)")
+        for _ in range(100):  # moto cannot stop an execution whose interpreter has not started yet
+            try:
+                sfn.stop_execution(executionArn=record.arn, error=record.error, cause=record.cause)
+                return
+            except ClientError:  # it ended meanwhile: the timeout still stands, as on AWS
+                return
+            except AttributeError:
+                time.sleep(0.02)
+
     def _wait_for_executions(self) -> int:
-        """Wait for the started executions; returns how many finished."""
+        """Wait for the started executions; returns how many finished (or timed out)."""
         if not self._running:
             return 0
         sfn = self.stack.client("stepfunctions")
-        deadline = time.monotonic() + _EXECUTION_TIMEOUT_S
         finished = 0
         delay = 0.005
         while self._running:
             record = self._running[0]
             described = sfn.describe_execution(executionArn=record.arn)
             if described["status"] == "RUNNING":
-                if time.monotonic() > deadline:
-                    raise RuntimeStuck(f"execution {record.arn} still running after {_EXECUTION_TIMEOUT_S:.0f} s")
+                started = self._started.get(record.arn, time.monotonic())
+                if time.monotonic() - started > self.execution_timeout_s:
+                    self._time_out(sfn, record)
+                    self._running.pop(0)
+                    self._started.pop(record.arn, None)
+                    finished += 1
+                    continue
                 time.sleep(delay)  # each poll costs CPU the execution's threads need: back off
                 delay = min(delay * 2, 0.1)
                 continue
@@ -217,6 +257,7 @@ class LocalRuntime:
                     record.output = None
             record.error, record.cause = described.get("error"), described.get("cause")
             self._running.pop(0)
+            self._started.pop(record.arn, None)
             finished += 1
         return finished
 
