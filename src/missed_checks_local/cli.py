@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import tempfile
@@ -174,15 +175,24 @@ def _report_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--log-file",
         type=Path,
-        help="where handler and moto logs go (default: missed-checks-local.log in the temp directory)",
+        help="where handler and moto logs go (default: a new missed-checks-local-*.log in the temp directory, "
+             "one per run)",
     )
 
 
 def _default_log(path: Path | None) -> Path:
-    log = path or Path(tempfile.gettempdir()) / "missed-checks-local.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
-    log.write_text("", encoding="utf-8")
-    return log
+    """``--log-file`` (emptied), else a log file of this run's own in the temp directory: two
+    local runs at once never write the same file."""
+    try:
+        if path is None:
+            handle, name = tempfile.mkstemp(prefix="missed-checks-local-", suffix=".log")
+            os.close(handle)
+            return Path(name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("", encoding="utf-8")
+    except OSError as error:
+        raise InvalidInput("log-file", f"cannot write {error.filename or path}: {error.strerror or error}") from None
+    return path
 
 
 def _run(args: argparse.Namespace) -> int:

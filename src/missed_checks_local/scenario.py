@@ -138,11 +138,10 @@ class Scenario:
 
 def load_scenario(path: str | Path) -> Scenario:
     """Read and validate a scenario file."""
+    from missed_checks_ops.inputs import read_text  # deferred: yaml, not needed to play a scenario
+
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise InvalidInput("SCENARIO", f"cannot read {path}: {error.strerror or error}") from None
+    text = read_text(path, "SCENARIO")
     try:
         data = json.loads(text)
     except ValueError as error:

@@ -27,14 +27,23 @@ CSV_COLUMNS = {
 MAX_REPORTED_ERRORS = 10
 
 
-def read_text(path: str, field: str) -> str:
-    """The file's text; ``-`` reads standard input."""
-    if path == "-":
-        return sys.stdin.read()
+def read_text(path: str | Path, field: str) -> str:
+    """The file's text (UTF-8); ``-`` reads standard input. Every way it cannot be read is one
+    :class:`InvalidInput` naming ``field`` and the file."""
+    name = "standard input" if str(path) == "-" else str(path)
     try:
+        if str(path) == "-":
+            if sys.stdin is None or sys.stdin.closed:
+                raise InvalidInput(field, "standard input is closed: give a file, or pipe the text in")
+            return sys.stdin.buffer.read().decode("utf-8-sig") if hasattr(sys.stdin, "buffer") else sys.stdin.read()
         return Path(path).read_text(encoding="utf-8-sig")
-    except (OSError, ValueError) as error:  # ValueError: undecodable bytes, a NUL in the name
-        raise InvalidInput(field, f"cannot read {path}: {getattr(error, 'strerror', None) or error}") from None
+    except InvalidInput:
+        raise
+    except UnicodeDecodeError as error:
+        raise InvalidInput(field, f"{name} is not UTF-8 text (byte 0x{error.object[error.start]:02x} at offset "
+                                  f"{error.start})") from None
+    except (OSError, ValueError) as error:  # ValueError: a NUL in the name, a closed stream
+        raise InvalidInput(field, f"cannot read {name}: {getattr(error, 'strerror', None) or error}") from None
 
 
 def checklist_specs(path: str) -> list[dict[str, str | None]]:

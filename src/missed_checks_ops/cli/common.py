@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import errno
 import functools
 import json
 import re
@@ -258,9 +259,24 @@ def command_output(fmt: str, path: str | None) -> Iterator[Output]:
     stream = open_output(path)
     try:
         yield Output(fmt, stream)
+        stream.flush()
+    except OSError as error:
+        if error.errno not in _WRITE_FAILURES:
+            raise
+        raise InvalidInput("output", f"cannot write {_named(path)}: {error.strerror or error}") from None
     finally:
         if stream is not sys.stdout:
-            stream.close()
+            try:
+                stream.close()
+            except OSError:
+                pass  # the write above failed already, and said so
+
+
+_WRITE_FAILURES = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EPIPE, errno.EIO, errno.EROFS}
+
+
+def _named(path: str | None) -> str:
+    return path if path and path != "-" else "standard output"
 
 
 # -- target and commands ---------------------------------------------------------------------------
