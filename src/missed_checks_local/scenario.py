@@ -50,6 +50,7 @@ from missed_checks.errors import InvalidInput
 from missed_checks.performed_check import PerformedCheck
 from missed_checks.timefmt import parse_instant
 from missed_checks_local.testing.faults import FaultInjector, parse_faults
+from missed_checks_ops.inputs import within_item_size
 
 __all__ = ["ACTIONS", "Scenario", "ScenarioEvent", "load_scenario", "run_scenario"]
 
@@ -214,6 +215,7 @@ def _put(where: str, value: Any, at: datetime) -> dict[str, Any]:
     if not isinstance(validate, bool):
         raise InvalidInput(f"{where}.validate", "must be true or false")
     args["validate"] = validate
+    within_item_size({key: args[key] for key in ("name", "recurrence", "timezone", "window", "grace")}, f"{where}.")
     if validate:
 
         checklist = Checklist(
@@ -264,6 +266,7 @@ def _dismiss(where: str, value: Any, at: datetime) -> dict[str, Any]:
     window_start = parse_instant(fields["window_start"], f"{where}.window_start")
     if window_start > at:
         raise InvalidInput(f"{where}.window_start", "is after the event's 'at' (only a past window can be missed)")
+    within_item_size({"reason": fields["reason"], "by": fields["by"]}, f"{where}.")
     return {
         "checklist": _checklist_id(f"{where}.checklist", fields["checklist"]),
         "equipment": _equipment_id(f"{where}.equipment", fields["equipment"]),

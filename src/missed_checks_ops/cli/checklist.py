@@ -41,7 +41,7 @@ from missed_checks_ops.cli.common import (
     progress_bar,
     target_of,
 )
-from missed_checks_ops.inputs import checklist_specs, equipment_ids, performed_checks_csv
+from missed_checks_ops.inputs import checklist_specs, equipment_ids, performed_checks_csv, within_item_size
 from missed_checks_ops.target import LOCAL_ENDPOINT
 
 FUTURE_TOLERANCE = timedelta(minutes=5)
@@ -144,6 +144,7 @@ def checklist_put(args: argparse.Namespace) -> int:
         validate_checklist_id(spec["id"])
         if not spec.get("recurrence"):
             raise InvalidInput("recurrence", f"checklist {spec['id']} has no recurrence")
+        within_item_size({key: spec.get(key) for key in ("name", "recurrence", "timezone", "window", "grace")})
         rule = validate_rule(str(spec["recurrence"]), spec.get("timezone"), spec.get("window"), spec.get("grace"))
         previews.append(preview(rule, now, max(0, args.windows)))
     target = None if args.dry_run else target_of(args)
