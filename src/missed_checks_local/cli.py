@@ -235,9 +235,12 @@ def _play(scenario: Any, args: argparse.Namespace, *, source: str, demo: bool = 
                 result = _with_progress(scenario, err, log_path)
             else:
                 result = run_scenario(scenario, log_path=log_path)
-        except InvalidInput:
-            raise
-        except Exception as error:  # the runtime itself failed: say what and where the logs are
+        except Exception as error:
+            for denial in getattr(error, "denials", []):  # the cause before its consequence
+                print(f"missed-checks: denied: {denial}", file=sys.stderr)
+            if isinstance(error, InvalidInput):
+                raise
+            # the runtime itself failed: say what and where the logs are
             print(f"missed-checks: the local run failed: {type(error).__name__}: {error}", file=sys.stderr)
             print(f"missed-checks: handler and moto logs: {log_path}", file=sys.stderr)
             return 1
@@ -254,6 +257,8 @@ def _play(scenario: Any, args: argparse.Namespace, *, source: str, demo: bool = 
         print(f"missed-checks: wrote the {args.report} report to {args.output}", file=sys.stderr)
     problems = result.get("deployment_problems") or []
     if problems:  # the built stack itself is broken: it would fail the same way on AWS
+        for denial in result.get("denials") or []:  # the cause before its consequences
+            print(f"missed-checks: denied: {denial}", file=sys.stderr)
         print("missed-checks: the deployed stack is broken (it would fail the same way on AWS):", file=sys.stderr)
         for problem in problems[:10]:
             print(f"  - {problem[:500]}", file=sys.stderr)

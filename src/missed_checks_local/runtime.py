@@ -280,20 +280,36 @@ class LocalRuntime:
             "dead_lettered": sum(1 for f in firings if f.dead_lettered),
         }
 
+    def denials(self) -> list[str]:
+        """Every action IAM refused to a role of the stack, once per (who, action, resource), with
+        how often: ``RecordMissedChecksFunction was denied dynamodb:PutItem on arn:...:table/T (47
+        times)``. Who: the function(s) of the role, or the state machine or scheduler role."""
+        stack = self.stack
+        who: dict[str, list[str]] = {}
+        for logical, spec in stack.functions.items():
+            who.setdefault(spec.role_arn, []).append(logical)
+        counts: Counter[tuple[str, str, str]] = Counter()
+        for call in self.lambda_runtime.denied:
+            role = self.lambda_runtime.roles.role_of(call.access_key_id) or "an unknown role"
+            names = " / ".join(who.get(role, [role.rsplit("/", 1)[-1]]))
+            counts[(names, call.action, _resource_of(call, stack))] += 1
+        return [f"{names} was denied {action} on {resource}" + (f" ({count} times)" if count > 1 else "")
+                for (names, action, resource), count in counts.items()]
+
     def deployment_problems(self) -> list[str]:
         """What would break this stack on AWS, not in the data: a function that cannot start
         (``Runtime.ImportModuleError``, ``Runtime.HandlerNotFound``, a syntax error) or a call
         its role does not allow (``AccessDenied``), by a function or by the state machine."""
         problems: list[str] = []
+        roles = {spec.role_arn: logical for logical, spec in self.stack.functions.items()}
+        for call in self.lambda_runtime.denied:  # the cause first, its consequences after
+            role = self.lambda_runtime.roles.role_of(call.access_key_id) or "?"
+            problems.append(f"{roles.get(role, role)}: AccessDenied: its role does not allow {call.action}")
         for invocation in self.failed_invocations:
             error = invocation.error or {}
             kind, message = str(error.get("errorType", "")), str(error.get("errorMessage", ""))
             if kind.startswith("Runtime.") or "AccessDenied" in kind or "AccessDenied" in message:
                 problems.append(f"{invocation.function}: {kind}: {message}")
-        roles = {spec.role_arn: logical for logical, spec in self.stack.functions.items()}
-        for call in self.lambda_runtime.denied:
-            role = self.lambda_runtime.roles.role_of(call.access_key_id) or "?"
-            problems.append(f"{roles.get(role, role)}: AccessDenied: its role does not allow {call.action}")
         for record in self.executions:
             if record.status != "SUCCEEDED" and "AccessDenied" in f"{record.error} {record.cause}":
                 problems.append(f"state machine {record.arn.rsplit(':', 2)[-2]}: {record.error}: {record.cause}")
@@ -332,6 +348,22 @@ class LocalRuntime:
                     messages.append(entry)
             letters[logical_id] = messages
         return letters
+
+
+def _resource_of(call: Any, stack: EmbeddedStack) -> str:
+    """The resource a denied request was about, as far as its body tells (moto does not say)."""
+    body = call.body if isinstance(call.body, dict) else {}
+    service = call.action.split(":", 1)[0]
+    if body.get("TableName"):
+        return f"arn:aws:dynamodb:{stack.region}:{stack.account_id}:table/{body['TableName']}"
+    for key in ("stateMachineArn", "executionArn", "FunctionName", "QueueUrl", "TopicArn", "Name"):
+        if body.get(key):
+            return str(body[key])
+    if isinstance(body.get("RequestItems"), dict):
+        return ", ".join(f"arn:aws:dynamodb:{stack.region}:{stack.account_id}:table/{name}"
+                         for name in body["RequestItems"])
+    queue = (call.query.get("QueueUrl") or [None])[0]
+    return str(queue or f"{service} {call.path}")
 
 
 @contextmanager

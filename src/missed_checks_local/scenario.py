@@ -38,7 +38,8 @@ from __future__ import annotations
 import copy
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -366,7 +367,7 @@ def run_scenario(
         if faults is None and scenario.faults:
 
             faults = FaultInjector(list(copy.deepcopy(scenario.faults)))
-        with LocalRuntime(stack, clock, log_path=log_path, faults=faults) as runtime:
+        with LocalRuntime(stack, clock, log_path=log_path, faults=faults) as runtime, _denials_first(runtime):
             if progress is not None:
                 runtime.on_step = lambda: progress(clock.now())
             from missed_checks.aws.table import ChecklistTable  # deferred: boto3, not needed to parse a scenario
@@ -401,12 +402,24 @@ def run_scenario(
             if observe is not None:
                 observe(runtime)
             report = build_result(scenario, runtime, table)
+            report.update({"denials": denials} if (denials := runtime.denials()) else {})
             if recover:
                 report["recovery"] = report_recovery
     report["elapsed_s"] = round(time.monotonic() - started, 2)
     if log_path:
         report["log_file"] = str(log_path)
     return report
+
+
+@contextmanager
+def _denials_first(runtime: Any) -> Iterator[None]:
+    """A run that fails carries what IAM refused (``error.denials``): the cause, which the command
+    line says before the failure it led to (a dismissal with nothing to dismiss...)."""
+    try:
+        yield
+    except Exception as error:
+        error.denials = runtime.denials()  # type: ignore[attr-defined]
+        raise
 
 
 def recover_as_an_operator(runtime: Any, now: datetime) -> dict[str, Any]:
