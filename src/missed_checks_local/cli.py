@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import signal
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from importlib import resources
 from pathlib import Path
@@ -218,13 +221,23 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _play(scenario: Any, args: argparse.Namespace, *, source: str, demo: bool = False) -> int:
+    try:
+        return _play_once(scenario, args, source=source, demo=demo)
+    except KeyboardInterrupt:  # the runtime is closed by now
+        if getattr(args, "owns_process", False):
+            print("missed-checks: interrupted", file=sys.stderr)
+            _end_promptly(args, 130)
+        raise  # in-process: main() says it
+
+
+def _play_once(scenario: Any, args: argparse.Namespace, *, source: str, demo: bool) -> int:
     from missed_checks_local.run_result import (  # deferred: `missed-checks` start-up must not pay for the emulator
         print_run,
         to_json,
     )
     from missed_checks_local.scenario import run_scenario
 
-    with command_output(args.report, args.output) as out:
+    with command_output(args.report, args.output) as out, _signals_interrupt():
         log_path = _default_log(args.log_file)
         console = out.console
         err = Console(stderr=True)
@@ -265,6 +278,27 @@ def _play(scenario: Any, args: argparse.Namespace, *, source: str, demo: bool = 
         print(f"missed-checks: handler and moto logs: {log_path}", file=sys.stderr)
         return 1
     return 0
+
+
+@contextmanager
+def _signals_interrupt() -> Iterator[None]:
+    """SIGINT and SIGTERM stop a local run the same way (even where the shell ignores SIGINT for
+    background jobs): the runtime closes on the way out (workers stopped, temporary folders
+    removed), instead of the process dying with its workers left behind."""
+
+    def interrupt(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        previous = {number: signal.signal(number, interrupt) for number in (signal.SIGINT, signal.SIGTERM)}
+    except ValueError:  # not the main thread (an embedding caller): its signals are its own
+        yield
+        return
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 def _with_progress(scenario: Any, console: Any, log_path: Path) -> dict[str, Any]:
@@ -345,7 +379,8 @@ def _serve(args: argparse.Namespace) -> int:
         log_path=log_path,
         on_firing=on_firing,
     )
-    signal.signal(signal.SIGTERM, lambda *_: server.request_stop())
+    for stop_signal in (signal.SIGINT, signal.SIGTERM):  # both stop it cleanly, wherever the loop is
+        signal.signal(stop_signal, lambda *_: server.request_stop())
     try:
         stack = server.start()
         console.print(f"[bold]Local AWS endpoint[/bold]: {server.endpoint}  (region {stack.region})")
@@ -368,4 +403,19 @@ def _serve(args: argparse.Namespace) -> int:
         pass
     finally:
         server.stop()
+    _end_promptly(args, 0)
     return 0
+
+
+def _end_promptly(args: argparse.Namespace, code: int) -> None:
+    """Once the runtime is closed (workers stopped, temporary folders removed), end the process
+    without the interpreter's teardown of moto's many modules (seconds, after a stop signal)."""
+    if not getattr(args, "owns_process", False):
+        return  # called in-process (tests): the caller's process goes on
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)

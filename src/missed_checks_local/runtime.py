@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 import uuid
 from collections import Counter
@@ -82,6 +83,7 @@ class LocalRuntime:
     _exit: ExitStack = field(init=False, default_factory=ExitStack)
     _running: list[ExecutionRecord] = field(init=False, default_factory=list)
     _started: dict[str, float] = field(init=False, default_factory=dict)
+    _interrupted: threading.Event = field(init=False, default_factory=threading.Event)
     execution_timeout_s: float = field(init=False, default=_STANDARD_MAX_DURATION_S)
     """The state machine's ``TimeoutSeconds`` (read from the deployed definition at :meth:`start`):
     an execution that runs longer ends ``TIMED_OUT`` with ``States.Timeout``, as on AWS. It is
@@ -137,10 +139,17 @@ class LocalRuntime:
     def close(self) -> None:
         self._exit.close()
 
+    def interrupt(self) -> None:
+        """Stop waiting (from another thread or a signal handler): settling returns at once, so
+        that the runtime can be closed promptly (``local serve`` on SIGINT/SIGTERM)."""
+        self._interrupted.set()
+
     # -- moving time -----------------------------------------------------------------------
     def settle(self) -> None:
         """Drain streams, refresh schedules and wait for executions until all is quiet."""
         for _ in range(_SETTLE_ROUNDS):
+            if self._interrupted.is_set():
+                return
             invoked = 0
             for poller in self.pollers:
                 before = poller.stats.invocations
@@ -234,7 +243,7 @@ class LocalRuntime:
         sfn = self.stack.client("stepfunctions")
         finished = 0
         delay = 0.005
-        while self._running:
+        while self._running and not self._interrupted.is_set():
             record = self._running[0]
             described = sfn.describe_execution(executionArn=record.arn)
             if described["status"] == "RUNNING":

@@ -118,7 +118,10 @@ class LocalServer:
             self._stop.wait(self.poll_interval_s)
 
     def request_stop(self) -> None:
+        """Stop the loop (safe from a signal handler): the round in progress stops waiting."""
         self._stop.set()
+        if self.runtime is not None:
+            self.runtime.interrupt()
 
     def stop(self) -> None:
         from moto.core.config import default_user_config  # deferred: moto is a dev dependency and slow to import

@@ -69,6 +69,7 @@ def _register_missing_emulator(subparsers: argparse._SubParsersAction) -> None: 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.owns_process = argv is None  # the console script: a command may end the process itself
     try:
         code = int(args.handler(args) or 0)
         sys.stdout.flush()  # a full disk or a closed pipe shows here, not as a traceback at exit
