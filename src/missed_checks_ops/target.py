@@ -164,11 +164,12 @@ def stack_clock(stack: str | None, region: str | None, endpoint: str | None, ses
         if not region:
             return None
         name = stack or os.environ.get(STACK_ENV) or LOCAL_STACK_NAME
-        found = bound_client(session, "cloudformation", region, endpoint).describe_stacks(StackName=name)["Stacks"]
+        found = describe_stack(bound_client(session, "cloudformation", region, endpoint), name)
     except (ClientError, BotoCoreError):
         return None  # the command's own lookup of the stack says what is wrong
-    tags = {tag["Key"]: tag["Value"] for tag in (found[0].get("Tags") or [])} if found else {}
-    return ClockAnchor.from_tag(tags[CLOCK_TAG]) if CLOCK_TAG in tags else None
+    if found is None or CLOCK_TAG not in found.tags:
+        return None
+    return ClockAnchor.from_tag(found.tags[CLOCK_TAG])
 
 
 def resolve_target(
