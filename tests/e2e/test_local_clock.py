@@ -80,16 +80,7 @@ def run(serve: dict[str, Any], *argv: str) -> Any:
 
 
 def stack_now(serve: dict[str, Any]) -> datetime:
-    previous = {key: os.environ.get(key) for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")}
-    os.environ.update({"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"})
-    try:
-        anchor = stack_clock(None, "us-east-1", serve["endpoint"])
-    finally:
-        for key, value in previous.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+    anchor = stack_clock(None, "us-east-1", serve["endpoint"])
     assert anchor is not None, "local serve publishes no clock"
     return anchor.now()
 
@@ -108,7 +99,10 @@ def wait_until(condition: Any, what: str) -> Any:
     raise AssertionError(f"not within {BOUND_S} s: {what}")
 
 
-def test_serve_and_the_commands_agree_on_time(serve: dict[str, Any]) -> None:
+def test_serve_and_the_commands_agree_on_time(serve: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in _environment().items():
+        if name.startswith("AWS_"):
+            monkeypatch.setenv(name, value)  # this process reads the stack's clock too
     assert "Clock: simulated, now 2026-03-02T" in serve["banner"]
     # Windows tile the hour (50 minutes on time, 10 of grace): whenever a check is recorded, it
     # counts for the window of its hour, on time or late, so no verdict depends on the machine.
