@@ -137,10 +137,12 @@ def parse_faults(raw: Any, where: str = "faults") -> list[Fault]:
 
 def load_faults(path: str | Path) -> list[Fault]:
     """Faults from a JSON file: a list, or an object with a ``faults`` list."""
+    from missed_checks_ops.inputs import read_text  # deferred: yaml, not needed to inject faults
+
+    if str(path) != "-" and not Path(path).exists():
+        raise InvalidInput("--faults", f"{path}: no such file")
     try:
-        raw = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InvalidInput("--faults", f"{path}: no such file") from None
+        raw = json.loads(read_text(path, "--faults"))
     except ValueError as error:
         raise InvalidInput("--faults", f"{path}: not JSON: {error}") from None
     if isinstance(raw, Mapping):
@@ -199,13 +201,18 @@ class FaultInjector:
     def plan(self) -> list[dict[str, Any]]:
         return [fault.describe() for fault in self.faults]
 
+    def endpoint_observer(self) -> Any:
+        """:func:`endpoint_faults` of this injector (the runtime calls it: it imports nothing
+        of the test tooling)."""
+        return endpoint_faults(self)
+
 
 _READS = {"GetItem", "Query", "Scan", "BatchGetItem", "TransactGetItems"}
 _WRITES = {"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"}
 
 
 def endpoint_faults(injector: FaultInjector) -> Any:
-    """An observer for :func:`missed_checks_local.iam.observed`: the service endpoints' faults
+    """An observer for :func:`missed_checks_local.iam.enforcement.observed`: the service endpoints' faults
     (DynamoDB throttling, EventBridge failing), answered to the functions' own calls."""
     from moto.core.exceptions import JsonRESTError  # deferred: moto is a dev dependency and slow to import
 
