@@ -61,7 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--stack", help=f"the stack's name (default: {LOCAL_STACK_NAME} with --endpoint)")
     parser.add_argument("--region", default=None, help="the stack's Region (default: AWS_REGION, the profile's)")
-    parser.add_argument("--endpoint", help="a local AWS endpoint as this machine reaches it (missed-checks local serve)")
+    parser.add_argument("--endpoint",
+                        help="a local AWS endpoint as this machine reaches it (missed-checks local serve)")
     parser.add_argument("--function-endpoint",
                         help="the same endpoint as the function's container reaches it (default: --endpoint)")
     parser.add_argument("--output", type=Path, required=True, help="the JSON file to write (replaced)")
@@ -75,12 +76,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         values = env_vars(stack, region, args.endpoint, args.function_endpoint)
     except (ClientError, BotoCoreError, LookupError) as error:
-        where = f" at {args.endpoint}" if args.endpoint else ""
-        print(f"env_vars: cannot read stack {stack} in {region}{where}: {error}", file=sys.stderr)
+        where = f"{region} at {args.endpoint}" if args.endpoint else region
+        print(f"env_vars: cannot read stack {stack} in {where}: {error}", file=sys.stderr)
         return 1
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(values, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    print(f"env_vars: {args.output} ({', '.join(sorted(values))} of stack {stack} in {region}{' at ' + args.endpoint if args.endpoint else ''})")
+    where = f"{region} at {args.endpoint}" if args.endpoint else region
+    print(f"env_vars: {args.output} ({', '.join(sorted(values))} of stack {stack} in {where})")
     return 0
 
 
