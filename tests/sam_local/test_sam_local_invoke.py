@@ -17,6 +17,7 @@ from missed_checks.contracts import (
     ExecutionInput,
     PlanEvaluationOutput,
     RecordMissedChecksInput,
+    dump,
     parse,
 )
 from missed_checks.equipment import shard_of
@@ -71,7 +72,9 @@ def test_record_missed_checks_sample_writes_the_missed_checks_of_its_shards(chec
     assert (counts.counted, counts.performed, counts.missed, counts.recorded) == (
         len(in_shards), len(in_shards) - len(missed_here), len(missed_here), len(missed_here))
     assert checklist.table.missed_equipment_of_window(CHECKLIST, MONDAY_START) == missed_here
-    assert watermark(checklist) != MONDAY_END  # closing the window is CloseWindow's
+    assert watermark(checklist) != MONDAY_END
+    # close_window.json's batch counts are these answers, as the Map collects them
+    assert dump(counts) == sample("close_window.json")["batches"][0]  # closing the window is CloseWindow's
 
 
 def test_close_window_sample_claims_announces_the_window_and_moves_the_watermark(checklist):
@@ -82,7 +85,7 @@ def test_close_window_sample_claims_announces_the_window_and_moves_the_watermark
     assert (closed.window_start, closed.window_end) == (to_utc_iso(MONDAY_START), to_utc_iso(MONDAY_END))
     assert closed.announced and closed.announced_now and closed.watermark_advanced
     assert closed.claimed_by == given["execution"]
-    assert closed.missed == sum(batch["missed"] for batch in given["batches"])
+    assert closed.missed == sum(batch["missed"] for batch in given["batches"]) == len(MISSED)
     judged = checklist.table.judged_window(CHECKLIST, MONDAY_START)
     assert judged["execution"] == given["execution"] and judged["announced"] is True
     assert watermark(checklist) == MONDAY_END
