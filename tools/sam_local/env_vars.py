@@ -31,9 +31,11 @@ from missed_checks_ops.target import LOCAL_STACK_NAME
 FUNCTION_TYPE = "AWS::Lambda::Function"
 
 
-def function_environments(stack: str, region: str, endpoint: str | None) -> dict[str, dict[str, str]]:
-    """Each function's logical id -> its environment variables, read from the stack."""
-    session = new_session(region)
+def function_environments(stack: str, region: str, endpoint: str | None,
+                          session: Any = None) -> dict[str, dict[str, str]]:
+    """Each function's logical id -> its environment variables, read from the stack (with
+    ``session``'s credentials; by default the usual chain's)."""
+    session = session or new_session(region)
     cloudformation = bound_client(session, "cloudformation", region, endpoint)
     lambda_ = bound_client(session, "lambda", region, endpoint)
     pages = cloudformation.get_paginator("list_stack_resources").paginate(StackName=stack)
@@ -49,8 +51,9 @@ def function_environments(stack: str, region: str, endpoint: str | None) -> dict
     return environments
 
 
-def env_vars(stack: str, region: str, endpoint: str | None, function_endpoint: str | None) -> dict[str, Any]:
-    environments = function_environments(stack, region, endpoint)
+def env_vars(stack: str, region: str, endpoint: str | None, function_endpoint: str | None,
+             session: Any = None) -> dict[str, Any]:
+    environments = function_environments(stack, region, endpoint, session)
     if endpoint:
         for variables in environments.values():
             variables["AWS_ENDPOINT_URL"] = function_endpoint or endpoint

@@ -26,6 +26,8 @@ import sys
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+import boto3
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))  # env_vars beside this file (run as a script, not a package)
@@ -77,6 +79,15 @@ def with_host(url: str, host: str) -> str:
     return urlunsplit(parts._replace(netloc=f"{host}:{parts.port}" if parts.port else host))
 
 
+LOCAL_ENVIRONMENT = {
+    "AWS_ACCESS_KEY_ID": LOCAL_CREDENTIALS["aws_access_key_id"],
+    "AWS_SECRET_ACCESS_KEY": LOCAL_CREDENTIALS["aws_secret_access_key"],
+    "AWS_REGION": DEFAULT_REGION,
+    "AWS_DEFAULT_REGION": DEFAULT_REGION,
+}
+"""The local stack's credentials and Region, which SAM hands to the function's container."""
+
+
 def local_env_vars(endpoint: str, output: Path) -> str:
     """Writes the local stack's env-vars file; returns the endpoint as the container reaches it."""
     parts = urlsplit(endpoint)
@@ -90,7 +101,8 @@ def local_env_vars(endpoint: str, output: Path) -> str:
         raise InvokeError(f"the local stack at {endpoint} does not listen on {gateway}, where the function's "
                           f"container reaches this machine: restart it with --host 0.0.0.0 (or --host {gateway})")
     function_endpoint = with_host(endpoint, gateway)
-    values = env_vars(LOCAL_STACK_NAME, DEFAULT_REGION, endpoint, function_endpoint)
+    session = boto3.session.Session(region_name=DEFAULT_REGION, **LOCAL_CREDENTIALS)
+    values = env_vars(LOCAL_STACK_NAME, DEFAULT_REGION, endpoint, function_endpoint, session)
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(values, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return function_endpoint
@@ -109,26 +121,24 @@ def invoke(function: str, event: Path, *, env_file: Path | None, endpoint: str, 
         raise InvokeError(f"EVENT {event}: no such file (the samples are in events/)")
     if not template.is_file():
         raise InvokeError(f"{template} is missing: run make invoke (it builds it)")
+    environment = {**engine_environment(), "SAM_CLI_TELEMETRY": "0"}
     if env_file is None:
         env_file = WORK / "env-local.json"
-        # The local stack's credentials and Region, for reading it here and, through SAM, in the container.
-        os.environ.update({"AWS_ACCESS_KEY_ID": LOCAL_CREDENTIALS["aws_access_key_id"],
-                           "AWS_SECRET_ACCESS_KEY": LOCAL_CREDENTIALS["aws_secret_access_key"],
-                           "AWS_REGION": DEFAULT_REGION, "AWS_DEFAULT_REGION": DEFAULT_REGION})
-        for key in ("AWS_SESSION_TOKEN", "AWS_PROFILE"):
-            os.environ.pop(key, None)
         reached_at = local_env_vars(endpoint, env_file)
+        for key in ("AWS_SESSION_TOKEN", "AWS_PROFILE"):
+            environment.pop(key, None)
+        environment.update(LOCAL_ENVIRONMENT)
         region = DEFAULT_REGION
         print(f"invoke: {function} with {event} against the local stack at {endpoint} "
               f"(from the container: {reached_at})", file=sys.stderr)
     elif not env_file.is_file():
         raise InvokeError(f"ENV_VARS {env_file}: no such file (make one with tools/sam_local/env_vars.py --stack NAME)")
-    region = region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+    region = region or environment.get("AWS_REGION") or environment.get("AWS_DEFAULT_REGION")
     if not region:
         raise InvokeError("no Region for the deployed stack: give REGION=... (or set AWS_REGION)")
     command = [str(ENGINE), "run", str(WORK), "--",
                *sam_command(function, event, env_file, region, architecture, template)]
-    return subprocess.run(command, env={**engine_environment(), "SAM_CLI_TELEMETRY": "0"}, check=False).returncode
+    return subprocess.run(command, env=environment, check=False).returncode
 
 
 def main(argv: list[str] | None = None) -> int:
