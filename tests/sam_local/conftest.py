@@ -117,10 +117,11 @@ class ServedStack:
         return result
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def served_stack(sam_local_ready, tmp_path_factory) -> Iterator[ServedStack]:
-    """One local stack for the lane, on all addresses (the containers reach it at podman's gateway),
-    its clock on the Sunday the samples' checklist is created, so no schedule fires by itself."""
+    """One local stack for the lane (the module; stopped when it ends), on all addresses (the
+    containers reach it at podman's gateway), its clock on the Sunday the samples' checklist is
+    created, so no schedule fires by itself."""
     port = free_port()
     folder = tmp_path_factory.mktemp("sam-local")
     output = folder / "serve.out"
