@@ -95,10 +95,10 @@ class ServedStack:
     def empty(self) -> None:
         """Every item of the table and every schedule gone, for the next test."""
         dynamodb = self.client("dynamodb")
-        for page in dynamodb.get_paginator("scan").paginate(TableName=self.table.name,
-                                                             ProjectionExpression="pk, sk"):
-            for item in page["Items"]:
-                dynamodb.delete_item(TableName=self.table.name, Key=item)
+        keys = [item for page in dynamodb.get_paginator("scan").paginate(TableName=self.table.name,
+                                                                          ProjectionExpression="pk, sk")
+                for item in page["Items"]]
+        self.table.batch_write([{"DeleteRequest": {"Key": key}} for key in keys])
         for name in self.schedules.names():
             self.schedules.delete(name)
 

@@ -35,6 +35,7 @@ from tests.event_samples import (
     MONDAY_START,
     RULE,
     sample,
+    seed_sample_checklist,
 )
 
 pytestmark = [pytest.mark.stack, pytest.mark.sam_local]
@@ -46,9 +47,7 @@ SYNC_TIMEOUT_S = 30
 
 @pytest.fixture
 def checklist(stack):
-    """The samples' checklist, put in by the tool docs/sam-local-invoke.md gives for it."""
-    subprocess.run([sys.executable, str(SEED), "--endpoint", stack.endpoint], check=True, capture_output=True)
-    assert stack.table.count_assignments(CHECKLIST) == len(EQUIPMENT)
+    seed_sample_checklist(stack.table)
     return stack
 
 
@@ -125,12 +124,15 @@ def test_schedule_sync_sample_creates_the_checklists_schedule(checklist):
     assert checklist.table.get_checklist_item(CHECKLIST)["schedule"]["fingerprint"]
 
 
-def test_evaluation_input_sample_is_what_the_schedule_sends_and_plan_evaluation_receives(checklist):
+def test_evaluation_input_sample_is_what_the_schedule_sends_and_plan_evaluation_receives(stack):
     """Not a function's event: the state machine's input, as the checklist's schedule sends it. It
-    reaches a function as plan_evaluation.json's "input" (the task's Payload), invoked above."""
+    reaches a function as plan_evaluation.json's "input" (the task's Payload), invoked above. The
+    checklist is put in by the tool docs/sam-local-invoke.md gives for it."""
+    subprocess.run([sys.executable, str(SEED), "--endpoint", stack.endpoint], check=True, capture_output=True)
+    assert stack.table.count_assignments(CHECKLIST) == len(EQUIPMENT)
     given = sample("evaluation_input.json")
     parse(ExecutionInput, given)
-    schedule = synced_by_local_serve(checklist)
+    schedule = synced_by_local_serve(stack)
     sent = json.loads(schedule["Target"]["Input"].replace("<aws.scheduler.scheduled-time>", given["instant"]))
     assert given == sent
     assert sample("plan_evaluation.json")["input"] == given
