@@ -24,6 +24,7 @@ from missed_checks.contracts import (
     parse,
 )
 from missed_checks.equipment import shard_of
+from missed_checks.recurrence import OccurrenceWindow
 from missed_checks.schedule import TARGET_INPUT_TEMPLATE
 from missed_checks.timefmt import to_utc_iso
 from tests.event_samples import (
@@ -41,6 +42,8 @@ from tests.event_samples import (
 pytestmark = [pytest.mark.stack, pytest.mark.sam_local]
 
 SEED = Path(__file__).resolve().parents[2] / "tools" / "sam_local" / "seed_samples.py"
+SAMPLE_WINDOW = OccurrenceWindow.from_dict(sample("record_missed_checks.json")["window"])
+"""The samples' window (Monday 2 March), as the state machine passes it."""
 MISSED = sorted(set(EQUIPMENT) - set(CHECKED))
 SYNC_TIMEOUT_S = 30
 
@@ -68,7 +71,7 @@ def test_plan_evaluation_sample_judges_the_monday_window_and_writes_its_missed_c
 
 def test_record_missed_checks_sample_writes_the_missed_checks_of_its_shards(checklist):
     task = parse(RecordMissedChecksInput, sample("record_missed_checks.json"))
-    checklist.table.open_window(CHECKLIST, task.window.occurrence, {"recurrence": RULE})
+    checklist.table.open_window(CHECKLIST, SAMPLE_WINDOW, {"recurrence": RULE})
     counts = parse(BatchCounts, checklist.invoke("RecordMissedChecksFunction", EVENTS / "record_missed_checks.json"))
     in_shards = [e for e in EQUIPMENT if shard_of(e) in task.shards]
     missed_here = sorted(e for e in in_shards if e in MISSED)
@@ -83,8 +86,7 @@ def test_record_missed_checks_sample_writes_the_missed_checks_of_its_shards(chec
 
 def test_close_window_sample_claims_announces_the_window_and_moves_the_watermark(checklist):
     given = sample("close_window.json")
-    task = parse(RecordMissedChecksInput, sample("record_missed_checks.json"))
-    checklist.table.open_window(CHECKLIST, task.window.occurrence, {"recurrence": RULE})
+    checklist.table.open_window(CHECKLIST, SAMPLE_WINDOW, {"recurrence": RULE})
     closed = parse(CloseWindowOutput, checklist.invoke("CloseWindowFunction", EVENTS / "close_window.json"))
     assert (closed.window_start, closed.window_end) == (to_utc_iso(MONDAY_START), to_utc_iso(MONDAY_END))
     assert closed.announced and closed.announced_now and closed.watermark_advanced
