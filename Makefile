@@ -10,6 +10,8 @@
 #   make runtime - the Lambda runtime's own boto3/botocore for the local emulator, .aws-sam/lambda-runtime
 #   make artifacts - both of the above
 #   make check-layer - build, then check the layer's contents and size
+#   make invoke FUNCTION=PlanEvaluationFunction EVENT=events/plan_evaluation.json - the real sam local invoke, in podman (docs/sam-local-invoke.md)
+#   make sam-local - what make invoke needs: podman (apt-get), the Lambda base image, this machine's build
 #   make browser - Debian's chromium for the HTML report's browser test (apt-get, when missing)
 #   make screenshot - the demo's HTML report, opened in headless Chromium, into docs/report-demo.png
 SHELL := /bin/bash
@@ -20,7 +22,8 @@ BIN := $(VENV)/bin
 SAM_VENV := .venv-sam
 ASL_VALIDATOR := tools/node_modules/.bin/asl-validator
 
-.PHONY: demo test quick lint typecheck unit bench chaos build runtime artifacts check-layer browser screenshot clean help FORCE
+.PHONY: demo test quick lint typecheck unit bench chaos build runtime artifacts check-layer browser screenshot clean help FORCE \
+	invoke sam-local sam-local-engine sam-local-image sam-local-for-tests
 help:
 	@grep -E '^#   make' Makefile | sed 's/^#   //'
 
@@ -51,7 +54,7 @@ lint: $(BIN)/.installed $(SAM_VENV)/.installed $(ASL_VALIDATOR)
 typecheck: $(BIN)/.installed
 	$(BIN)/mypy
 
-unit: $(BIN)/.installed artifacts browser
+unit: $(BIN)/.installed artifacts browser sam-local-for-tests
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 test: lint typecheck check-layer unit
@@ -124,6 +127,49 @@ artifacts: build runtime
 
 check-layer: $(BIN)/.installed build
 	$(BIN)/python tools/check_layer.py
+
+# --- sam local invoke, on podman (docs/sam-local-invoke.md) ------------------------------------
+# The real SAM CLI runs a function in a Lambda container: podman (Debian's, installed on first use,
+# configured by tools/sam_local/containers.conf) behind a Docker-compatible socket started for the
+# invoke; the base image public.ecr.aws/lambda/python:3.13-ARCH built here from Debian packages
+# (rebuilt only when its inputs change); the functions and layer built for this machine's own
+# architecture (Architecture=x86_64 on x86_64), byte-compiled once, so nothing is emulated.
+#   make invoke FUNCTION=... EVENT=...                      against `missed-checks local serve --host 0.0.0.0`
+#   make invoke FUNCTION=... EVENT=... ENV_VARS=env.json REGION=...   against a deployed stack
+SAM_LOCAL := $(AWS_SAM)/sam-local
+SAM_LOCAL_ARCH := $(if $(filter aarch64 arm64,$(shell uname -m)),arm64,x86_64)
+SAM_LOCAL_MACHINE := $(if $(filter arm64,$(SAM_LOCAL_ARCH)),aarch64,x86_64)
+SAM_LOCAL_BUILT := $(SAM_LOCAL)/build/template.yaml
+
+sam-local-engine:
+	@tools/sam_local/engine install
+
+sam-local-image: sam-local-engine $(PYTHON313_FILE) | $(SAM_VENV)/.installed
+	@PIP="$(SAM_VENV)/bin/python -m pip" PYTHON313="$$(cat $(PYTHON313_FILE))" \
+		tools/sam_local/base_image $(SAM_LOCAL_ARCH) $(SAM_LOCAL)
+
+$(SAM_LOCAL_BUILT): $(BUILD_INPUTS) $(PYTHON313_BIN) | $(SAM_VENV)/.installed
+	MAKEFLAGS= MAKELEVEL= PATH="$(CURDIR)/$(dir $(PYTHON313_BIN)):$$PATH" \
+	LAYER_PIP="$(CURDIR)/$(SAM_VENV)/bin/python -m pip" LAYER_MACHINE=$(SAM_LOCAL_MACHINE) \
+		$(SAM_VENV)/bin/sam build --parallel --build-dir $(SAM_LOCAL)/build --cache-dir $(SAM_LOCAL)/cache \
+		--parameter-overrides Architecture=$(SAM_LOCAL_ARCH)
+	"$$(cat $(PYTHON313_FILE))" -m compileall -q --invalidation-mode unchecked-hash $(SAM_LOCAL)/build
+	touch $@
+
+sam-local: sam-local-image $(SAM_LOCAL_BUILT)
+
+# For make test: like the browser, a machine that cannot run containers does not stop the other
+# tests; the sam_local tests then fail, naming what is missing (the reason is printed here).
+sam-local-for-tests:
+	@$(MAKE) --no-print-directory sam-local || echo "sam-local: sam local invoke cannot run here (see above);" \
+		"the sam_local tests will fail saying so" >&2
+
+invoke: $(BIN)/.installed sam-local
+	@test -n "$(FUNCTION)" -a -n "$(EVENT)" || { echo "make invoke: give FUNCTION=<logical id> EVENT=<file>," \
+		"e.g. make invoke FUNCTION=PlanEvaluationFunction EVENT=events/plan_evaluation.json" >&2; exit 2; }
+	@$(BIN)/python tools/sam_local/invoke.py "$(FUNCTION)" "$(EVENT)" --architecture $(SAM_LOCAL_ARCH) \
+		$(if $(ENV_VARS),--env-vars "$(ENV_VARS)") $(if $(REGION),--region "$(REGION)") \
+		$(if $(ENDPOINT),--endpoint "$(ENDPOINT)")
 
 # Debian's chromium, installed with apt-get when /usr/bin/chromium is missing (as root or through
 # passwordless sudo); when that is impossible it says why and the browser test fails saying so.

@@ -54,7 +54,14 @@ EXCLUDED: tuple[tuple[str, str], ...] = (
     (r"^make (build|check-layer)\b", "make test runs both (check-layer builds first) before pytest starts"),
     (r"^make clean\b", "would delete the virtualenv and the build this test runs from"),
     (r"^\.venv-sam/bin/sam (deploy|delete)\b", "needs an AWS account"),
-    (r"^\.venv-sam/bin/sam local invoke\b", "needs Docker and a deployed stack (docs/sam-local-invoke.md)"),
+    (r"^\.venv-sam/bin/sam local invoke\b", "needs the container engine that make invoke sets up: "
+     "tests/sam_local/test_sam_local_invoke.py runs every sample through sam local invoke"),
+    (r"^make invoke\b", "podman and the locally built Lambda image (minutes on first use): "
+     "tests/sam_local/test_sam_local_invoke.py runs every sample through it"),
+    (r"^\.venv/bin/python tools/sam_local/seed_samples\.py\b", "seeds a serve started with --host 0.0.0.0 "
+     "for containers: the sam_local lane seeds its own stack with it"),
+    (r"^\.venv/bin/python tools/sam_local/env_vars\.py --stack\b", "reads a deployed stack (needs an AWS account); "
+     "tests/integration/test_sam_local_env_vars.py runs it against a local stack"),
     (r"^(aws |\w+=\$\(aws )", "the AWS CLI is not installed by the project's files (boto3 is)"),
     (r"^missed-checks local serve\b", "runs until Ctrl-C: the test starts it itself, on a free port"),
     (r"^missed-checks local demo(?!.*--show-scenario)", "plays the five-week demo (half a minute idle, "

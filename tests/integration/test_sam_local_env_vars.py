@@ -1,0 +1,71 @@
+"""tools/sam_local/env_vars.py reads `sam local invoke --env-vars` from a stack: each function's
+own environment as the stack deployed it, with AWS_ENDPOINT_URL left empty for a stack on AWS;
+tools/sam_local/invoke.py says what to do when no local stack answers."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+TOOLS = ROOT / "tools" / "sam_local"
+
+
+def _load(name: str):
+    sys.path.insert(0, str(TOOLS))  # invoke.py imports env_vars beside it, as when run as a script
+    try:
+        spec = importlib.util.spec_from_file_location(name, TOOLS / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        sys.path.remove(str(TOOLS))
+
+
+env_vars = _load("env_vars")
+invoke = _load("invoke")
+
+
+def test_every_function_gets_the_stacks_resource_names_and_no_endpoint(local_stack):
+    values = env_vars.env_vars(local_stack.stack_name, "us-east-1", None, None)
+    assert set(values) == {"ScheduleSyncFunction", "PlanEvaluationFunction", "RecordMissedChecksFunction",
+                           "CloseWindowFunction"}
+    for variables in values.values():
+        assert variables["TABLE_NAME"] == local_stack.table_name
+        assert variables["AWS_ENDPOINT_URL"] == ""  # declared empty: on AWS, the Region's endpoints
+    sync = values["ScheduleSyncFunction"]
+    assert sync["STATE_MACHINE_ARN"] == local_stack.state_machine_arn
+    assert sync["SCHEDULE_GROUP_NAME"] == local_stack.outputs["ScheduleGroupName"]
+    assert values["PlanEvaluationFunction"]["MAX_WINDOWS_PER_RUN"] == "20"
+
+
+def test_a_stack_that_does_not_exist_is_one_line_naming_it(local_stack, tmp_path, capsys):
+    assert env_vars.main(["--stack", "no-such-stack", "--region", "us-east-1", "--output",
+                          str(tmp_path / "env.json")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("env_vars: cannot read stack no-such-stack in us-east-1: ") and err.count("\n") == 1
+    assert not (tmp_path / "env.json").exists()
+
+
+def test_invoke_says_how_to_start_a_local_stack_when_none_answers(tmp_path, capsys):
+    event = tmp_path / "event.json"
+    event.write_text("{}")
+    template = tmp_path / "template.yaml"
+    template.write_text("")
+    code = invoke.main(["PlanEvaluationFunction", str(event), "--endpoint", "http://127.0.0.1:9",
+                        "--template", str(template)])
+    assert code == 1
+    assert capsys.readouterr().err == (
+        "invoke: no local stack answers at http://127.0.0.1:9: start one in another terminal: missed-checks local "
+        "serve --host 0.0.0.0; or give a deployed stack's --env-vars file (docs/sam-local-invoke.md)\n")
+
+
+@pytest.mark.parametrize(("url", "host", "expected"), [
+    ("http://127.0.0.1:5000", "10.88.0.1", "http://10.88.0.1:5000"),
+    ("http://localhost:5123/", "10.88.0.1", "http://10.88.0.1:5123/"),
+])
+def test_the_container_reaches_the_endpoint_at_the_gateway(url, host, expected):
+    assert invoke.with_host(url, host) == expected
