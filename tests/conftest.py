@@ -36,9 +36,9 @@ from unittest import mock
 
 import pytest
 
+from missed_checks_local.awslambda.runtime import LambdaRuntime
 from missed_checks_local.clock import SimulatedClock
 from missed_checks_local.embedded import embedded_aws
-from missed_checks_local.lambda_runtime import LambdaRuntime
 from missed_checks_local.runtime import LocalRuntime
 from missed_checks_local.stack import EmbeddedStack
 

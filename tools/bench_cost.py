@@ -6,7 +6,7 @@ schedule-sync made, and counts from what actually happened:
 
 - state transitions (every state entered in the execution history, plus task retries);
 - Lambda invocations and GB-seconds (configured memory x measured duration, and x 1 s);
-- DynamoDB write and read request units per operation (``missed_checks_local.metering``: item
+- DynamoDB write and read request units per operation (``missed_checks_local.testing.metering``: item
   sizes and the indexes each item lands in);
 - Scheduler invocations (firings), EventBridge events, SQS messages.
 
@@ -45,10 +45,10 @@ from missed_checks.recurrence import parse_recurrence
 from missed_checks.schedule_expression import schedule_for
 from missed_checks_local.clock import SimulatedClock
 from missed_checks_local.embedded import embedded_aws
-from missed_checks_local.metering import Meter, Usage, item_size
 from missed_checks_local.runtime import LocalRuntime
-from missed_checks_local.scheduler import next_fire_time
+from missed_checks_local.scheduler.simulated import next_fire_time
 from missed_checks_local.stack import EmbeddedStack
+from missed_checks_local.testing.metering import Meter, Usage, item_size
 
 PRICES = {
     "state_transition": 0.025 / 1_000,

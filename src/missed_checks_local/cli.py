@@ -108,9 +108,11 @@ def register(subparsers: Any) -> None:
 
 
 def _chaos(args: argparse.Namespace) -> int:
-    from missed_checks_local.chaos import run_chaos  # deferred: `missed-checks` start-up must not pay for the emulator
-    from missed_checks_local.faults import load_faults
     from missed_checks_local.scenario import Scenario, load_scenario
+    from missed_checks_local.testing.chaos import (
+        run_chaos,  # deferred: `missed-checks` start-up must not pay for the emulator
+    )
+    from missed_checks_local.testing.faults import load_faults
 
     if args.scenario:
         scenario = load_scenario(args.scenario)

@@ -14,25 +14,23 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
+from missed_checks_local import moto_patches
+from missed_checks_local.awslambda.runtime import LambdaRuntime
 from missed_checks_local.clock import RealTimeClock, SimulatedClock, installed
-from missed_checks_local.faults import endpoint_faults
-from missed_checks_local.iam import observed
-from missed_checks_local.lambda_runtime import LambdaRuntime
-from missed_checks_local.scheduler import Firing, SimulatedScheduler
+from missed_checks_local.iam.enforcement import observed
+from missed_checks_local.scheduler.simulated import Firing, SimulatedScheduler
 from missed_checks_local.stack import EmbeddedStack
-from missed_checks_local.streams import StreamPoller
+from missed_checks_local.streams.poller import StreamPoller
 
 __all__ = ["ExecutionRecord", "LocalRuntime", "RuntimeStuck"]
 
@@ -60,19 +58,6 @@ class ExecutionRecord:
         return (self.output or {}).get("outcome") if isinstance(self.output, dict) else None
 
 
-class _NoWait:
-    """Stands in for the ``time`` module of moto's Retry implementation: no real waiting."""
-
-    def __init__(self) -> None:
-        self.waited_s = 0.0
-
-    def sleep(self, seconds: float) -> None:
-        self.waited_s += seconds
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(time, name)
-
-
 @dataclass
 class LocalRuntime:
     """Everything needed to play a timeline against a provisioned :class:`EmbeddedStack`."""
@@ -86,7 +71,7 @@ class LocalRuntime:
     pollers: list[StreamPoller] = field(init=False)
     on_step: Callable[[], None] | None = None
     faults: Any = None
-    """A :class:`~missed_checks_local.faults.FaultInjector`, or None for a run without faults."""
+    """A :class:`~missed_checks_local.testing.faults.FaultInjector`, or None for a run without faults."""
     refresh_always: bool = False
     """Re-read the schedules on every settle, not only after a function ran (``local serve``:
     anyone may change schedules through the endpoint)."""
@@ -130,11 +115,11 @@ class LocalRuntime:
             self.lambda_runtime.faults = self.scheduler.faults = self.faults
             for poller in self.pollers:
                 poller.faults = self.faults
-            self._exit.enter_context(observed(endpoint_faults(self.faults)))
+            self._exit.enter_context(observed(self.faults.endpoint_observer()))
         self._exit.enter_context(self.lambda_runtime)
         self._exit.enter_context(installed(self.clock))
         self._exit.enter_context(moto_on_simulated_time(self.clock))
-        self._exit.enter_context(_parse_each_definition_once())
+        self._exit.enter_context(moto_patches.parse_each_definition_once())
         self._exit.enter_context(_quiet_moto_logs(self.log_path))
         self.settle()
 
@@ -310,43 +295,7 @@ class LocalRuntime:
 
 @contextmanager
 def moto_on_simulated_time(clock: SimulatedClock | RealTimeClock) -> Iterator[None]:
-    from moto.scheduler import models as scheduler_models  # deferred: moto is a dev dependency and slow to import
-    from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
-
-    def simulated_utcnow() -> datetime:
-        return clock.now().astimezone(UTC).replace(tzinfo=None)
-
-    with (
-        mock.patch.object(scheduler_models, "utcnow", simulated_utcnow),
-        mock.patch.object(retrier_decl, "time", _NoWait()),
-    ):
-        yield
-
-
-@contextmanager
-def _parse_each_definition_once() -> Iterator[None]:
-    """moto parses the definition again (ANTLR, about 50 ms) for every execution. Keep the parse
-    tree per definition text; each execution still gets fresh evaluation components from it."""
-    from moto.stepfunctions.parser.asl.parse.asl_parser import (
-        AmazonStateLanguageParser,  # deferred: moto is a dev dependency and slow to import
-    )
-    from moto.stepfunctions.parser.asl.parse.preprocessor import Preprocessor
-
-    original = AmazonStateLanguageParser.parse
-    trees: dict[str, Any] = {}
-    lock = threading.Lock()
-
-    def parse(definition: str) -> tuple[Any, Any]:
-        with lock:
-            tree = trees.get(definition)
-        if tree is None:
-            program, tree = original(definition)
-            with lock:
-                trees[definition] = tree
-            return program, tree
-        return Preprocessor().visit(tree), tree
-
-    with mock.patch.object(AmazonStateLanguageParser, "parse", staticmethod(parse)):
+    with moto_patches.simulated_time(clock.now):
         yield
 
 

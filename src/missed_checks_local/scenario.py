@@ -49,7 +49,7 @@ from missed_checks.equipment import validate_equipment_id
 from missed_checks.errors import InvalidInput
 from missed_checks.performed_check import PerformedCheck
 from missed_checks.timefmt import parse_instant
-from missed_checks_local.faults import FaultInjector, parse_faults
+from missed_checks_local.testing.faults import FaultInjector, parse_faults
 
 __all__ = ["ACTIONS", "Scenario", "ScenarioEvent", "load_scenario", "run_scenario"]
 
@@ -91,7 +91,7 @@ class Scenario:
     parameters: dict[str, str]
     """Template parameter overrides (``{"MaxWindowsPerRun": "5"}``)."""
     faults: tuple[Any, ...] = ()
-    """Faults to inject (:mod:`missed_checks_local.faults`); none by default."""
+    """Faults to inject (:mod:`missed_checks_local.testing.faults`); none by default."""
 
     @property
     def checklist_ids(self) -> list[str]:
@@ -345,7 +345,7 @@ def run_scenario(
     """Provision a fresh embedded stack, play ``scenario`` and return what it produced: the fleet
     report and the run's diagnostics (see :func:`missed_checks_local.run_result.build_result`).
 
-    ``faults`` (a :class:`~missed_checks_local.faults.FaultInjector`) overrides the scenario's
+    ``faults`` (a :class:`~missed_checks_local.testing.faults.FaultInjector`) overrides the scenario's
     own. ``recover`` then does what the README tells an operator to do at the end: replay every
     dead-letter queue and re-run executions that were stopped. ``prepare(runtime)`` is called once
     the runtime runs, ``observe(runtime)`` before the report is built (the chaos run subscribes to

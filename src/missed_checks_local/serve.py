@@ -22,7 +22,7 @@ from typing import Any
 from missed_checks_local.clock import RealTimeClock, SimulatedClock
 from missed_checks_local.embedded import MOTO_CONFIG, local_environment, reset_clients
 from missed_checks_local.runtime import LocalRuntime
-from missed_checks_local.scheduler import Firing
+from missed_checks_local.scheduler.simulated import Firing
 from missed_checks_local.stack import DEFAULT_REGION, EmbeddedStack
 from missed_checks_ops.target import LOCAL_SERVE_PORT
 

@@ -2,7 +2,7 @@
 
 :meth:`EmbeddedStack.provision` packages the template (by default the one ``sam build`` wrote,
 ``.aws-sam/build/template.yaml``), transforms it with ``aws-sam-translator`` and creates it
-with moto's CloudFormation (see :mod:`missed_checks_local.cloudformation`). It then reads back
+with moto's CloudFormation (see :mod:`missed_checks_local.cloudformation.deploy`). It then reads back
 what was deployed, as a tool reads a deployed stack: physical names and ARNs by logical id,
 the Outputs, every function's configuration (with its deployment package and layers unzipped,
 for the local Lambda runtime) and every DynamoDB stream event source mapping (for the stream
@@ -27,9 +27,9 @@ from typing import Any
 import boto3
 from botocore.config import Config
 
-from missed_checks_local.cloudformation import (
+from missed_checks_local import moto_patches
+from missed_checks_local.cloudformation.deploy import (
     DeployError,
-    install_shims,
     load_sam_template,
     missing_resources,
     package,
@@ -141,7 +141,7 @@ class EmbeddedStack:
     outputs: dict[str, str] = field(default_factory=dict)
     _clients: dict[tuple[int, str], Any] = field(default_factory=dict, repr=False, compare=False)
     lambda_runtime: Any = field(default=None, repr=False, compare=False)
-    """The :class:`~missed_checks_local.lambda_runtime.LambdaRuntime` serving the functions, once
+    """The :class:`~missed_checks_local.awslambda.runtime.LambdaRuntime` serving the functions, once
     one is installed (set by the caller)."""
 
     # -- lookups -------------------------------------------------------------------------
@@ -241,7 +241,7 @@ class EmbeddedStack:
         the template's parameter defaults.
         """
         path = Path(template_path) if template_path else default_template_path()
-        install_shims()
+        moto_patches.install()
         client = _client_factory(region, endpoint_url)
         account_id = client("sts").get_caller_identity()["Account"]
         sam = load_sam_template(path)

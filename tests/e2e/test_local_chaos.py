@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from missed_checks_local.faults import KINDS
+from missed_checks_local.testing.faults import KINDS
 
 pytestmark = pytest.mark.e2e
 

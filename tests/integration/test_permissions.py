@@ -25,7 +25,7 @@ import pytest
 from missed_checks import clock
 from missed_checks.aws.table import ChecklistTable
 from missed_checks.performed_check import PerformedCheck
-from missed_checks_local.iam import RoleCall, observed
+from missed_checks_local.iam.enforcement import RoleCall, observed
 
 ROOT = Path(__file__).resolve().parents[2]
 RULE = "DTSTART;TZID=Europe/Berlin:20260302T060000\nRRULE:FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR"

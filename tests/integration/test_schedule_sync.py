@@ -15,7 +15,7 @@ from boto3.dynamodb.types import TypeSerializer
 from missed_checks import clock
 from missed_checks.aws.table import ChecklistTable
 from missed_checks.timefmt import to_utc_iso
-from missed_checks_local.iam import RoleCall, observed
+from missed_checks_local.iam.enforcement import RoleCall, observed
 
 SAMPLE = json.loads((Path(__file__).resolve().parents[2] / "events" / "schedule_sync.json").read_text())
 NOW = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)

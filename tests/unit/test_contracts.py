@@ -29,7 +29,7 @@ from missed_checks.contracts import (
 )
 from missed_checks.errors import InvalidInput
 from missed_checks.schedule import TARGET_INPUT_TEMPLATE
-from missed_checks_local.cloudformation import load_sam_template
+from missed_checks_local.cloudformation.deploy import load_sam_template
 from missed_checks_ops import dlq, target
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from missed_checks_local.filters import FilterPatternError, matches, matches_any
+from missed_checks_local.streams.filters import FilterPatternError, matches, matches_any
 
 CHECKLIST_ONLY = {"dynamodb": {"Keys": {"sk": {"S": ["CHECKLIST"]}}}}
 
@@ -80,3 +80,15 @@ def test_or_operator() -> None:
 def test_unsupported_or_malformed_patterns_are_refused(pattern: dict) -> None:
     with pytest.raises(FilterPatternError):
         matches(pattern, {"field": "abc"})
+
+
+def test_what_motos_matcher_lacks_is_kept() -> None:
+    """moto's EventPattern compares with Python's ==, where True == 1, and matches a filter it
+    does not know; Lambda's grammar and JSON's types are kept here."""
+    assert matches({"b": [{"anything-but": True}]}, {"b": 1})
+    assert not matches({"b": [{"anything-but": [False]}]}, {"b": False})
+    assert not matches({"n": [1]}, {"n": True})
+    assert not matches({"n": [{"numeric": [">", 0]}]}, {"n": True})
+    assert matches({"tags": [False]}, {"tags": [0, False]})
+    with pytest.raises(FilterPatternError):
+        matches({"ip": [{"cidr": "10.0.0.0/24"}]}, {"ip": "10.0.0.1"})

@@ -13,7 +13,7 @@ from pathlib import Path
 import boto3
 import pytest
 
-from missed_checks_local.lambda_runtime import LambdaRuntime
+from missed_checks_local.awslambda.runtime import LambdaRuntime
 from missed_checks_local.stack import EmbeddedStack
 
 HANDLER = """

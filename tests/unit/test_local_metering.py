@@ -6,7 +6,7 @@ import boto3
 import pytest
 
 from missed_checks_local.embedded import embedded_aws
-from missed_checks_local.metering import Meter, item_size
+from missed_checks_local.testing.metering import Meter, item_size
 
 pytestmark = pytest.mark.stack  # runs the embedded AWS (moto): not in the fast lane
 

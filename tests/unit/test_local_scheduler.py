@@ -11,7 +11,7 @@ import pytest
 
 from missed_checks_local.clock import SimulatedClock
 from missed_checks_local.runtime import moto_on_simulated_time
-from missed_checks_local.scheduler import ScheduleDefinitionError, SimulatedScheduler, next_fire_time
+from missed_checks_local.scheduler.simulated import ScheduleDefinitionError, SimulatedScheduler, next_fire_time
 from missed_checks_local.stack import EmbeddedStack
 
 T0 = datetime(2026, 3, 2, tzinfo=UTC)

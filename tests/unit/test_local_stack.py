@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from missed_checks_local.cloudformation import DeployError, load_sam_template
+from missed_checks_local.cloudformation.deploy import DeployError, load_sam_template
 from missed_checks_local.stack import EmbeddedStack, project_root
 
 TEMPLATE = load_sam_template(project_root() / "template.yaml")

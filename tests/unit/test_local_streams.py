@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from missed_checks_local.awslambda.runtime import LambdaRuntime
 from missed_checks_local.clock import SimulatedClock
-from missed_checks_local.lambda_runtime import LambdaRuntime
 from missed_checks_local.stack import EmbeddedStack
-from missed_checks_local.streams import StreamPoller
+from missed_checks_local.streams.poller import StreamPoller
 
 NOW = datetime(2026, 3, 2, 9, 30, tzinfo=UTC)
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from missed_checks_local.workers import BOOTSTRAP, FunctionWorker, InterpreterError, WorkerPool, WorkerResult
+from missed_checks_local.awslambda.workers import BOOTSTRAP, FunctionWorker, InterpreterError, WorkerResult
 
 pytestmark = pytest.mark.stack  # starts Python 3.13 worker processes: not in the fast lane
 
@@ -446,16 +446,18 @@ def test_the_context_has_lambdas_attributes(shared: FunctionWorker) -> None:
 def test_functions_run_in_parallel_and_each_one_serially(
     make_worker: Callable[..., FunctionWorker], tree: dict[str, Path]
 ) -> None:
-    pool = WorkerPool(lambda key: make_worker())
-    for key in ("First", "Second"):
-        result(pool.invoke(key, {"action": "count"}))  # warm
+    workers = {key: make_worker() for key in ("First", "Second")}  # two functions' environments
+    for worker in workers.values():
+        result(worker.invoke({"action": "count"}))  # warm
     seconds = 0.4
 
     def run(keys: list[str]) -> tuple[float, list[dict[str, float]]]:
         values: list[dict[str, float]] = []
         threads = [
             threading.Thread(
-                target=lambda k=key: values.append(result(pool.invoke(k, {"action": "sleep", "seconds": seconds})))
+                target=lambda k=key: values.append(
+                    result(workers[k].invoke({"action": "sleep", "seconds": seconds}))
+                )
             )
             for key in keys
         ]
@@ -472,9 +474,9 @@ def test_functions_run_in_parallel_and_each_one_serially(
     assert len(values) == 2 and elapsed >= 2 * seconds
     earlier, later = sorted(values, key=lambda value: value["start"])
     assert earlier["end"] <= later["start"] and earlier["pid"] == later["pid"]
-    assert sorted(pool.keys()) == ["First", "Second"]
-    pool.close()
-    assert not pool.get("First").running
+    for worker in workers.values():
+        worker.close()
+    assert not workers["First"].running
 
 
 # -- the interpreter -------------------------------------------------------------------------

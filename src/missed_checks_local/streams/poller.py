@@ -1,11 +1,11 @@
 """DynamoDB Streams to Lambda, as an event source mapping delivers them.
 
 :class:`StreamPoller` reads the table's stream through moto's ``dynamodbstreams`` API and calls
-the mapped function (through :class:`~missed_checks_local.lambda_runtime.LambdaRuntime`) with
+the mapped function (through :class:`~missed_checks_local.awslambda.runtime.LambdaRuntime`) with
 Lambda's event shape. It honours the mapping from the template:
 
 * ``FilterCriteria``: records matching no pattern are dropped before batching
-  (:mod:`missed_checks_local.filters`);
+  (:mod:`missed_checks_local.streams.filters`);
 * ``BatchSize``: at most that many records per invocation, in stream order;
 * ``FunctionResponseTypes: [ReportBatchItemFailures]``: a ``batchItemFailures`` answer makes the
   mapping retry from the lowest failed sequence number (records before it are done); an
@@ -35,9 +35,9 @@ from typing import Any
 import boto3
 from botocore.config import Config
 
-from missed_checks_local.filters import matches_any
-from missed_checks_local.lambda_runtime import Invocation, LambdaRuntime
+from missed_checks_local.awslambda.runtime import Invocation, LambdaRuntime
 from missed_checks_local.stack import EmbeddedStack, StreamMappingSpec
+from missed_checks_local.streams.filters import matches_any
 
 __all__ = ["StreamBlocked", "StreamPoller", "StreamStats"]
 
@@ -99,7 +99,7 @@ class StreamPoller:
         self._streams = session.client("dynamodbstreams", endpoint_url=stack.endpoint_url, config=config)
         self._sqs = session.client("sqs", endpoint_url=stack.endpoint_url, config=config)
         self.faults: Any = None
-        """A :class:`~missed_checks_local.faults.FaultInjector` (records delivered again)."""
+        """A :class:`~missed_checks_local.testing.faults.FaultInjector` (records delivered again)."""
         self._shards: dict[str, _Shard] = {}
         self._pending: list[tuple[str, dict[str, Any]]] = []
         self._polls = 0
@@ -197,7 +197,7 @@ class StreamPoller:
 
     def _delivered_again(self, shard_id: str, batch: list[dict[str, Any]]) -> None:
         """Injected at-least-once delivery: the batch once more, or its records again inside the
-        next batches (see :mod:`missed_checks_local.faults`)."""
+        next batches (see :mod:`missed_checks_local.testing.faults`)."""
         if self.faults is None:
             return
         if self.faults.strike("stream_duplicate"):

@@ -199,13 +199,18 @@ class FaultInjector:
     def plan(self) -> list[dict[str, Any]]:
         return [fault.describe() for fault in self.faults]
 
+    def endpoint_observer(self) -> Any:
+        """:func:`endpoint_faults` of this injector (the runtime calls it: it imports nothing
+        of the test tooling)."""
+        return endpoint_faults(self)
+
 
 _READS = {"GetItem", "Query", "Scan", "BatchGetItem", "TransactGetItems"}
 _WRITES = {"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"}
 
 
 def endpoint_faults(injector: FaultInjector) -> Any:
-    """An observer for :func:`missed_checks_local.iam.observed`: the service endpoints' faults
+    """An observer for :func:`missed_checks_local.iam.enforcement.observed`: the service endpoints' faults
     (DynamoDB throttling, EventBridge failing), answered to the functions' own calls."""
     from moto.core.exceptions import JsonRESTError  # deferred: moto is a dev dependency and slow to import
 

@@ -20,8 +20,8 @@ from collections import Counter
 from datetime import timedelta
 from typing import Any
 
-from missed_checks_local.faults import Fault, FaultInjector, random_faults
 from missed_checks_local.scenario import run_scenario
+from missed_checks_local.testing.faults import Fault, FaultInjector, random_faults
 
 __all__ = ["INVARIANTS", "compare", "run_chaos"]
 
@@ -119,7 +119,7 @@ def run_chaos(scenario: Any, *, seed: int = 0, faults: list[Fault] | None = None
     dropped or late firing is caught up by the next one, as on AWS, and that must have happened by then."""
     clean, clean_announcements = _play(scenario, None, log_path, settle)
     if faults is None:
-        from missed_checks_local.cloudformation import load_sam_template  # deferred: samtranslator and moto
+        from missed_checks_local.cloudformation.deploy import load_sam_template  # deferred: samtranslator and moto
         from missed_checks_local.stack import default_template_path
 
         functions = [lid for lid, res in load_sam_template(default_template_path())["Resources"].items()

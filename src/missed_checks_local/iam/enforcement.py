@@ -24,13 +24,12 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any
-from unittest import mock
+
+from missed_checks_local.moto_patches import IAM_ACTION_NAMES, iam_enforcement, service_of
 
 __all__ = ["RoleCall", "RoleSessions", "enforced", "observed"]
 
 _TEMPORARY_KEY_PREFIX = "ASIA"
-# moto names an action after the API operation; where IAM's name differs, IAM's is checked.
-_IAM_ACTION_NAMES = {"lambda:Invoke": "lambda:InvokeFunction"}
 _LOCK = threading.Lock()
 _depth = [0]
 
@@ -67,9 +66,8 @@ def observed(observer: Callable[[RoleCall], None]) -> Iterator[None]:
 def _notify(response: Any, access_key_id: str, denied: bool) -> None:
     if not _observers:
         return
-    scope = str(response.headers.get("Authorization") or "").split("Credential=", 1)[1].split(",", 1)[0]
-    service = scope.split("/")[3]
-    action = _IAM_ACTION_NAMES.get(f"{service}:{response._get_action()}", f"{service}:{response._get_action()}")
+    service = service_of(response.headers)
+    action = IAM_ACTION_NAMES.get(f"{service}:{response._get_action()}", f"{service}:{response._get_action()}")
     try:
         body = json.loads(response.body or b"{}")
     except (TypeError, ValueError):
@@ -77,14 +75,6 @@ def _notify(response: Any, access_key_id: str, denied: bool) -> None:
     call = RoleCall(access_key_id, action, str(response.path), dict(response.querystring or {}), body, denied)
     for observer in list(_observers):
         observer(call)
-
-
-def _access_key_id(headers: Any) -> str:
-    authorization = str(headers.get("Authorization") or "")
-    marker = "Credential="
-    if marker not in authorization:
-        return ""
-    return authorization.split(marker, 1)[1].split("/", 1)[0]
 
 
 @contextmanager
@@ -108,58 +98,14 @@ def enforced() -> Iterator[None]:
 
 
 _active: list[ExitStack] = []
-# Services whose errors are JSON documents: AccessDenied as the service itself shapes it there.
-_XML_SERVICES = {"sqs", "iam", "sts", "s3", "cloudformation"}
 
 
 def _make_patches() -> list[Any]:
-    from moto import settings  # deferred: moto is a dev dependency and slow to import
-    from moto.core.authorization import ActionAuthenticatorMixin
-    from moto.core.exceptions import JsonRESTError
-    from moto.iam.access_control import IAMPolicy, IAMPolicyStatement, IAMRequestBase
+    return iam_enforcement(lambda key: key.startswith(_TEMPORARY_KEY_PREFIX), _decided)
 
-    original_policy_init = IAMPolicy.__init__
-    original_authorize = ActionAuthenticatorMixin._authenticate_and_authorize_action
-    original_matches = IAMPolicyStatement._check_element_matches
 
-    def authorize(self: Any, iam_request_cls: type, resource: str = "*") -> None:
-        access_key_id = _access_key_id(self.headers)
-        if not access_key_id.startswith(_TEMPORARY_KEY_PREFIX):
-            return  # the operator's own credentials: not restricted
-        try:
-            original_authorize(self, iam_request_cls, resource)
-        except Exception as error:
-            if "AccessDenied" not in type(error).__name__:
-                raise
-            _notify(self, access_key_id, denied=True)
-            service = str(self.headers.get("Authorization") or "").split("Credential=", 1)[1].split("/")[3]
-            if service in _XML_SERVICES:
-                raise
-            # moto answers in XML for every service; JSON-protocol services answer like this on AWS,
-            # so clients (and the state machine's Retry/Catch) see AccessDeniedException.
-            raise JsonRESTError("AccessDeniedException", str(getattr(error, "message", error))) from None
-        _notify(self, access_key_id, denied=False)
-
-    def matches(self: Any, statement_element: Any, value: str) -> bool:
-        if statement_element in ("Action", "NotAction"):
-            value = _IAM_ACTION_NAMES.get(value, value)
-        if statement_element == "Resource" and value == "*":
-            return True  # moto does not know this request's resource: decide by action
-        return bool(original_matches(self, statement_element, value))
-
-    def policy_init(self: Any, policy: Any) -> None:
-        if isinstance(policy, dict) and "policy_document" not in policy:
-            policy = json.dumps(policy)  # a role's inline policy as moto's CloudFormation stores it
-        original_policy_init(self, policy)
-
-    return [
-        # Signatures are not what is under test (moto miscomputes some, e.g. Scheduler's DELETE).
-        mock.patch.object(IAMRequestBase, "check_signature", lambda self: None),
-        mock.patch.object(IAMPolicy, "__init__", policy_init),
-        mock.patch.object(ActionAuthenticatorMixin, "_authenticate_and_authorize_action", authorize),
-        mock.patch.object(IAMPolicyStatement, "_check_element_matches", matches),
-        mock.patch.object(settings, "INITIAL_NO_AUTH_ACTION_COUNT", 0),
-    ]
+def _decided(request: Any, access_key_id: str, denied: bool) -> None:
+    _notify(request, access_key_id, denied=denied)
 
 
 class RoleSessions:

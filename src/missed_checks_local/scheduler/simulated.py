@@ -216,11 +216,11 @@ class SimulatedScheduler:
     ) -> None:
         self.stack = stack
         self.role_sessions = role_sessions
-        """:class:`~missed_checks_local.iam.RoleSessions`: when given, each firing acts with its
+        """:class:`~missed_checks_local.iam.enforcement.RoleSessions`: when given, each firing acts with its
         target's ``RoleArn``, as Scheduler does (so IAM decides whether it may start the target)."""
         self._role_clients: dict[str, tuple[Any, Any]] = {}
         self.faults: Any = None
-        """A :class:`~missed_checks_local.faults.FaultInjector`: firings dropped, delivered twice,
+        """A :class:`~missed_checks_local.testing.faults.FaultInjector`: firings dropped, delivered twice,
         late, or starting two executions at once."""
         self._deferred: list[tuple[datetime, str, datetime, Any]] = []
         """Deliveries to come: (deliver at, schedule name, scheduled time, schedule state)."""

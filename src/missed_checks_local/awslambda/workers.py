@@ -1,6 +1,6 @@
 """Lambda functions run as Lambda runs them: one warm Python 3.13 process per function.
 
-A :class:`FunctionWorker` runs :mod:`missed_checks_local.worker_bootstrap` (stdlib only) as
+A :class:`FunctionWorker` runs :mod:`missed_checks_local.awslambda.worker_bootstrap` (stdlib only) as
 ``PYTHON -I -S -B -X utf8 worker_bootstrap.py`` in the function's code directory (``sam build``'s
 output, Lambda's ``/var/task``). The worker's import path is the code directory, the layers'
 ``python/lib/python3.13/site-packages`` and ``python`` directories (Lambda's ``/opt``), the directory
@@ -16,8 +16,8 @@ one request at a time. A worker that does not answer within ``timeout_s`` is kil
 log file (the whole history, with Lambda's ``START``/``END``/``REPORT`` lines) and comes back with
 each result (:attr:`WorkerResult.logs`).
 
-:class:`WorkerPool` holds one worker per function (keyed by logical id): functions run in parallel,
-each function's invocations one after the other. POSIX only (process groups, ``poll``).
+:class:`~missed_checks_local.awslambda.runtime.LambdaRuntime` keeps the workers of each function.
+POSIX only (process groups, ``poll``).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import threading
 import time
 import uuid
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,7 +45,6 @@ __all__ = [
     "FunctionWorker",
     "InterpreterError",
     "WorkerError",
-    "WorkerPool",
     "WorkerResult",
     "check_interpreter",
 ]
@@ -550,67 +549,3 @@ class FunctionWorker:
         with self.log_path.open("a", encoding="utf-8") as log:
             log.write(tail)
         return written + tail
-
-
-class WorkerPool:
-    """The workers of a stack, one per function (by logical id), thread-safe.
-
-    ``factory`` makes the worker of a function the first time it is asked for (:meth:`get`,
-    :meth:`invoke`); workers can also be given with :meth:`add`. Invocations of different
-    functions run in parallel, those of one function one after the other (its worker's lock).
-    """
-
-    def __init__(self, factory: Callable[[str], FunctionWorker] | None = None) -> None:
-        self._factory = factory
-        self._workers: dict[str, FunctionWorker] = {}
-        self._lock = threading.Lock()
-
-    def add(self, key: str, worker: FunctionWorker) -> FunctionWorker:
-        """Use ``worker`` for ``key`` (closing the one it replaces)."""
-        with self._lock:
-            previous = self._workers.get(key)
-            self._workers[key] = worker
-        if previous is not None and previous is not worker:
-            previous.close()
-        return worker
-
-    def get(self, key: str) -> FunctionWorker:
-        with self._lock:
-            worker = self._workers.get(key)
-            if worker is None:
-                if self._factory is None:
-                    raise KeyError(f"no worker for {key!r}")
-                worker = self._workers[key] = self._factory(key)
-            return worker
-
-    def invoke(
-        self,
-        key: str,
-        event: Any,
-        *,
-        request_id: str | None = None,
-        context_fields: Mapping[str, Any] | None = None,
-        trace_id: str | None = None,
-    ) -> WorkerResult:
-        return self.get(key).invoke(event, request_id=request_id, context_fields=context_fields, trace_id=trace_id)
-
-    def __contains__(self, key: object) -> bool:
-        with self._lock:
-            return key in self._workers
-
-    def keys(self) -> list[str]:
-        with self._lock:
-            return list(self._workers)
-
-    def close(self) -> None:
-        """Stop every worker (they start again if invoked)."""
-        with self._lock:
-            workers = list(self._workers.values())
-        for worker in workers:
-            worker.close()
-
-    def __enter__(self) -> WorkerPool:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

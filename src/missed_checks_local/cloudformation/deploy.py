@@ -24,15 +24,15 @@ registered here, and nothing else is restated:
 - ``AWS::SNS::Subscription``: no model either. :class:`SubscriptionResource` subscribes through
   moto's SNS backend.
 - ``AWS::Lambda::LayerVersion``: moto gives it no physical id, so ``Ref`` (the layer version
-  ARN, which functions list in ``Layers``) would be empty. :func:`install_shims` gives it one.
-- ``AWS::Lambda::Function``: moto's model drops ``Layers``; :func:`install_shims` attaches them.
+  ARN, which functions list in ``Layers``) would be empty. :mod:`missed_checks_local.moto_patches` gives it one.
+- ``AWS::Lambda::Function``: moto's model drops ``Layers``; :mod:`~missed_checks_local.moto_patches` attaches them.
 - ``AWS::IAM::Role``: moto's model drops ``ManagedPolicyArns`` (SAM gives a function's generated
-  role AWS managed policies such as ``AWSLambdaDynamoDBExecutionRole``); :func:`install_shims`
+  role AWS managed policies such as ``AWSLambdaDynamoDBExecutionRole``); :mod:`~missed_checks_local.moto_patches`
   attaches them.
 
 One service fix rides along: moto's Scheduler ``CreateSchedule`` in a missing group raises a bare
 ``KeyError`` (an HTTP 500 that SDK clients retry for minutes); AWS answers
-``ResourceNotFoundException``, and so does the emulator (:func:`install_shims`).
+``ResourceNotFoundException``, and so does the emulator (:mod:`~missed_checks_local.moto_patches`).
 
 Two checks CloudFormation makes and moto does not are made here: parameter values against
 ``AllowedValues``/``AllowedPattern``/``MinValue``/``MaxValue`` (:func:`validate_parameters`), and a resource moto
@@ -42,14 +42,11 @@ cannot create fails the deployment instead of being skipped with a warning
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import io
 import json
 import os
 import re
-import threading
-import warnings
 import zipfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -66,7 +63,6 @@ from missed_checks.errors import MissedChecksError
 __all__ = [
     "ARTIFACTS_BUCKET",
     "DeployError",
-    "install_shims",
     "load_sam_template",
     "missing_resources",
     "package",
@@ -76,8 +72,6 @@ __all__ = [
 
 ARTIFACTS_BUCKET = "missed-checks-local-artifacts"
 
-_SHIMS_LOCK = threading.Lock()
-_shims_installed = False
 _ZIP_CACHE: dict[tuple[str, float, int], bytes] = {}
 
 
@@ -213,85 +207,9 @@ def transform(template: Mapping[str, Any], parameters: Mapping[str, str], region
 
 
 # -- 3. shims for moto's CloudFormation --------------------------------------------------------
-_DYNAMODB_WRITES = threading.RLock()
-
-
-def _atomic_dynamodb_writes() -> None:
-    """DynamoDB checks a write's condition and applies it atomically; moto does not: two requests
-    served at once on the local endpoint (two executions claiming one window) could both pass the
-    condition. One lock around moto's writes gives back DynamoDB's behaviour."""
-    from moto.dynamodb.models import DynamoDBBackend  # deferred: moto is a dev dependency and slow to import
-
-    def atomic(write: Any) -> Any:
-        @functools.wraps(write)
-        def locked(*args: Any, **kwargs: Any) -> Any:
-            with _DYNAMODB_WRITES:
-                return write(*args, **kwargs)
-        return locked
-
-    for name in ("put_item", "update_item", "delete_item", "transact_write_items"):
-        setattr(DynamoDBBackend, name, atomic(getattr(DynamoDBBackend, name)))
-
-
-def install_shims() -> None:
-    """Register the resource models moto's CloudFormation lacks (idempotent)."""
-    global _shims_installed  # noqa: PLW0603 - moto's model registry is process-wide
-    with _SHIMS_LOCK:
-        if _shims_installed:
-            return
-        from moto.awslambda.models import (  # deferred: moto is a dev dependency and slow to import
-            LambdaFunction,
-            LayerVersion,
-        )
-        from moto.cloudformation import parsing
-        from moto.iam.models import Role, iam_backends
-        from moto.scheduler.exceptions import ScheduleGroupNotFound
-        from moto.scheduler.models import EventBridgeSchedulerBackend
-        from moto.utilities.utils import get_partition
-
-        _atomic_dynamodb_writes()
-        LayerVersion.physical_resource_id = property(lambda self: self.arn)  # type: ignore[attr-defined]
-        create_function = LambdaFunction.create_from_cloudformation_json.__func__  # type: ignore[attr-defined]
-
-        def create_with_layers(cls: Any, name: str, cloudformation_json: Any, *args: Any, **kwargs: Any) -> Any:
-            function = create_function(cls, name, cloudformation_json, *args, **kwargs)
-            layers = (cloudformation_json.get("Properties") or {}).get("Layers") or []
-            if layers:
-                function.layers = function._get_layers_data(layers)
-            return function
-
-        LambdaFunction.create_from_cloudformation_json = classmethod(create_with_layers)  # type: ignore[assignment]
-        create_role = Role.create_from_cloudformation_json.__func__  # type: ignore[attr-defined]
-
-        def create_with_managed_policies(cls: Any, name: str, cloudformation_json: Any, account_id: str,
-                                         region_name: str, **kwargs: Any) -> Any:
-            role = create_role(cls, name, cloudformation_json, account_id, region_name, **kwargs)
-            backend = iam_backends[account_id][get_partition(region_name)]
-            for arn in (cloudformation_json.get("Properties") or {}).get("ManagedPolicyArns") or []:
-                if arn not in {policy.arn for policy in backend.managed_policies.values()}:
-                    # AWS managed policies exist only with moto's iam.load_aws_managed_policies
-                    # (embedded.MOTO_CONFIG sets it): without them the role gets none, and says so.
-                    warnings.warn(f"{role.name}: managed policy {arn} is unknown to moto: not attached", stacklevel=2)
-                    continue
-                backend.attach_role_policy(arn, role.name)
-            return role
-
-        Role.create_from_cloudformation_json = classmethod(create_with_managed_policies)  # type: ignore[assignment]
-        create_schedule = EventBridgeSchedulerBackend.create_schedule
-
-        def create_schedule_in_existing_group(self: Any, *args: Any, **kwargs: Any) -> Any:
-            group = kwargs.get("group_name")
-            if group and group not in self.schedule_groups:
-                raise ScheduleGroupNotFound(group)
-            return create_schedule(self, *args, **kwargs)
-
-        EventBridgeSchedulerBackend.create_schedule = create_schedule_in_existing_group  # type: ignore[method-assign]
-        for cached in (parsing.get_model_list, parsing.get_model_map, parsing.get_name_type_map):
-            cached.cache_clear()
-        _shims_installed = True
-
-
-# Subclasses of moto's CloudFormationModel register themselves by being defined.
+# The resource models moto lacks (below) register themselves by being defined; the fixes to
+# moto's own models (layers, managed policies, a missing schedule group) are
+# missed_checks_local.moto_patches (installed by EmbeddedStack.provision).
 class ScheduleGroupResource(CloudFormationModel):
     """``AWS::Scheduler::ScheduleGroup`` through moto's Scheduler backend."""
 

@@ -4,9 +4,9 @@ layers in its own warm Python 3.13 process, with its role's credentials.
 What a function sees is what Lambda gives it: its unzipped package (``/var/task``), its
 layers (``/opt``), the packages the python3.13 runtime ships (boto3/botocore at a pinned,
 runtime-like version, from ``make build``) and the standard library, nothing from the dev
-virtualenv (:mod:`missed_checks_local.workers`). Its environment holds the function's variables,
+virtualenv (:mod:`missed_checks_local.awslambda.workers`). Its environment holds the function's variables,
 the credentials of its execution role (``sts:AssumeRole``: IAM is enforced on every call it
-makes, see :mod:`missed_checks_local.iam`) and ``AWS_ENDPOINT_URL`` pointing at a moto server
+makes, see :mod:`missed_checks_local.iam.enforcement`) and ``AWS_ENDPOINT_URL`` pointing at a moto server
 that this process serves on 127.0.0.1, in front of the same embedded AWS.
 
 Invocations arrive the way they do on AWS: the state machine's tasks call ``lambda:Invoke``
@@ -17,7 +17,6 @@ Invocations arrive the way they do on AWS: the state machine's tasks call ``lamb
 
 from __future__ import annotations
 
-import importlib
 import json
 import logging
 import tempfile
@@ -29,15 +28,15 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 import boto3
 from botocore.config import Config
 
 from missed_checks import clock as product_clock
-from missed_checks_local.iam import RoleCall, RoleSessions, enforced, observed
+from missed_checks_local import moto_patches
+from missed_checks_local.awslambda.workers import FunctionWorker, WorkerResult
+from missed_checks_local.iam.enforcement import RoleCall, RoleSessions, enforced, observed
 from missed_checks_local.stack import DeployError, EmbeddedStack, FunctionSpec, project_root
-from missed_checks_local.workers import FunctionWorker, WorkerResult
 
 __all__ = ["Invocation", "LambdaRuntime", "lambda_runtime_paths"]
 
@@ -122,7 +121,7 @@ class LambdaRuntime:
         self._worker_logs: Path | None = None
         self.roles = RoleSessions(lambda: stack.client("sts"))
         self.faults: Any = None
-        """A :class:`~missed_checks_local.faults.FaultInjector` for the Lambda service's faults."""
+        """A :class:`~missed_checks_local.testing.faults.FaultInjector` for the Lambda service's faults."""
         self.denied: list[RoleCall] = []
         """Every call IAM refused to a role of this stack while the runtime ran."""
 
@@ -170,18 +169,14 @@ class LambdaRuntime:
             self._log.close()
             self._log = None
 
-    @contextmanager
-    def _serve_lambda_invoke(self) -> Iterator[None]:
+    def _serve_lambda_invoke(self) -> Any:
         """moto's ``lambda:Invoke`` (after its IAM check) hands our functions' calls to us."""
-        from moto.awslambda.models import LambdaFunction  # deferred: moto is a dev dependency and slow to import
-
-        original = LambdaFunction.invoke
         runtime = self
 
-        def invoke(function: Any, body: Any, request_headers: Any, response_headers: Any) -> Any:
-            spec = runtime.stack.function_by_name(function.function_arn)
+        def serve(function_arn: str, body: Any, response_headers: Any) -> bytes | None:
+            spec = runtime.stack.function_by_name(function_arn)
             if spec is None:
-                return original(function, body, request_headers, response_headers)
+                return None
             try:
                 event = json.loads(body) if body else {}
             except ValueError:
@@ -195,8 +190,7 @@ class LambdaRuntime:
                 return json.dumps(invocation.error).encode()
             return invocation.payload
 
-        with mock.patch.object(LambdaFunction, "invoke", invoke):
-            yield
+        return moto_patches.lambda_invoke(serve)
 
     @contextmanager
     def _state_machine_credentials(self) -> Iterator[None]:
@@ -224,15 +218,10 @@ class LambdaRuntime:
                     )
                 return clients[key]
 
-        with ExitStack() as patches:
-            for name in _INTERPRETER_CLIENT_USERS:
-                module = importlib.import_module(name)
-                if not hasattr(module, "boto_client_for"):  # moto changed: the tasks would escape IAM
-                    raise DeployError(f"{name} has no boto_client_for: the state machine's role cannot be applied")
-                patches.enter_context(mock.patch.object(module, "boto_client_for", client_for))
+        with moto_patches.state_machine_clients(client_for):
             yield
 
-    # -- faults (missed_checks_local.faults) -----------------------------------------------
+    # -- faults (missed_checks_local.testing.faults) -----------------------------------------------
     def _service_faults(self, spec: FunctionSpec, event: Any) -> bool:
         """Faults of the Lambda service and of Step Functions around a task's invoke; True when
         the function itself must fail this time."""
@@ -376,16 +365,6 @@ _INIT_ERRORS = {
     "Runtime.HandlerNotFound",
     "Runtime.MalformedHandlerName",
 }
-
-_INTERPRETER_CLIENT_USERS = (
-    "moto.stepfunctions.parser.asl.component.state.exec.state_task.lambda_eval_utils",
-    "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_sqs",
-    "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_dynamodb",
-    "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_events",
-    "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_sns",
-    "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_aws_sdk",
-)
-
 
 @contextmanager
 def _moto_server() -> Iterator[str]:

@@ -1,0 +1,330 @@
+"""Every change the emulator makes to moto's behaviour, in one place.
+
+Checked against **moto 5.2.1** (``pyproject.toml`` allows ``>=5.1,<6``). Each patch says why it
+exists and whether it is a candidate to send upstream (a fix moto would want) or local (it serves
+how the emulator runs the stack, e.g. the simulated clock, and belongs here only).
+
+Process-wide, installed once (:func:`install`, when a stack is first provisioned):
+
+1. :func:`_atomic_dynamodb_writes`: ``DynamoDBBackend.put_item``/``update_item``/``delete_item``/
+   ``transact_write_items`` under one lock. DynamoDB checks a write's condition and applies it
+   atomically; moto does not, so two requests served at once could both pass a condition.
+   *Upstream candidate* (a backend-level lock around conditional writes).
+2. ``LayerVersion.physical_resource_id``: moto's CloudFormation model has none, so ``Ref`` of
+   an ``AWS::Lambda::LayerVersion`` is empty. *Upstream candidate.*
+3. ``LambdaFunction.create_from_cloudformation_json``: moto's model drops ``Layers``.
+   *Upstream candidate.*
+4. ``Role.create_from_cloudformation_json``: moto's model drops ``ManagedPolicyArns``.
+   *Upstream candidate.*
+5. ``EventBridgeSchedulerBackend.create_schedule``: in a missing group moto raises a bare
+   ``KeyError`` (HTTP 500, which SDK clients retry for minutes); AWS answers
+   ``ResourceNotFoundException``. *Upstream candidate.*
+
+While a runtime runs (context managers, undone on exit):
+
+6. :func:`simulated_time`: ``moto.scheduler.models.utcnow`` reads the simulated clock (schedule
+   creation dates, ``StartDate`` checks) and the ``time`` module of moto's Step Functions Retry
+   waits no real time (``IntervalSeconds`` of simulated time pass at once). *Local*: moto has no
+   notion of a clock other than the wall clock (freezegun is its answer).
+7. :func:`parse_each_definition_once`: ``AmazonStateLanguageParser.parse`` keeps the parse tree
+   per definition text (moto parses again, about 50 ms, for every execution). *Upstream
+   candidate* (a cache in moto's Step Functions backend).
+8. :func:`lambda_invoke`: ``LambdaFunction.invoke`` (after moto's IAM check) hands the stack's
+   functions to the local Lambda runtime instead of Docker. *Local* (moto's own answer is its
+   Docker-based runner).
+9. :func:`state_machine_clients`: ``boto_client_for`` in moto's Step Functions task modules gives
+   the state machine's tasks the state machine role's credentials (moto uses fixed dummy keys, so
+   the tasks would escape IAM). *Upstream candidate* (tasks acting with the machine's role).
+10. :func:`iam_enforcement`: five attributes of moto's IAM: ``IAMRequestBase.check_signature``
+    off (signatures are not under test; moto miscomputes some, e.g. Scheduler's DELETE: *upstream
+    candidate*), ``IAMPolicy.__init__`` accepts an inline policy as moto's CloudFormation stores
+    it (a dict: *upstream candidate*), ``ActionAuthenticatorMixin._authenticate_and_authorize_action``
+    checks only role (temporary) credentials and answers JSON-protocol services with
+    ``AccessDeniedException`` (moto answers XML everywhere: *upstream candidate* for the shape,
+    *local* for the operator exemption), ``IAMPolicyStatement._check_element_matches`` lets a
+    statement's ``Resource`` match when moto does not know the request's resource and maps
+    moto's action names to IAM's (*upstream candidate*: moto should know resources),
+    ``settings.INITIAL_NO_AUTH_ACTION_COUNT`` 0 (*local*: enforcement from the first request).
+
+Not a change of behaviour, so not here: :mod:`missed_checks_local.testing.metering` wraps a few
+backend methods to count request units (test and benchmark tooling), and ``embedded.MOTO_CONFIG``
+is moto's own configuration.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import json
+import threading
+import time
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from datetime import UTC, datetime
+from typing import Any
+from unittest import mock
+
+__all__ = [
+    "IAM_ACTION_NAMES",
+    "MOTO_VERSION_CHECKED",
+    "MotoChanged",
+    "iam_enforcement",
+    "install",
+    "lambda_invoke",
+    "parse_each_definition_once",
+    "simulated_time",
+    "state_machine_clients",
+]
+
+MOTO_VERSION_CHECKED = "5.2.1"
+# moto names an action after the API operation; where IAM's name differs, IAM's is checked.
+IAM_ACTION_NAMES = {"lambda:Invoke": "lambda:InvokeFunction"}
+# Services whose errors are XML documents on AWS too: their AccessDenied stays moto's.
+_XML_SERVICES = {"sqs", "iam", "sts", "s3", "cloudformation"}
+_INTERPRETER_CLIENT_USERS = (
+    "moto.stepfunctions.parser.asl.component.state.exec.state_task.lambda_eval_utils",
+    "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_sqs",
+    "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_dynamodb",
+    "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_events",
+    "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_sns",
+    "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_aws_sdk",
+)
+
+_INSTALL_LOCK = threading.Lock()
+_installed = False
+_DYNAMODB_WRITES = threading.RLock()
+
+
+class MotoChanged(RuntimeError):
+    """moto no longer has what a patch replaces: the emulator would silently lose a behaviour."""
+
+
+# -- process-wide (1-5) ------------------------------------------------------------------------
+def _atomic_dynamodb_writes() -> None:
+    from moto.dynamodb.models import DynamoDBBackend  # deferred: moto is a dev dependency and slow to import
+
+    def atomic(write: Any) -> Any:
+        @functools.wraps(write)
+        def locked(*args: Any, **kwargs: Any) -> Any:
+            with _DYNAMODB_WRITES:
+                return write(*args, **kwargs)
+        return locked
+
+    for name in ("put_item", "update_item", "delete_item", "transact_write_items"):
+        setattr(DynamoDBBackend, name, atomic(getattr(DynamoDBBackend, name)))
+
+
+def install() -> None:
+    """The process-wide patches (1-5), once."""
+    global _installed  # noqa: PLW0603 - moto's classes are process-wide
+    with _INSTALL_LOCK:
+        if _installed:
+            return
+        from moto.awslambda.models import (  # deferred: moto is a dev dependency and slow to import
+            LambdaFunction,
+            LayerVersion,
+        )
+        from moto.cloudformation import parsing
+        from moto.iam.models import Role, iam_backends
+        from moto.scheduler.exceptions import ScheduleGroupNotFound
+        from moto.scheduler.models import EventBridgeSchedulerBackend
+        from moto.utilities.utils import get_partition
+
+        _atomic_dynamodb_writes()
+        LayerVersion.physical_resource_id = property(lambda self: self.arn)  # type: ignore[attr-defined]
+        create_function = LambdaFunction.create_from_cloudformation_json.__func__  # type: ignore[attr-defined]
+
+        def create_with_layers(cls: Any, name: str, cloudformation_json: Any, *args: Any, **kwargs: Any) -> Any:
+            function = create_function(cls, name, cloudformation_json, *args, **kwargs)
+            layers = (cloudformation_json.get("Properties") or {}).get("Layers") or []
+            if layers:
+                function.layers = function._get_layers_data(layers)
+            return function
+
+        LambdaFunction.create_from_cloudformation_json = classmethod(create_with_layers)  # type: ignore[assignment]
+        create_role = Role.create_from_cloudformation_json.__func__  # type: ignore[attr-defined]
+
+        def create_with_managed_policies(cls: Any, name: str, cloudformation_json: Any, account_id: str,
+                                         region_name: str, **kwargs: Any) -> Any:
+            role = create_role(cls, name, cloudformation_json, account_id, region_name, **kwargs)
+            backend = iam_backends[account_id][get_partition(region_name)]
+            for arn in (cloudformation_json.get("Properties") or {}).get("ManagedPolicyArns") or []:
+                if arn not in {policy.arn for policy in backend.managed_policies.values()}:
+                    # AWS managed policies exist only with moto's iam.load_aws_managed_policies
+                    # (embedded.MOTO_CONFIG sets it): without them the role gets none, and says so.
+                    warnings.warn(f"{role.name}: managed policy {arn} is unknown to moto: not attached", stacklevel=2)
+                    continue
+                backend.attach_role_policy(arn, role.name)
+            return role
+
+        Role.create_from_cloudformation_json = classmethod(create_with_managed_policies)  # type: ignore[assignment]
+        create_schedule = EventBridgeSchedulerBackend.create_schedule
+
+        def create_schedule_in_existing_group(self: Any, *args: Any, **kwargs: Any) -> Any:
+            group = kwargs.get("group_name")
+            if group and group not in self.schedule_groups:
+                raise ScheduleGroupNotFound(group)
+            return create_schedule(self, *args, **kwargs)
+
+        EventBridgeSchedulerBackend.create_schedule = create_schedule_in_existing_group  # type: ignore[method-assign]
+        for cached in (parsing.get_model_list, parsing.get_model_map, parsing.get_name_type_map):
+            cached.cache_clear()
+        _installed = True
+
+
+# -- while a runtime runs (6-10) ---------------------------------------------------------------
+class _NoWait:
+    """Stands in for the ``time`` module of moto's Retry implementation: no real waiting."""
+
+    def __init__(self) -> None:
+        self.waited_s = 0.0
+
+    def sleep(self, seconds: float) -> None:
+        self.waited_s += seconds
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(time, name)
+
+
+@contextmanager
+def simulated_time(now: Callable[[], datetime]) -> Iterator[None]:
+    """moto's Scheduler reads ``now()``; its Step Functions Retry waits no real time (6)."""
+    from moto.scheduler import models as scheduler_models  # deferred: moto is a dev dependency and slow to import
+    from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
+
+    def simulated_utcnow() -> datetime:
+        return now().astimezone(UTC).replace(tzinfo=None)
+
+    with (
+        mock.patch.object(scheduler_models, "utcnow", simulated_utcnow),
+        mock.patch.object(retrier_decl, "time", _NoWait()),
+    ):
+        yield
+
+
+@contextmanager
+def parse_each_definition_once() -> Iterator[None]:
+    """Keep moto's parse tree per definition text; each execution still gets fresh evaluation
+    components from it (7)."""
+    from moto.stepfunctions.parser.asl.parse.asl_parser import (
+        AmazonStateLanguageParser,  # deferred: moto is a dev dependency and slow to import
+    )
+    from moto.stepfunctions.parser.asl.parse.preprocessor import Preprocessor
+
+    original = AmazonStateLanguageParser.parse
+    trees: dict[str, Any] = {}
+    lock = threading.Lock()
+
+    def parse(definition: str) -> tuple[Any, Any]:
+        with lock:
+            tree = trees.get(definition)
+        if tree is None:
+            program, tree = original(definition)
+            with lock:
+                trees[definition] = tree
+            return program, tree
+        return Preprocessor().visit(tree), tree
+
+    with mock.patch.object(AmazonStateLanguageParser, "parse", staticmethod(parse)):
+        yield
+
+
+@contextmanager
+def lambda_invoke(serve: Callable[[str, Any, Any], bytes | None]) -> Iterator[None]:
+    """moto's ``lambda:Invoke`` (after its IAM check) asks ``serve(function_arn, body,
+    response_headers)`` first; ``None`` means not ours, and moto runs it as it would (8)."""
+    from moto.awslambda.models import LambdaFunction  # deferred: moto is a dev dependency and slow to import
+
+    original = LambdaFunction.invoke
+
+    def invoke(function: Any, body: Any, request_headers: Any, response_headers: Any) -> Any:
+        answer = serve(function.function_arn, body, response_headers)
+        if answer is None:
+            return original(function, body, request_headers, response_headers)
+        return answer
+
+    with mock.patch.object(LambdaFunction, "invoke", invoke):
+        yield
+
+
+@contextmanager
+def state_machine_clients(client_for: Callable[..., Any]) -> Iterator[None]:
+    """The state machine's tasks get their boto3 clients from ``client_for(region, service,
+    state_credentials=None)`` (9)."""
+    with ExitStack() as patches:
+        for name in _INTERPRETER_CLIENT_USERS:
+            module = importlib.import_module(name)
+            if not hasattr(module, "boto_client_for"):  # moto changed: the tasks would escape IAM
+                raise MotoChanged(f"{name} has no boto_client_for: the state machine's role cannot be applied")
+            patches.enter_context(mock.patch.object(module, "boto_client_for", client_for))
+        yield
+
+
+def iam_enforcement(
+    is_checked: Callable[[str], bool],
+    decided: Callable[[Any, str, bool], None],
+) -> list[Any]:
+    """The patches (not yet started) that make moto check each request whose access key id
+    ``is_checked`` against the caller's policies, and tell ``decided(request, access_key_id,
+    denied)`` (10)."""
+    from moto import settings  # deferred: moto is a dev dependency and slow to import
+    from moto.core.authorization import ActionAuthenticatorMixin
+    from moto.core.exceptions import JsonRESTError
+    from moto.iam.access_control import IAMPolicy, IAMPolicyStatement, IAMRequestBase
+
+    original_policy_init = IAMPolicy.__init__
+    original_authorize = ActionAuthenticatorMixin._authenticate_and_authorize_action
+    original_matches = IAMPolicyStatement._check_element_matches
+
+    def authorize(self: Any, iam_request_cls: type, resource: str = "*") -> None:
+        access_key_id = access_key_id_of(self.headers)
+        if not is_checked(access_key_id):
+            return  # the operator's own credentials: not restricted
+        try:
+            original_authorize(self, iam_request_cls, resource)
+        except Exception as error:
+            if "AccessDenied" not in type(error).__name__:
+                raise
+            decided(self, access_key_id, True)
+            if service_of(self.headers) in _XML_SERVICES:
+                raise
+            # moto answers in XML for every service; JSON-protocol services answer like this on AWS,
+            # so clients (and the state machine's Retry/Catch) see AccessDeniedException.
+            raise JsonRESTError("AccessDeniedException", str(getattr(error, "message", error))) from None
+        decided(self, access_key_id, False)
+
+    def matches(self: Any, statement_element: Any, value: str) -> bool:
+        if statement_element in ("Action", "NotAction"):
+            value = IAM_ACTION_NAMES.get(value, value)
+        if statement_element == "Resource" and value == "*":
+            return True  # moto does not know this request's resource: decide by action
+        return bool(original_matches(self, statement_element, value))
+
+    def policy_init(self: Any, policy: Any) -> None:
+        if isinstance(policy, dict) and "policy_document" not in policy:
+            policy = json.dumps(policy)  # a role's inline policy as moto's CloudFormation stores it
+        original_policy_init(self, policy)
+
+    return [
+        mock.patch.object(IAMRequestBase, "check_signature", lambda self: None),
+        mock.patch.object(IAMPolicy, "__init__", policy_init),
+        mock.patch.object(ActionAuthenticatorMixin, "_authenticate_and_authorize_action", authorize),
+        mock.patch.object(IAMPolicyStatement, "_check_element_matches", matches),
+        mock.patch.object(settings, "INITIAL_NO_AUTH_ACTION_COUNT", 0),
+    ]
+
+
+def access_key_id_of(headers: Any) -> str:
+    """The access key id a SigV4 request was signed with (``""`` when unsigned)."""
+    authorization = str(headers.get("Authorization") or "")
+    marker = "Credential="
+    if marker not in authorization:
+        return ""
+    return authorization.split(marker, 1)[1].split("/", 1)[0]
+
+
+def service_of(headers: Any) -> str:
+    """The service a SigV4 request was signed for (its credential scope)."""
+    scope = str(headers.get("Authorization") or "").split("Credential=", 1)[1].split(",", 1)[0]
+    return scope.split("/")[3]
