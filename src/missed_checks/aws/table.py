@@ -7,7 +7,7 @@ same items (see README "Data model").
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -143,10 +143,14 @@ class ChecklistTable:
             ExpressionAttributeValues=serialize({":pk": pk, ":prefix": prefix}),
         )
 
-    def batch_write(self, requests: Sequence[dict[str, Any]]) -> None:
-        """BatchWriteItem in chunks of 25, retrying UnprocessedItems with backoff until none remain."""
+    def batch_write(self, requests: Sequence[dict[str, Any]], progress: Callable[[int], None] | None = None) -> None:
+        """BatchWriteItem in chunks of 25, retrying UnprocessedItems with backoff until none remain;
+        ``progress(n)`` after each chunk is written."""
         for offset in range(0, len(requests), 25):
-            self._batch("batch_write_item", "UnprocessedItems", {self.name: list(requests[offset : offset + 25])})
+            chunk = list(requests[offset : offset + 25])
+            self._batch("batch_write_item", "UnprocessedItems", {self.name: chunk})
+            if progress is not None:
+                progress(len(chunk))
 
     def _batch(self, operation: str, unprocessed: str, pending: Any) -> list[dict[str, Any]]:
         """One BatchWriteItem or BatchGetItem request, repeated with backoff for what DynamoDB left
@@ -357,11 +361,15 @@ class ChecklistTable:
         )
 
     # -- equipment assignments -------------------------------------------------------------------
-    def assign_equipment(self, checklist_id: str, equipment_ids: Iterable[str], at: datetime) -> int:
+    def assign_equipment(self, checklist_id: str, equipment_ids: Iterable[str], at: datetime,
+                         progress: Callable[[int], None] | None = None) -> int:
         """Attach equipment from ``at`` on; returns how many were not attached before.
 
         Equipment already attached keeps its original ``assigned_at`` (assigning a fleet file twice
         changes nothing); equipment unassigned earlier starts a new period and keeps the old one.
+        The checklist's assignments are read once, so give the whole fleet in one call (in chunks,
+        each call would read every assignment again); ``progress(n)`` counts ids as they are done,
+        new ones in sorted order first.
         """
         self._require(checklist_id)
         ids = sorted({validate_equipment_id(e) for e in equipment_ids})
@@ -382,7 +390,7 @@ class ChecklistTable:
                 "assigned_at": to_utc_iso(at),
             }
             puts.append({"PutRequest": {"Item": serialize(item)}})
-        self.batch_write(puts)
+        self.batch_write(puts, progress)
         reassigned = 0
         for equipment_id in (e for e in ids if e in existing and existing[e].get("unassigned_at")):
             previous = existing[equipment_id]
@@ -396,6 +404,8 @@ class ChecklistTable:
                 ExpressionAttributeValues=serialize({":at": to_utc_iso(at), ":none": [], ":period": [period],
                                                      ":unassigned": period["unassigned_at"]}),
             )
+        if progress is not None:
+            progress(len(ids) - len(puts))  # already attached (or re-attached just now)
         return len(puts) + reassigned
 
     def unassign_equipment(self, checklist_id: str, equipment_ids: Iterable[str], at: datetime) -> int:

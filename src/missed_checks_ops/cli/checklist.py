@@ -34,6 +34,7 @@ from missed_checks_ops.cli.common import (
     Output,
     add_command,
     add_group,
+    bulk_progress,
     err_console,
     fail,
     instant_arg,
@@ -147,12 +148,14 @@ def checklist_put(args: argparse.Namespace) -> int:
         previews.append(preview(rule, now, max(0, args.windows)))
     target = None if args.dry_run else target_of(args)
     results = []
-    for spec, shown in zip(specs, previews, strict=True):
-        checklist_id = str(spec["id"])
-        action = "valid (dry run, nothing written)"
-        if target is not None:
-            action = put_checklist(target, spec, now)
-        results.append({"checklist_id": checklist_id, "action": action, **shown.to_dict()})
+    with bulk_progress("writing checklists", "checklists", [str(spec["id"]) for spec in specs]) as advance:
+        for spec, shown in zip(specs, previews, strict=True):
+            checklist_id = str(spec["id"])
+            action = "valid (dry run, nothing written)"
+            if target is not None:
+                action = put_checklist(target, spec, now, validated=True)
+                advance(1)
+            results.append({"checklist_id": checklist_id, "action": action, **shown.to_dict()})
     out: Output = args.out
     if out.format == "json":
         out.json(results if len(results) > 1 else results[0])
@@ -309,7 +312,8 @@ def equipment_change(args: argparse.Namespace) -> int:
     at = instant_arg(args.at, "at")
     target = target_of(args)
     assign = args.equipment_command == "assign"
-    with progress_bar(f"{'assigning' if assign else 'unassigning'} equipment", len(ids)) as advance:
+    with bulk_progress(f"{'assigning' if assign else 'unassigning'} equipment", "equipment ids", ids,
+                       in_order=False) as advance:
         changed = change_assignments(target, checklist_id, ids, at, assign=assign, progress=advance)
     document = {"checklist_id": checklist_id, "action": args.equipment_command, "at": to_utc_iso(at),
                 "requested": len(ids), "changed": changed, "skipped": len(ids) - changed}
