@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import socket
 import subprocess
 import sys
@@ -54,11 +55,15 @@ class Figure:
     seconds: float | None
     limit_s: float | None
     detail: str = ""
+    cpu_s: float | None = None
+    """CPU seconds the work took in every process involved (this one, local serve and its workers,
+    the commands): on a machine shared with other work, the figure that does not grow with the load."""
 
     def line(self) -> str:
         took = "failed" if self.seconds is None else f"{self.seconds:8.1f} s"
         limit = f"(target <= {self.limit_s:g} s{', met' if self.met else ', NOT met'})" if self.limit_s else ""
-        return f"{self.target:<11} {self.what:<48} {took:>10}  {limit} {self.detail}".rstrip()
+        cpu = f"cpu {self.cpu_s:.1f} s " if self.cpu_s is not None else ""
+        return f"{self.target:<11} {self.what:<48} {took:>10}  {limit} {cpu}{self.detail}".rstrip()
 
     @property
     def met(self) -> bool:
@@ -66,6 +71,32 @@ class Figure:
 
 
 # -- local serve, driven from outside -------------------------------------------------------------
+_SERVE_PID: list[int] = []
+
+
+def _process_cpu(pid: int) -> float:
+    """utime + stime of ``pid`` and its living children (local serve's Lambda workers), in seconds."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(entry.name) == pid or int(fields[1]) == pid:
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
+def cpu_now() -> float:
+    """CPU seconds used so far by this process, its finished children (the commands) and local serve."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    serve = _process_cpu(_SERVE_PID[-1]) if _SERVE_PID else 0.0
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime + serve
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -84,6 +115,7 @@ def serving(workdir: Path, start: datetime) -> Iterator[str]:
              "--start", start.strftime("%Y-%m-%dT%H:%M:%SZ"), "--log-file", str(workdir / "serve.log")],
             stdout=sink, stderr=subprocess.STDOUT, env=env, cwd=ROOT,
         )
+    _SERVE_PID.append(process.pid)
     try:
         deadline = time.monotonic() + 300
         while "Ctrl-C stops the server" not in out.read_text():
@@ -92,6 +124,7 @@ def serving(workdir: Path, start: datetime) -> Iterator[str]:
             time.sleep(0.2)
         yield f"http://127.0.0.1:{port}"
     finally:
+        _SERVE_PID.remove(process.pid)
         process.terminate()
         try:
             process.wait(timeout=60)
@@ -241,6 +274,14 @@ def bench_backlog(equipment: int, windows: int) -> Figure:
                   caught_up_by_one_execution)
 
 
+def show(figures: list[Figure], measure: Callable[[], Figure]) -> None:
+    before = cpu_now()
+    figure = measure()
+    figure.cpu_s = cpu_now() - before
+    figures.append(figure)
+    print(figure.line(), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", action="append", choices=TARGETS, help="run only this target (repeatable)")
@@ -260,21 +301,17 @@ def main() -> None:
         start = datetime.now(UTC).replace(microsecond=0)
         with tempfile.TemporaryDirectory(prefix="bench-site-") as tmp, serving(Path(tmp), start) as endpoint:
             if "checklists" in chosen:
-                figures.append(bench_checklists(endpoint, Path(tmp), args.checklists))
-                print(figures[-1].line(), flush=True)
+                show(figures, lambda: bench_checklists(endpoint, Path(tmp), args.checklists))
             if "equipment" in chosen:
-                figures.append(bench_equipment(endpoint, Path(tmp), args.equipment))
-                print(figures[-1].line(), flush=True)
+                show(figures, lambda: bench_equipment(endpoint, Path(tmp), args.equipment))
             if "read" in chosen:
                 for figure in bench_read(endpoint, start):
                     figures.append(figure)
                     print(figure.line(), flush=True)
     if "fleet" in chosen:
-        figures.append(bench_fleet(args.fleet))
-        print(figures[-1].line(), flush=True)
+        show(figures, lambda: bench_fleet(args.fleet))
     if "backlog" in chosen:
-        figures.append(bench_backlog(args.backlog_equipment, args.backlog_windows))
-        print(figures[-1].line(), flush=True)
+        show(figures, lambda: bench_backlog(args.backlog_equipment, args.backlog_windows))
     print(f"load at the end {os.getloadavg()[0]:.2f}")
 
 
