@@ -38,7 +38,6 @@ from missed_checks_ops.cli.common import (
     err_console,
     fail,
     instant_arg,
-    progress_bar,
     target_of,
 )
 from missed_checks_ops.inputs import checklist_specs, equipment_ids, performed_checks_csv
@@ -390,7 +389,8 @@ def check_import(args: argparse.Namespace) -> int:
     for check in parsed.checks:
         _not_in_future(check, now)
     target = target_of(args)
-    with progress_bar("importing performed checks", len(parsed.checks)) as advance:
+    labels = [f"{c.checklist_id}/{c.equipment_id}@{to_utc_iso(c.performed_at)}" for c in parsed.checks]
+    with bulk_progress("importing performed checks", "performed checks", labels) as advance:
         written = import_checks(target, parsed.checks, parsed.checklist_ids, now, progress=advance)
     document = {"rows": parsed.rows, "written": written, "checklists": parsed.checklist_ids}
     out: Output = args.out
