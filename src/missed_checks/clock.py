@@ -23,3 +23,8 @@ def set_source(source: Callable[[], datetime] | None) -> None:
     """Point :func:`now` at another clock (the local runtime's simulated one); ``None`` resets."""
     global _source  # noqa: PLW0603 - one process-wide clock, by design
     _source = source
+
+
+def source() -> Callable[[], datetime] | None:
+    """The clock :func:`now` reads (``None``: the wall clock)."""
+    return _source

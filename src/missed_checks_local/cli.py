@@ -13,9 +13,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
+import os
 import signal
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from importlib import resources
 from pathlib import Path
@@ -174,15 +178,24 @@ def _report_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--log-file",
         type=Path,
-        help="where handler and moto logs go (default: missed-checks-local.log in the temp directory)",
+        help="where handler and moto logs go (default: a new missed-checks-local-*.log in the temp directory, "
+             "one per run)",
     )
 
 
 def _default_log(path: Path | None) -> Path:
-    log = path or Path(tempfile.gettempdir()) / "missed-checks-local.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
-    log.write_text("", encoding="utf-8")
-    return log
+    """``--log-file`` (emptied), else a log file of this run's own in the temp directory: two
+    local runs at once never write the same file."""
+    try:
+        if path is None:
+            handle, name = tempfile.mkstemp(prefix="missed-checks-local-", suffix=".log")
+            os.close(handle)
+            return Path(name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("", encoding="utf-8")
+    except OSError as error:
+        raise InvalidInput("log-file", f"cannot write {error.filename or path}: {error.strerror or error}") from None
+    return path
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -208,13 +221,23 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _play(scenario: Any, args: argparse.Namespace, *, source: str, demo: bool = False) -> int:
+    try:
+        return _play_once(scenario, args, source=source, demo=demo)
+    except KeyboardInterrupt:  # the runtime is closed by now
+        if getattr(args, "owns_process", False):
+            print("missed-checks: interrupted", file=sys.stderr)
+            _end_promptly(args, 130)
+        raise  # in-process: main() says it
+
+
+def _play_once(scenario: Any, args: argparse.Namespace, *, source: str, demo: bool) -> int:
     from missed_checks_local.run_result import (  # deferred: `missed-checks` start-up must not pay for the emulator
         print_run,
         to_json,
     )
     from missed_checks_local.scenario import run_scenario
 
-    with command_output(args.report, args.output) as out:
+    with command_output(args.report, args.output) as out, _signals_interrupt():
         log_path = _default_log(args.log_file)
         console = out.console
         err = Console(stderr=True)
@@ -225,9 +248,12 @@ def _play(scenario: Any, args: argparse.Namespace, *, source: str, demo: bool = 
                 result = _with_progress(scenario, err, log_path)
             else:
                 result = run_scenario(scenario, log_path=log_path)
-        except InvalidInput:
-            raise
-        except Exception as error:  # the runtime itself failed: say what and where the logs are
+        except Exception as error:
+            for denial in getattr(error, "denials", []):  # the cause before its consequence
+                print(f"missed-checks: denied: {denial}", file=sys.stderr)
+            if isinstance(error, InvalidInput):
+                raise
+            # the runtime itself failed: say what and where the logs are
             print(f"missed-checks: the local run failed: {type(error).__name__}: {error}", file=sys.stderr)
             print(f"missed-checks: handler and moto logs: {log_path}", file=sys.stderr)
             return 1
@@ -244,12 +270,35 @@ def _play(scenario: Any, args: argparse.Namespace, *, source: str, demo: bool = 
         print(f"missed-checks: wrote the {args.report} report to {args.output}", file=sys.stderr)
     problems = result.get("deployment_problems") or []
     if problems:  # the built stack itself is broken: it would fail the same way on AWS
+        for denial in result.get("denials") or []:  # the cause before its consequences
+            print(f"missed-checks: denied: {denial}", file=sys.stderr)
         print("missed-checks: the deployed stack is broken (it would fail the same way on AWS):", file=sys.stderr)
         for problem in problems[:10]:
             print(f"  - {problem[:500]}", file=sys.stderr)
         print(f"missed-checks: handler and moto logs: {log_path}", file=sys.stderr)
         return 1
     return 0
+
+
+@contextmanager
+def _signals_interrupt() -> Iterator[None]:
+    """SIGINT and SIGTERM stop a local run the same way (even where the shell ignores SIGINT for
+    background jobs): the runtime closes on the way out (workers stopped, temporary folders
+    removed), instead of the process dying with its workers left behind."""
+
+    def interrupt(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        previous = {number: signal.signal(number, interrupt) for number in (signal.SIGINT, signal.SIGTERM)}
+    except ValueError:  # not the main thread (an embedding caller): its signals are its own
+        yield
+        return
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 def _with_progress(scenario: Any, console: Any, log_path: Path) -> dict[str, Any]:
@@ -330,11 +379,14 @@ def _serve(args: argparse.Namespace) -> int:
         log_path=log_path,
         on_firing=on_firing,
     )
-    signal.signal(signal.SIGTERM, lambda *_: server.request_stop())
+    for stop_signal in (signal.SIGINT, signal.SIGTERM):  # both stop it cleanly, wherever the loop is
+        signal.signal(stop_signal, lambda *_: server.request_stop())
     try:
         stack = server.start()
         console.print(f"[bold]Local AWS endpoint[/bold]: {server.endpoint}  (region {stack.region})")
-        console.print(f"Clock: {server.clock.now():%Y-%m-%dT%H:%M:%SZ}, speed x{args.speed:g}; logs: {log_path}")
+        console.print(f"Clock: simulated, now {server.clock.now():%Y-%m-%dT%H:%M:%SZ}, speed x{args.speed:g}: "
+                      f"the missed-checks commands with --endpoint {server.endpoint} take their \"now\" from it")
+        console.print(f"Logs: {log_path}")
         console.print("[bold]Stack outputs[/bold]")
         for key, value in stack.outputs.items():
             console.print(f"  {key}: {value}", highlight=False, soft_wrap=True)
@@ -351,4 +403,19 @@ def _serve(args: argparse.Namespace) -> int:
         pass
     finally:
         server.stop()
+    _end_promptly(args, 0)
     return 0
+
+
+def _end_promptly(args: argparse.Namespace, code: int) -> None:
+    """Once the runtime is closed (workers stopped, temporary folders removed), end the process
+    without the interpreter's teardown of moto's many modules (seconds, after a stop signal)."""
+    if not getattr(args, "owns_process", False):
+        return  # called in-process (tests): the caller's process goes on
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)

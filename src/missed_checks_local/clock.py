@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 
 from missed_checks import clock as product_clock
+from missed_checks_ops.target import ClockAnchor
 
 __all__ = ["RealTimeClock", "SimulatedClock", "installed"]
 
@@ -47,6 +48,10 @@ class SimulatedClock:
     def advance(self, delta: timedelta) -> None:
         self.advance_to(self.now() + delta)
 
+    def anchor(self) -> ClockAnchor:
+        """This clock for another process: it stands still until the next anchor."""
+        return ClockAnchor(self.now(), time.time(), 0.0)
+
 
 class RealTimeClock:
     """``start`` plus the real time elapsed since creation, times ``speed``."""
@@ -60,6 +65,10 @@ class RealTimeClock:
 
     def now(self) -> datetime:
         return self._start + timedelta(seconds=(time.monotonic() - self._origin) * self.speed)
+
+    def anchor(self) -> ClockAnchor:
+        """This clock for another process (which follows it on its own wall clock)."""
+        return ClockAnchor(self.now(), time.time(), self.speed)
 
 
 @contextmanager

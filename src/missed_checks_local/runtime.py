@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 import uuid
 from collections import Counter
@@ -23,6 +24,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from botocore.exceptions import ClientError
 
 from missed_checks_local import moto_patches
 from missed_checks_local.awslambda.runtime import LambdaRuntime
@@ -34,8 +37,9 @@ from missed_checks_local.streams.poller import StreamPoller
 
 __all__ = ["ExecutionRecord", "LocalRuntime", "RuntimeStuck"]
 
-_EXECUTION_TIMEOUT_S = 120.0
 _SETTLE_ROUNDS = 50
+_STANDARD_MAX_DURATION_S = 365 * 24 * 3600.0
+"""A Standard execution's own limit when the definition sets no ``TimeoutSeconds`` (one year)."""
 
 
 class RuntimeStuck(RuntimeError):
@@ -79,6 +83,14 @@ class LocalRuntime:
     _schedules_at_refresh: frozenset[tuple[str, float]] | None = field(init=False, default=None)
     _exit: ExitStack = field(init=False, default_factory=ExitStack)
     _running: list[ExecutionRecord] = field(init=False, default_factory=list)
+    _started: dict[str, float] = field(init=False, default_factory=dict)
+    _interrupted: threading.Event = field(init=False, default_factory=threading.Event)
+    execution_timeout_s: float = field(init=False, default=_STANDARD_MAX_DURATION_S)
+    """The state machine's ``TimeoutSeconds`` (read from the deployed definition at :meth:`start`):
+    an execution that runs longer ends ``TIMED_OUT`` with ``States.Timeout``, as on AWS. It is
+    measured on the time the work takes (the functions run at this machine's speed, as on AWS,
+    whatever the simulated clock does meanwhile); each task is bounded by its function's
+    ``Timeout`` (``Sandbox.Timedout``)."""
 
     def __post_init__(self) -> None:
         self.lambda_runtime = LambdaRuntime(self.stack, log_path=self.log_path, keep_invocations=False)
@@ -118,6 +130,7 @@ class LocalRuntime:
                 poller.faults = self.faults
             self._exit.enter_context(observed(self.faults.endpoint_observer()))
         self._exit.enter_context(self.lambda_runtime)
+        self.execution_timeout_s = self._definition_timeout_s()
         self._exit.enter_context(installed(self.clock))
         self._exit.enter_context(moto_on_simulated_time(self.clock))
         self._exit.enter_context(moto_patches.parse_each_definition_once())
@@ -127,10 +140,17 @@ class LocalRuntime:
     def close(self) -> None:
         self._exit.close()
 
+    def interrupt(self) -> None:
+        """Stop waiting (from another thread or a signal handler): settling returns at once, so
+        that the runtime can be closed promptly (``local serve`` on SIGINT/SIGTERM)."""
+        self._interrupted.set()
+
     # -- moving time -----------------------------------------------------------------------
     def settle(self) -> None:
         """Drain streams, refresh schedules and wait for executions until all is quiet."""
         for _ in range(_SETTLE_ROUNDS):
+            if self._interrupted.is_set():
+                return
             invoked = 0
             for poller in self.pollers:
                 before = poller.stats.invocations
@@ -170,8 +190,7 @@ class LocalRuntime:
                 fired.append(firing)
                 if firing.execution_arn:
                     record = ExecutionRecord(firing.execution_arn, firing.schedule, json.loads(firing.input or "{}"))
-                    self.executions.append(record)
-                    self._running.append(record)
+                    self._track(record)
             self.settle()
             if self.on_step is not None:
                 self.on_step()
@@ -183,8 +202,7 @@ class LocalRuntime:
             stateMachineArn=self.stack.state_machine_arn, input=json.dumps(execution_input), name=str(uuid.uuid4())
         )
         record = ExecutionRecord(started["executionArn"], None, dict(execution_input))
-        self.executions.append(record)
-        self._running.append(record)
+        self._track(record)
         return record
 
     def advance_to(self, instant: datetime, *, inclusive: bool = True) -> list[Firing]:
@@ -198,20 +216,51 @@ class LocalRuntime:
             self.clock.advance_to(instant)
         return fired
 
+    def _definition_timeout_s(self) -> float:
+        arn = self.stack.outputs.get("StateMachineArn")
+        if not arn:
+            return _STANDARD_MAX_DURATION_S
+        definition = json.loads(self.stack.client("stepfunctions").describe_state_machine(stateMachineArn=arn)[
+            "definition"])
+        return float(definition.get("TimeoutSeconds") or _STANDARD_MAX_DURATION_S)
+
+    def _track(self, record: ExecutionRecord) -> None:
+        self.executions.append(record)
+        self._running.append(record)
+        self._started[record.arn] = time.monotonic()
+
+    def _time_out(self, sfn: Any, record: ExecutionRecord) -> None:
+        """What Step Functions does when ``TimeoutSeconds`` passes: the execution ends TIMED_OUT."""
+        record.status, record.error = "TIMED_OUT", "States.Timeout"
+        record.cause = (f"the execution ran longer than the state machine's TimeoutSeconds "
+                        f"({self.execution_timeout_s:g} s)")
+        for _ in range(100):  # moto cannot stop an execution whose interpreter has not started yet
+            try:
+                sfn.stop_execution(executionArn=record.arn, error=record.error, cause=record.cause)
+                return
+            except ClientError:  # it ended meanwhile: the timeout still stands, as on AWS
+                return
+            except AttributeError:
+                time.sleep(0.02)
+
     def _wait_for_executions(self) -> int:
-        """Wait for the started executions; returns how many finished."""
+        """Wait for the started executions; returns how many finished (or timed out)."""
         if not self._running:
             return 0
         sfn = self.stack.client("stepfunctions")
-        deadline = time.monotonic() + _EXECUTION_TIMEOUT_S
         finished = 0
         delay = 0.005
-        while self._running:
+        while self._running and not self._interrupted.is_set():
             record = self._running[0]
             described = sfn.describe_execution(executionArn=record.arn)
             if described["status"] == "RUNNING":
-                if time.monotonic() > deadline:
-                    raise RuntimeStuck(f"execution {record.arn} still running after {_EXECUTION_TIMEOUT_S:.0f} s")
+                started = self._started.get(record.arn, time.monotonic())
+                if time.monotonic() - started > self.execution_timeout_s:
+                    self._time_out(sfn, record)
+                    self._running.pop(0)
+                    self._started.pop(record.arn, None)
+                    finished += 1
+                    continue
                 time.sleep(delay)  # each poll costs CPU the execution's threads need: back off
                 delay = min(delay * 2, 0.1)
                 continue
@@ -224,6 +273,7 @@ class LocalRuntime:
                     record.output = None
             record.error, record.cause = described.get("error"), described.get("cause")
             self._running.pop(0)
+            self._started.pop(record.arn, None)
             finished += 1
         return finished
 
@@ -246,20 +296,36 @@ class LocalRuntime:
             "dead_lettered": sum(1 for f in firings if f.dead_lettered),
         }
 
+    def denials(self) -> list[str]:
+        """Every action IAM refused to a role of the stack, once per (who, action, resource), with
+        how often: ``RecordMissedChecksFunction was denied dynamodb:PutItem on arn:...:table/T (47
+        times)``. Who: the function(s) of the role, or the state machine or scheduler role."""
+        stack = self.stack
+        who: dict[str, list[str]] = {}
+        for logical, spec in stack.functions.items():
+            who.setdefault(spec.role_arn, []).append(logical)
+        counts: Counter[tuple[str, str, str]] = Counter()
+        for call in self.lambda_runtime.denied:
+            role = self.lambda_runtime.roles.role_of(call.access_key_id) or "an unknown role"
+            names = " / ".join(who.get(role, [role.rsplit("/", 1)[-1]]))
+            counts[(names, call.action, _resource_of(call, stack))] += 1
+        return [f"{names} was denied {action} on {resource}" + (f" ({count} times)" if count > 1 else "")
+                for (names, action, resource), count in counts.items()]
+
     def deployment_problems(self) -> list[str]:
         """What would break this stack on AWS, not in the data: a function that cannot start
         (``Runtime.ImportModuleError``, ``Runtime.HandlerNotFound``, a syntax error) or a call
         its role does not allow (``AccessDenied``), by a function or by the state machine."""
         problems: list[str] = []
+        roles = {spec.role_arn: logical for logical, spec in self.stack.functions.items()}
+        for call in self.lambda_runtime.denied:  # the cause first, its consequences after
+            role = self.lambda_runtime.roles.role_of(call.access_key_id) or "?"
+            problems.append(f"{roles.get(role, role)}: AccessDenied: its role does not allow {call.action}")
         for invocation in self.failed_invocations:
             error = invocation.error or {}
             kind, message = str(error.get("errorType", "")), str(error.get("errorMessage", ""))
             if kind.startswith("Runtime.") or "AccessDenied" in kind or "AccessDenied" in message:
                 problems.append(f"{invocation.function}: {kind}: {message}")
-        roles = {spec.role_arn: logical for logical, spec in self.stack.functions.items()}
-        for call in self.lambda_runtime.denied:
-            role = self.lambda_runtime.roles.role_of(call.access_key_id) or "?"
-            problems.append(f"{roles.get(role, role)}: AccessDenied: its role does not allow {call.action}")
         for record in self.executions:
             if record.status != "SUCCEEDED" and "AccessDenied" in f"{record.error} {record.cause}":
                 problems.append(f"state machine {record.arn.rsplit(':', 2)[-2]}: {record.error}: {record.cause}")
@@ -298,6 +364,22 @@ class LocalRuntime:
                     messages.append(entry)
             letters[logical_id] = messages
         return letters
+
+
+def _resource_of(call: Any, stack: EmbeddedStack) -> str:
+    """The resource a denied request was about, as far as its body tells (moto does not say)."""
+    body = call.body if isinstance(call.body, dict) else {}
+    service = call.action.split(":", 1)[0]
+    if body.get("TableName"):
+        return f"arn:aws:dynamodb:{stack.region}:{stack.account_id}:table/{body['TableName']}"
+    for key in ("stateMachineArn", "executionArn", "FunctionName", "QueueUrl", "TopicArn", "Name"):
+        if body.get(key):
+            return str(body[key])
+    if isinstance(body.get("RequestItems"), dict):
+        return ", ".join(f"arn:aws:dynamodb:{stack.region}:{stack.account_id}:table/{name}"
+                         for name in body["RequestItems"])
+    queue = (call.query.get("QueueUrl") or [None])[0]
+    return str(queue or f"{service} {call.path}")
 
 
 @contextmanager

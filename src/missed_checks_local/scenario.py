@@ -38,7 +38,8 @@ from __future__ import annotations
 import copy
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -50,6 +51,7 @@ from missed_checks.errors import InvalidInput
 from missed_checks.performed_check import PerformedCheck
 from missed_checks.timefmt import parse_instant
 from missed_checks_local.testing.faults import FaultInjector, parse_faults
+from missed_checks_ops.inputs import within_item_size
 
 __all__ = ["ACTIONS", "Scenario", "ScenarioEvent", "load_scenario", "run_scenario"]
 
@@ -138,11 +140,10 @@ class Scenario:
 
 def load_scenario(path: str | Path) -> Scenario:
     """Read and validate a scenario file."""
+    from missed_checks_ops.inputs import read_text  # deferred: yaml, not needed to play a scenario
+
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise InvalidInput("SCENARIO", f"cannot read {path}: {error.strerror or error}") from None
+    text = read_text(path, "SCENARIO")
     try:
         data = json.loads(text)
     except ValueError as error:
@@ -215,6 +216,7 @@ def _put(where: str, value: Any, at: datetime) -> dict[str, Any]:
     if not isinstance(validate, bool):
         raise InvalidInput(f"{where}.validate", "must be true or false")
     args["validate"] = validate
+    within_item_size({key: args[key] for key in ("name", "recurrence", "timezone", "window", "grace")}, f"{where}.")
     if validate:
 
         checklist = Checklist(
@@ -265,6 +267,7 @@ def _dismiss(where: str, value: Any, at: datetime) -> dict[str, Any]:
     window_start = parse_instant(fields["window_start"], f"{where}.window_start")
     if window_start > at:
         raise InvalidInput(f"{where}.window_start", "is after the event's 'at' (only a past window can be missed)")
+    within_item_size({"reason": fields["reason"], "by": fields["by"]}, f"{where}.")
     return {
         "checklist": _checklist_id(f"{where}.checklist", fields["checklist"]),
         "equipment": _equipment_id(f"{where}.equipment", fields["equipment"]),
@@ -364,7 +367,7 @@ def run_scenario(
         if faults is None and scenario.faults:
 
             faults = FaultInjector(list(copy.deepcopy(scenario.faults)))
-        with LocalRuntime(stack, clock, log_path=log_path, faults=faults) as runtime:
+        with LocalRuntime(stack, clock, log_path=log_path, faults=faults) as runtime, _denials_first(runtime):
             if progress is not None:
                 runtime.on_step = lambda: progress(clock.now())
             from missed_checks.aws.table import ChecklistTable  # deferred: boto3, not needed to parse a scenario
@@ -399,12 +402,24 @@ def run_scenario(
             if observe is not None:
                 observe(runtime)
             report = build_result(scenario, runtime, table)
+            report.update({"denials": denials} if (denials := runtime.denials()) else {})
             if recover:
                 report["recovery"] = report_recovery
     report["elapsed_s"] = round(time.monotonic() - started, 2)
     if log_path:
         report["log_file"] = str(log_path)
     return report
+
+
+@contextmanager
+def _denials_first(runtime: Any) -> Iterator[None]:
+    """A run that fails carries what IAM refused (``error.denials``): the cause, which the command
+    line says before the failure it led to (a dismissal with nothing to dismiss...)."""
+    try:
+        yield
+    except Exception as error:
+        error.denials = runtime.denials()  # type: ignore[attr-defined]
+        raise
 
 
 def recover_as_an_operator(runtime: Any, now: datetime) -> dict[str, Any]:

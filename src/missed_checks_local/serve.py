@@ -24,7 +24,7 @@ from missed_checks_local.embedded import MOTO_CONFIG, local_environment, reset_c
 from missed_checks_local.runtime import LocalRuntime
 from missed_checks_local.scheduler.simulated import Firing
 from missed_checks_local.stack import DEFAULT_REGION, EmbeddedStack
-from missed_checks_ops.target import LOCAL_SERVE_PORT
+from missed_checks_ops.target import CLOCK_TAG, LOCAL_SERVE_PORT
 
 __all__ = ["LocalServer"]
 
@@ -93,12 +93,26 @@ class LocalServer:
         if self._given_clock is None:
             self.clock = RealTimeClock(self._start, self._speed)
         self.runtime = LocalRuntime(self.stack, self.clock, log_path=self.log_path, refresh_always=True)
+        self.publish_clock()
         self.runtime.start()
         return self.stack
+
+    def publish_clock(self) -> None:
+        """Put the simulated clock on the stack (tag ``missed-checks:clock``), where the
+        ``missed-checks`` commands read their "now" from: one clock for the stack and its users."""
+        from moto.cloudformation.models import cloudformation_backends  # deferred: moto is slow to import
+
+        assert self.stack is not None, "start() first"
+        backend = cloudformation_backends[self.stack.account_id][self.stack.region]
+        tag = self.clock.anchor().to_tag()
+        for stack in list(backend.stacks.values()):
+            if stack.name == self.stack.stack_name:
+                stack.tags = {**(stack.tags or {}), CLOCK_TAG: tag}
 
     def tick(self) -> list[Firing]:
         """One round: settle streams and executions, fire what is due by now."""
         assert self.runtime is not None, "start() first"
+        self.publish_clock()  # anchored afresh each round: the wall clocks of two processes may drift
         self.runtime.settle()
         fired = self.runtime.fire_due(self.clock.now())
         if self.on_firing is not None:
@@ -112,7 +126,10 @@ class LocalServer:
             self._stop.wait(self.poll_interval_s)
 
     def request_stop(self) -> None:
+        """Stop the loop (safe from a signal handler): the round in progress stops waiting."""
         self._stop.set()
+        if self.runtime is not None:
+            self.runtime.interrupt()
 
     def stop(self) -> None:
         from moto.core.config import default_user_config  # deferred: moto is a dev dependency and slow to import

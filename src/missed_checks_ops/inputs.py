@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,16 +25,38 @@ CSV_COLUMNS = {
     "performed_at": ("performed_at", "at"),
 }
 MAX_REPORTED_ERRORS = 10
+MAX_ITEM_BYTES = 400 * 1024
+"""DynamoDB's item size limit (attribute names and values together)."""
+_ITEM_OVERHEAD_BYTES = 2 * 1024  # keys, timestamps, revision and schedule fields the table adds
 
 
-def read_text(path: str, field: str) -> str:
-    """The file's text; ``-`` reads standard input."""
-    if path == "-":
-        return sys.stdin.read()
+def read_text(path: str | Path, field: str) -> str:
+    """The file's text (UTF-8); ``-`` reads standard input. Every way it cannot be read is one
+    :class:`InvalidInput` naming ``field`` and the file."""
+    name = "standard input" if str(path) == "-" else str(path)
     try:
+        if str(path) == "-":
+            if sys.stdin is None or sys.stdin.closed:
+                raise InvalidInput(field, "standard input is closed: give a file, or pipe the text in")
+            return sys.stdin.buffer.read().decode("utf-8-sig") if hasattr(sys.stdin, "buffer") else sys.stdin.read()
         return Path(path).read_text(encoding="utf-8-sig")
-    except (OSError, ValueError) as error:  # ValueError: undecodable bytes, a NUL in the name
-        raise InvalidInput(field, f"cannot read {path}: {getattr(error, 'strerror', None) or error}") from None
+    except InvalidInput:
+        raise
+    except UnicodeDecodeError as error:
+        raise InvalidInput(field, f"{name} is not UTF-8 text (byte 0x{error.object[error.start]:02x} at offset "
+                                  f"{error.start})") from None
+    except (OSError, ValueError) as error:  # ValueError: a NUL in the name, a closed stream
+        raise InvalidInput(field, f"cannot read {name}: {getattr(error, 'strerror', None) or error}") from None
+
+
+def within_item_size(values: Mapping[str, Any], where: str = "") -> None:
+    """Refuse text that would make its DynamoDB item larger than 400 KB, naming the largest field
+    (``where`` prefixes it), instead of the table's bare ``ValidationException`` after the fact."""
+    sizes = {name: len(name.encode()) + len(str(value).encode()) for name, value in values.items() if value is not None}
+    if sizes and sum(sizes.values()) + _ITEM_OVERHEAD_BYTES > MAX_ITEM_BYTES:
+        field = max(sizes, key=lambda name: sizes[name])
+        raise InvalidInput(f"{where}{field}", f"is {sizes[field] / 1024:.0f} KB: one item of the table holds at most "
+                                              f"{MAX_ITEM_BYTES // 1024} KB, all its fields together")
 
 
 def checklist_specs(path: str) -> list[dict[str, str | None]]:

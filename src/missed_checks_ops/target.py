@@ -10,9 +10,12 @@ the stack's outputs, and are enough on their own when there is no stack to look 
 
 from __future__ import annotations
 
+import json
 import os
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
@@ -31,6 +34,9 @@ LOCAL_SERVE_PORT = 5000
 LOCAL_ENDPOINT = f"http://127.0.0.1:{LOCAL_SERVE_PORT}"
 """Where ``missed-checks local serve`` answers by default."""
 STACK_ENV = "MISSED_CHECKS_STACK"
+CLOCK_TAG = "missed-checks:clock"
+"""The stack tag under which ``missed-checks local serve`` publishes its simulated clock
+(:class:`ClockAnchor`): whatever talks to a local stack takes "now" from it."""
 
 # Queue kinds, as the commands name them, and the stack output holding each URL.
 QUEUE_OUTPUTS = {
@@ -115,6 +121,55 @@ class StackTarget:
         region = self.region
         return (f"https://{region}.console.aws.amazon.com/states/home?region={region}"
                 f"#/v2/executions/details/{execution_arn}")
+
+
+@dataclass(frozen=True)
+class ClockAnchor:
+    """A running clock as another process can follow it: it read ``instant`` at wall-clock time
+    ``wall`` (seconds since the epoch) and moves ``speed`` simulated seconds per real second (0: it
+    stands still until the next anchor is published)."""
+
+    instant: datetime
+    wall: float
+    speed: float
+
+    def now(self) -> datetime:
+        return self.instant + timedelta(seconds=max(0.0, time.time() - self.wall) * self.speed)
+
+    def to_tag(self) -> str:
+        return json.dumps({"now": self.instant.astimezone(UTC).isoformat(), "wall": self.wall, "speed": self.speed})
+
+    @classmethod
+    def from_tag(cls, text: str) -> ClockAnchor:
+        try:
+            data = json.loads(text)
+            instant = datetime.fromisoformat(data["now"])
+            wall, speed = float(data["wall"]), float(data["speed"])
+        except (ValueError, TypeError, KeyError) as error:
+            raise TargetError(f"the stack's {CLOCK_TAG} tag is not a clock: {text[:80]!r}") from error
+        if instant.tzinfo is None or speed < 0:
+            raise TargetError(f"the stack's {CLOCK_TAG} tag is not a clock: {text[:80]!r}")
+        return cls(instant.astimezone(UTC), wall, speed)
+
+
+def stack_clock(stack: str | None, region: str | None, endpoint: str | None, session: Any = None) -> ClockAnchor | None:
+    """The clock a stack behind ``endpoint`` publishes (``local serve``'s simulated one), or None:
+    no endpoint (AWS itself), no such stack, or a stack that publishes none (the wall clock rules)."""
+    endpoint = endpoint or os.environ.get("AWS_ENDPOINT_URL") or None
+    if not endpoint:
+        return None
+    try:
+        session = session or new_session(region)
+        region = region or session.region_name
+        if not region:
+            return None
+        name = stack or os.environ.get(STACK_ENV) or LOCAL_STACK_NAME
+        found = describe_stack(bound_client(session, "cloudformation", region, endpoint), name)
+    except (ClientError, BotoCoreError):
+        return None  # the command's own lookup of the stack says what is wrong
+    if found is None or CLOCK_TAG not in found.tags:
+        return None
+    return ClockAnchor.from_tag(found.tags[CLOCK_TAG])
 
 
 def resolve_target(

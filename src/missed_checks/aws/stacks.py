@@ -1,8 +1,8 @@
-"""CloudFormation: what a deployed stack publishes (its Outputs and Parameters)."""
+"""CloudFormation: what a deployed stack publishes (its Outputs, Parameters and Tags)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -10,6 +10,7 @@ from typing import Any
 class StackDescription:
     outputs: dict[str, str]
     parameters: dict[str, str]
+    tags: dict[str, str] = field(default_factory=dict)
 
 
 def describe_stack(cloudformation: Any, stack_name: str) -> StackDescription | None:
@@ -24,4 +25,5 @@ def describe_stack(cloudformation: Any, stack_name: str) -> StackDescription | N
     return StackDescription(
         outputs={o["OutputKey"]: o["OutputValue"] for o in found.get("Outputs") or []},
         parameters={p["ParameterKey"]: p.get("ParameterValue", "") for p in found.get("Parameters") or []},
+        tags={t["Key"]: t["Value"] for t in found.get("Tags") or []},
     )

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
 import tempfile
 import threading
 import time
@@ -140,7 +141,7 @@ class LambdaRuntime:
         try:
             self._closed = False
             self._endpoint = self.stack.endpoint_url or exit_stack.enter_context(_moto_server())
-            self._worker_logs = Path(exit_stack.enter_context(tempfile.TemporaryDirectory(prefix="lambda-logs-")))
+            self._worker_logs = exit_stack.enter_context(_scratch_directory("lambda-logs-"))
             exit_stack.enter_context(enforced())
             exit_stack.enter_context(observed(self._record_denial))
             exit_stack.enter_context(self._serve_lambda_invoke())
@@ -365,6 +366,21 @@ _INIT_ERRORS = {
     "Runtime.HandlerNotFound",
     "Runtime.MalformedHandlerName",
 }
+
+@contextmanager
+def _scratch_directory(prefix: str) -> Iterator[Path]:
+    """A temporary directory, removed at the end even while a stopping worker's invocation still
+    appends its last lines there (a plain TemporaryDirectory fails with "Directory not empty")."""
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield path
+    finally:
+        for _ in range(100):
+            shutil.rmtree(path, ignore_errors=True)
+            if not path.exists():
+                break
+            time.sleep(0.05)
+
 
 @contextmanager
 def _moto_server() -> Iterator[str]:

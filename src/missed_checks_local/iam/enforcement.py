@@ -68,13 +68,27 @@ def _notify(response: Any, access_key_id: str, denied: bool) -> None:
         return
     service = service_of(response.headers)
     action = IAM_ACTION_NAMES.get(f"{service}:{response._get_action()}", f"{service}:{response._get_action()}")
-    try:
-        body = json.loads(response.body or b"{}")
-    except (TypeError, ValueError):
-        body = {}
+    body = _json_body(response)
     call = RoleCall(access_key_id, action, str(response.path), dict(response.querystring or {}), body, denied)
     for observer in list(_observers):
         observer(call)
+
+
+def _json_body(response: Any) -> Any:
+    """The request's JSON body. A request refused before moto read its body (the denial comes
+    first) has it parsed as a form: a single key holding the JSON text."""
+    candidates = [response.body or b"{}"]
+    query = response.querystring or {}
+    if len(query) == 1:
+        candidates.append(next(iter(query)))
+    for text in candidates:
+        try:
+            body = json.loads(text)
+        except (TypeError, ValueError):
+            continue
+        if body:
+            return body
+    return {}
 
 
 @contextmanager

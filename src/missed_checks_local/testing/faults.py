@@ -137,10 +137,12 @@ def parse_faults(raw: Any, where: str = "faults") -> list[Fault]:
 
 def load_faults(path: str | Path) -> list[Fault]:
     """Faults from a JSON file: a list, or an object with a ``faults`` list."""
+    from missed_checks_ops.inputs import read_text  # deferred: yaml, not needed to inject faults
+
+    if str(path) != "-" and not Path(path).exists():
+        raise InvalidInput("--faults", f"{path}: no such file")
     try:
-        raw = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InvalidInput("--faults", f"{path}: no such file") from None
+        raw = json.loads(read_text(path, "--faults"))
     except ValueError as error:
         raise InvalidInput("--faults", f"{path}: not JSON: {error}") from None
     if isinstance(raw, Mapping):

@@ -35,12 +35,13 @@ from missed_checks_ops.cli.common import (
     add_command,
     add_group,
     bulk_progress,
+    clock_kind,
     err_console,
     fail,
     instant_arg,
     target_of,
 )
-from missed_checks_ops.inputs import checklist_specs, equipment_ids, performed_checks_csv
+from missed_checks_ops.inputs import checklist_specs, equipment_ids, performed_checks_csv, within_item_size
 from missed_checks_ops.target import LOCAL_ENDPOINT
 
 FUTURE_TOLERANCE = timedelta(minutes=5)
@@ -143,6 +144,7 @@ def checklist_put(args: argparse.Namespace) -> int:
         validate_checklist_id(spec["id"])
         if not spec.get("recurrence"):
             raise InvalidInput("recurrence", f"checklist {spec['id']} has no recurrence")
+        within_item_size({key: spec.get(key) for key in ("name", "recurrence", "timezone", "window", "grace")})
         rule = validate_rule(str(spec["recurrence"]), spec.get("timezone"), spec.get("window"), spec.get("grace"))
         previews.append(preview(rule, now, max(0, args.windows)))
     target = None if args.dry_run else target_of(args)
@@ -197,6 +199,7 @@ def checklist_show(args: argparse.Namespace) -> int:
     checklist = state.checklist
     document = _checklist_document(checklist)
     document["equipment"] = {"assigned": state.assigned, "unassigned": state.unassigned}
+    document["now"] = {"at": to_utc_iso(now), "clock": clock_kind()}  # what "next windows" count from
     try:
         shown = preview(checklist.parsed(), now, max(0, args.windows)).to_dict()
         document["next_windows"] = shown["next_windows"]
@@ -214,6 +217,8 @@ def checklist_show(args: argparse.Namespace) -> int:
         if document.get(name) not in (None, ""):
             value = str(document[name]).replace("\n", "\n" + " " * 18)
             out.say(f"  {name + ':':<16}{value}")
+    clock_name = "the local stack's simulated clock" if document["now"]["clock"] == "simulated" else "wall clock"
+    out.say(f"  {'now:':<16}{document['now']['at']} ({clock_name})")
     out.say(f"  {'equipment:':<16}{document['equipment']['assigned']} assigned, "
             f"{document['equipment']['unassigned']} unassigned")
     if document.get("sync_error"):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import errno
 import functools
 import json
 import re
@@ -32,7 +33,14 @@ from rich.table import Table
 from missed_checks import clock
 from missed_checks.errors import InvalidInput, MissedChecksError
 from missed_checks.timefmt import parse_instant
-from missed_checks_ops.target import LOCAL_ENDPOINT, StackTarget, TargetError, resolve_target
+from missed_checks_ops.target import (
+    LOCAL_ENDPOINT,
+    ClockAnchor,
+    StackTarget,
+    TargetError,
+    resolve_target,
+    stack_clock,
+)
 
 Handler = Callable[[argparse.Namespace], int | None]
 
@@ -251,9 +259,24 @@ def command_output(fmt: str, path: str | None) -> Iterator[Output]:
     stream = open_output(path)
     try:
         yield Output(fmt, stream)
+        stream.flush()
+    except OSError as error:
+        if error.errno not in _WRITE_FAILURES:
+            raise
+        raise InvalidInput("output", f"cannot write {_named(path)}: {error.strerror or error}") from None
     finally:
         if stream is not sys.stdout:
-            stream.close()
+            try:
+                stream.close()
+            except OSError:
+                pass  # the write above failed already, and said so
+
+
+_WRITE_FAILURES = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EPIPE, errno.EIO, errno.EROFS}
+
+
+def _named(path: str | None) -> str:
+    return path if path and path != "-" else "standard output"
 
 
 # -- target and commands ---------------------------------------------------------------------------
@@ -311,11 +334,12 @@ def guarded(handler: Handler) -> Callable[[argparse.Namespace], int]:
     @functools.wraps(handler)
     def run(args: argparse.Namespace) -> int:
         try:
-            if not getattr(args, "formats", None):
-                return int(handler(args) or 0)
-            with command_output(chosen_format(args), args.output) as out:
-                args.out = out
-                return int(handler(args) or 0)
+            with target_clock(args):
+                if not getattr(args, "formats", None):
+                    return int(handler(args) or 0)
+                with command_output(chosen_format(args), args.output) as out:
+                    args.out = out
+                    return int(handler(args) or 0)
         except TargetError as error:
             if error.field:
                 return fail(f"{error.field}: {error}", 2)
@@ -331,6 +355,52 @@ def guarded(handler: Handler) -> Callable[[argparse.Namespace], int]:
             return fail(f"AWS: {error}", 1)
 
     return run
+
+
+class _StackClock:
+    """"now" of a local stack, read from it the first time it is asked for (most commands ask
+    before they look the stack up); the wall clock when the stack publishes no clock."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self._args = args
+        self._anchor: ClockAnchor | None = None
+        self._asked = False
+
+    def __call__(self) -> datetime:
+        if not self._asked:
+            self._asked = True
+            self._anchor = stack_clock(getattr(self._args, "stack", None), getattr(self._args, "region", None),
+                                       getattr(self._args, "endpoint", None))
+        return self._anchor.now() if self._anchor is not None else datetime.now(UTC)
+
+    @property
+    def simulated(self) -> bool:
+        self()
+        return self._anchor is not None
+
+
+@contextmanager
+def target_clock(args: argparse.Namespace) -> Iterator[None]:
+    """The command's "now" (:func:`missed_checks.clock.now`): the local stack's own clock when the
+    target is one (``--endpoint``, or ``AWS_ENDPOINT_URL``: ``local serve`` publishes its simulated
+    clock on the stack), the wall clock against AWS. A process that runs a stack itself (tests, the
+    local runtime) has set its clock already, and keeps it."""
+    if not hasattr(args, "endpoint") or clock.source() is not None:
+        yield
+        return
+    clock.set_source(_StackClock(args))
+    try:
+        yield
+    finally:
+        clock.set_source(None)
+
+
+def clock_kind() -> str:
+    """What "now" is for this command: ``simulated`` (a local stack's clock) or ``wall``."""
+    source = clock.source()
+    if source is None:
+        return "wall"
+    return "simulated" if getattr(source, "simulated", True) else "wall"
 
 
 def usage_message(error: InvalidInput) -> str:

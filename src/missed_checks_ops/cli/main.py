@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
@@ -68,14 +69,35 @@ def _register_missing_emulator(subparsers: argparse._SubParsersAction) -> None: 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.owns_process = argv is None  # the console script: a command may end the process itself
     try:
-        return int(args.handler(args) or 0)
+        code = int(args.handler(args) or 0)
+        sys.stdout.flush()  # a full disk or a closed pipe shows here, not as a traceback at exit
+        return code
     except InvalidInput as error:
         print(f"missed-checks: error: {usage_message(error)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("missed-checks: interrupted", file=sys.stderr)
         return 130
+    except OSError as error:  # what a command wrote could not be written (or read) by the system
+        _drop_pending_output()
+        where = error.filename or "standard output"
+        print(f"missed-checks: error: {where}: {error.strerror or error}", file=sys.stderr)
+        return 1
+
+
+def _drop_pending_output() -> None:
+    """Point the process's standard output at /dev/null, so that what could not be written is not
+    tried again (and reported as a traceback) when the interpreter exits."""
+    if sys.stdout is not sys.__stdout__ or sys.stdout is None:
+        return  # redirected by the caller (tests): theirs to handle
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -22,6 +22,7 @@ from missed_checks_ops.cli.common import (
     progress_bar,
     target_of,
 )
+from missed_checks_ops.inputs import within_item_size
 from missed_checks_ops.missed import dismiss_missed, list_missed
 from missed_checks_ops.report_output import DEFINITION, FORMATS, stdout_console, write_report
 from missed_checks_ops.reporting import read_report
@@ -118,6 +119,7 @@ def missed_dismiss(args: argparse.Namespace) -> int:
     checklist_id = validate_checklist_id(args.checklist, "checklist")
     equipment_id = validate_equipment_id(args.equipment)
     window_start = parse_instant(args.window_start, "window-start")
+    within_item_size({"reason": args.reason, "by": args.by})
     record = dismiss_missed(target_of(args), checklist_id, window_start, equipment_id, reason=args.reason,
                             by=args.by, at=clock.now())
     out: Output = args.out
