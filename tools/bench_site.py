@@ -72,6 +72,8 @@ class Figure:
 
 # -- local serve, driven from outside -------------------------------------------------------------
 _SERVE_PID: list[int] = []
+LOG_FILE: list[Path] = []
+"""``--log-file``: where the in-process runs (fleet, backlog) write handler and moto logs."""
 
 
 def _process_cpu(pid: int) -> float:
@@ -230,7 +232,7 @@ def _judge(equipment: int, windows: int, label: str, limit: float | None,
     clock = SimulatedClock(created)
     with embedded_aws():
         stack = EmbeddedStack.provision()
-        with LocalRuntime(stack, clock) as runtime:
+        with LocalRuntime(stack, clock, log_path=LOG_FILE[0] if LOG_FILE else None) as runtime:
             table = ChecklistTable(stack.table_name)
             table.put_checklist("bench", recurrence=RULE, window="PT8H", grace="PT30M", now=created)
             ids = [f"eq-{n:06d}" for n in range(equipment)]
@@ -290,7 +292,10 @@ def main() -> None:
     parser.add_argument("--fleet", type=int, default=100_000)
     parser.add_argument("--backlog-equipment", type=int, default=5_000)
     parser.add_argument("--backlog-windows", type=int, default=50)
+    parser.add_argument("--log-file", type=Path, help="handler and moto logs of the fleet and backlog runs")
     args = parser.parse_args()
+    if args.log_file:
+        LOG_FILE.append(args.log_file)
     chosen = args.only or list(TARGETS)
     if "read" in chosen and "equipment" not in chosen:
         chosen.append("equipment")  # the read happens during the evaluation of that equipment
