@@ -4,7 +4,7 @@
 #   make test   - lint, type-check the product package, then run every test (what CI runs)
 #   make typecheck - mypy --strict on src/missed_checks (config in pyproject.toml)
 #   make unit   - every test (pytest), after building the artifacts; make test without the lint
-#   make bench  - benchmarks (report over a year of checks; one evaluation of a large fleet; cost per window)
+#   make bench  - benchmarks (report over a year of checks; a large fleet's evaluation; cost per window; a site's day-one sizes, BENCH_SITE_ARGS="--only equipment")
 #   make chaos  - the demo under random faults (seeds 1-3), recovered and compared with a clean run
 #   make build  - sam build into .aws-sam/build (layer and functions; needs a Python 3.13, no Docker)
 #   make runtime - the Lambda runtime's own boto3/botocore for the local emulator, .aws-sam/lambda-runtime
@@ -74,6 +74,7 @@ bench: $(BIN)/.installed artifacts
 	$(BIN)/python tools/bench_report.py
 	$(BIN)/python tools/bench_evaluation.py
 	$(BIN)/python tools/bench_cost.py --json .aws-sam/bench-cost.json
+	$(BIN)/python tools/bench_site.py $(BENCH_SITE_ARGS)
 
 # --- sam build, without Docker -------------------------------------------------------------------
 # The functions are python3.13: SAM's builder insists on a python3.13 on PATH, so a directory

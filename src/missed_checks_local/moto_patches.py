@@ -19,6 +19,11 @@ Process-wide, installed once (:func:`install`, when a stack is first provisioned
 5. ``EventBridgeSchedulerBackend.create_schedule``: in a missing group moto raises a bare
    ``KeyError`` (HTTP 500, which SDK clients retry for minutes); AWS answers
    ``ResourceNotFoundException``. *Upstream candidate.*
+5b. :func:`_partition_queries`: ``Table.query`` on the table's own key (no index) reads only the
+   queried partition. moto sorts *every* item of the table (``Table.all_items``) for each Query
+   and then keeps the partition's: with a fleet of 100,000 assignments and their checks, each
+   equipment batch's Query cost seconds (34 Queries were half of a 2,000-equipment evaluation's
+   server time). Same items, same order. *Upstream candidate* (a speed fix).
 
 While a runtime runs (context managers, undone on exit):
 
@@ -53,6 +58,7 @@ is moto's own configuration.
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import importlib
 import json
@@ -115,8 +121,43 @@ def _atomic_dynamodb_writes() -> None:
         setattr(DynamoDBBackend, name, atomic(getattr(DynamoDBBackend, name)))
 
 
+_QUERIED_PARTITION: contextvars.ContextVar[Any] = contextvars.ContextVar("queried_partition", default=None)
+
+
+def _partition_queries() -> None:
+    from moto.dynamodb.models.table import Table  # deferred: moto is a dev dependency and slow to import
+
+    query, all_items = Table.query, Table.all_items
+    index_position = 6  # index_name, after hash_key and six more positional parameters (moto 5.2.1)
+
+    @functools.wraps(query)
+    def query_one_partition(self: Any, hash_key: Any, *args: Any, **kwargs: Any) -> Any:
+        index_name = kwargs.get("index_name", args[index_position] if len(args) > index_position else None)
+        if index_name or hash_key is None:
+            return query(self, hash_key, *args, **kwargs)
+        token = _QUERIED_PARTITION.set(hash_key)
+        try:
+            return query(self, hash_key, *args, **kwargs)
+        finally:
+            _QUERIED_PARTITION.reset(token)
+
+    @functools.wraps(all_items)
+    def items_of_the_queried_partition(self: Any) -> Any:
+        hash_key = _QUERIED_PARTITION.get()
+        if hash_key is None:
+            return all_items(self)
+        partition = self.items.get(hash_key)
+        if partition is None:
+            return []
+        items = list(partition.values()) if self.range_key_attr else [partition]
+        return sorted(items, key=lambda x: (x.hash_key, x.range_key) if x.range_key else x.hash_key)
+
+    Table.query = query_one_partition  # type: ignore[method-assign]
+    Table.all_items = items_of_the_queried_partition  # type: ignore[method-assign]
+
+
 def install() -> None:
-    """The process-wide patches (1-5), once."""
+    """The process-wide patches (1-5b), once."""
     global _installed  # noqa: PLW0603 - moto's classes are process-wide
     with _INSTALL_LOCK:
         if _installed:
@@ -132,6 +173,7 @@ def install() -> None:
         from moto.utilities.utils import get_partition
 
         _atomic_dynamodb_writes()
+        _partition_queries()
         LayerVersion.physical_resource_id = property(lambda self: self.arn)  # type: ignore[attr-defined]
         create_function = LambdaFunction.create_from_cloudformation_json.__func__  # type: ignore[attr-defined]
 

@@ -80,6 +80,7 @@ class LocalRuntime:
     """Re-read the schedules on every settle, not only after a function ran (``local serve``:
     anyone may change schedules through the endpoint)."""
     _invocations_at_refresh: int = field(init=False, default=-1)
+    _schedules_at_refresh: frozenset[tuple[str, float]] | None = field(init=False, default=None)
     _exit: ExitStack = field(init=False, default_factory=ExitStack)
     _running: list[ExecutionRecord] = field(init=False, default_factory=list)
     _started: dict[str, float] = field(init=False, default_factory=dict)
@@ -165,8 +166,14 @@ class LocalRuntime:
 
     def _schedules_may_have_changed(self) -> bool:
         seen = sum(self.invocation_counts.values())
-        changed = self.refresh_always or seen != self._invocations_at_refresh
+        changed = seen != self._invocations_at_refresh
         self._invocations_at_refresh = seen
+        if self.refresh_always:
+            # Anyone may change schedules through the endpoint: compare what moto holds (cheap, in
+            # process) instead of listing every schedule over HTTP on every tick.
+            fingerprint = self.scheduler.fingerprint()
+            changed = changed or fingerprint is None or fingerprint != self._schedules_at_refresh
+            self._schedules_at_refresh = fingerprint
         return changed
 
     def next_firing_time(self) -> datetime | None:

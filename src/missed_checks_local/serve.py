@@ -19,7 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from missed_checks_local.clock import RealTimeClock
+from missed_checks_local.clock import RealTimeClock, SimulatedClock
 from missed_checks_local.embedded import MOTO_CONFIG, local_environment, reset_clients
 from missed_checks_local.runtime import LocalRuntime
 from missed_checks_local.scheduler.simulated import Firing
@@ -44,11 +44,15 @@ class LocalServer:
         log_path: str | Path | None = None,
         poll_interval_s: float = 0.5,
         on_firing: Callable[[Firing], None] | None = None,
+        clock: SimulatedClock | None = None,
     ) -> None:
+        """``clock``: a simulated clock the caller moves (a test drives time instead of racing the
+        wall clock); by default the clock runs from ``start`` at ``speed``."""
         self.host, self.port = host, port
         self.endpoint = f"http://{host}:{port}"
         self._start, self._speed = start, speed
-        self.clock = RealTimeClock(start, speed)
+        self._given_clock = clock
+        self.clock: SimulatedClock | RealTimeClock = clock or RealTimeClock(start, speed)
         self.parameters = parameters or {}
         self.template_path = template_path
         self.log_path = log_path
@@ -76,6 +80,9 @@ class LocalServer:
             logging.FileHandler(self.log_path, encoding="utf-8") if self.log_path else logging.NullHandler()
         ]
         werkzeug.propagate = False
+        # Its errors only: a line (and a flush) per request cost about 5 ms of each request's 30.
+        self._saved["werkzeug_level"] = werkzeug.level
+        werkzeug.setLevel(logging.WARNING)
         self._server = ThreadedMotoServer(ip_address=self.host, port=self.port, verbose=False)
         self._server.start()
         self._environment = local_environment(DEFAULT_REGION, endpoint_url=self.endpoint)
@@ -83,7 +90,8 @@ class LocalServer:
         reset_clients()
         self.stack = EmbeddedStack.provision(self.template_path, parameters=self.parameters, endpoint_url=self.endpoint)
         # The clock starts once the stack is up (provisioning takes seconds, hours at a high speed).
-        self.clock = RealTimeClock(self._start, self._speed)
+        if self._given_clock is None:
+            self.clock = RealTimeClock(self._start, self._speed)
         self.runtime = LocalRuntime(self.stack, self.clock, log_path=self.log_path, refresh_always=True)
         self.publish_clock()
         self.runtime.start()
@@ -148,4 +156,5 @@ class LocalServer:
             for handler in werkzeug.handlers:
                 handler.close()
             werkzeug.handlers, werkzeug.propagate = self._saved["werkzeug"]
+            werkzeug.setLevel(self._saved["werkzeug_level"])
             self._saved = {}

@@ -100,14 +100,13 @@ def checklist_state(target: StackTarget, checklist_id: str, now: datetime) -> Ch
     return ChecklistState(checklist, assigned, len(assignments) - assigned)
 
 
-def put_checklist(target: StackTarget, spec: Mapping[str, Any], now: datetime) -> str:
-    """Write one (already validated) checklist spec; returns ``created`` or ``updated``."""
-    table = target.table()
-    checklist_id = str(spec["id"])
-    existed = table.get_checklist(checklist_id) is not None
-    table.put_checklist(checklist_id, recurrence=str(spec["recurrence"]), now=now, name=spec.get("name") or "",
-                        timezone=spec.get("timezone"), window=spec.get("window"), grace=spec.get("grace"))
-    return "updated" if existed else "created"
+def put_checklist(target: StackTarget, spec: Mapping[str, Any], now: datetime, *, validated: bool = False) -> str:
+    """Write one checklist spec; returns ``created`` or ``updated``. ``validated``: the caller has
+    checked the rule with :func:`validate_rule` (the recurrence engine is not run a second time)."""
+    written = target.table().put_checklist(
+        str(spec["id"]), recurrence=str(spec["recurrence"]), now=now, name=spec.get("name") or "",
+        timezone=spec.get("timezone"), window=spec.get("window"), grace=spec.get("grace"), validate=not validated)
+    return "created" if written.revision == 1 and written.created_at == now else "updated"
 
 
 def delete_checklist(target: StackTarget, checklist_id: str) -> None:
@@ -127,10 +126,13 @@ def resume_checklist(target: StackTarget, checklist_id: str, now: datetime) -> C
 # -- equipment ----------------------------------------------------------------------------------------
 def change_assignments(target: StackTarget, checklist_id: str, equipment_ids: Sequence[str], at: datetime, *,
                        assign: bool, progress: Callable[[int], None] | None = None) -> int:
-    """Assign (or unassign) equipment from ``at`` on, in chunks; returns how many changed."""
+    """Assign (or unassign) equipment from ``at`` on; returns how many changed. Assigning is one call
+    (the checklist's assignments are read once, not once per chunk); unassigning goes in chunks."""
     table = target.table()
     require_checklist(table, checklist_id)
-    change = table.assign_equipment if assign else table.unassign_equipment
+    if assign:
+        return table.assign_equipment(checklist_id, equipment_ids, at, progress=progress)
+    change = table.unassign_equipment
     changed = 0
     for offset in range(0, len(equipment_ids), CHUNK):
         chunk = equipment_ids[offset:offset + CHUNK]

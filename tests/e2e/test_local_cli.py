@@ -6,7 +6,6 @@ import csv
 import io
 import json
 import socket
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -119,13 +118,13 @@ def test_serve_runs_the_stack_behind_an_endpoint(tmp_path: Path) -> None:
     import boto3
 
     from missed_checks.aws.table import ChecklistTable
+    from missed_checks_local.clock import SimulatedClock
     from missed_checks_local.serve import LocalServer
 
-    # An hour of simulated time per real second, from 05:30: the checklist is written well before its
-    # 08:00-09:00 window starts (even on a busy machine), and the window closes after about 3.5 s.
-    server = LocalServer(
-        port=_free_port(), speed=3600, start=datetime(2026, 3, 2, 5, 30, tzinfo=UTC), log_path=tmp_path / "serve.log"
-    )
+    # The test moves the simulated clock itself (05:30, then past the 08:00-09:00 window), so the
+    # verdict never depends on how fast the machine writes the checklist.
+    clock = SimulatedClock(datetime(2026, 3, 2, 5, 30, tzinfo=UTC))
+    server = LocalServer(port=_free_port(), clock=clock, log_path=tmp_path / "serve.log")
     try:
         stack = server.start()
         endpoint = boto3.session.Session(
@@ -139,11 +138,10 @@ def test_serve_runs_the_stack_behind_an_endpoint(tmp_path: Path) -> None:
             "serve-daily", recurrence="DTSTART;TZID=UTC:20260302T080000\nRRULE:FREQ=DAILY", window="PT1H", now=now
         )
         table.assign_equipment("serve-daily", ["s-1"], now)
-        deadline = time.monotonic() + 30
-        fired = []
-        while time.monotonic() < deadline and not any(f.execution_arn for f in fired):
-            fired += server.tick()
-            time.sleep(0.2)
+        fired = server.tick()  # the stream settles: schedule-sync has written the schedule
+        assert fired == []
+        clock.advance_to(datetime(2026, 3, 2, 9, 0, tzinfo=UTC))  # the window closes: its schedule is due
+        fired += server.tick()
         assert [f.scheduled_time.hour for f in fired if f.execution_arn] == [9]  # window ends 09:00 (PT1H)
         server.tick()
         (execution,) = server.runtime.executions

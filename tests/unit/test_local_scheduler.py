@@ -281,3 +281,23 @@ def test_injected_retryable_failure_is_retried_then_dead_lettered(mini) -> None:
     )["Messages"]
     assert message["MessageAttributes"]["EXHAUSTED_RETRY_CONDITION"]["StringValue"] == "MaximumRetryAttempts"
     assert message["MessageAttributes"]["RETRY_ATTEMPTS"]["StringValue"] == "2"
+
+
+def test_the_fingerprint_changes_with_every_create_update_and_delete(mini) -> None:
+    """`local serve` re-reads the schedules only when this fingerprint changed: any change made
+    through the endpoint (create, update, delete) must change it, and nothing else may."""
+    stack, clock, scheduler = mini
+    empty = scheduler.fingerprint()
+    assert empty == frozenset()
+    create(stack, "a", "cron(0 6 * * ? *)")
+    created = scheduler.fingerprint()
+    assert created != empty and scheduler.fingerprint() == created
+    client = stack.client("scheduler")
+    definition = client.get_schedule(GroupName=stack.schedule_group, Name="a")
+    clock.advance(timedelta(minutes=1))
+    client.update_schedule(GroupName=stack.schedule_group, Name="a", ScheduleExpression="cron(0 7 * * ? *)",
+                           FlexibleTimeWindow={"Mode": "OFF"}, Target=definition["Target"])
+    updated = scheduler.fingerprint()
+    assert updated not in (created, empty)
+    client.delete_schedule(GroupName=stack.schedule_group, Name="a")
+    assert scheduler.fingerprint() == empty

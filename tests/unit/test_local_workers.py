@@ -333,7 +333,7 @@ def test_a_timeout_kills_the_worker_and_the_next_invocation_starts_a_new_one(
     first = result(call(worker, {"action": "count"}))
     started = time.monotonic()
     outcome = call(worker, {"action": "sleep", "seconds": 10})
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 8  # killed at 0.5 s, well before the 10 s sleep ends (generous under load)
     assert outcome.error is not None and outcome.error["errorType"] == "Sandbox.Timedout"
     pattern = rf"\d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{{3}}Z {outcome.request_id} Task timed out after 0\.50 seconds"
     assert re.fullmatch(pattern, outcome.error["errorMessage"])

@@ -264,6 +264,17 @@ class SimulatedScheduler:
             del self._schedules[name]
             self.problems.pop(name, None)
 
+    def fingerprint(self) -> frozenset[tuple[str, float]] | None:
+        """The group's schedules as moto holds them in this process (name, last modification), or
+        None when moto cannot be read: equal fingerprints mean :meth:`refresh` would change nothing."""
+        from moto.scheduler.models import scheduler_backends  # deferred: moto is a dev dependency and slow to import
+
+        try:
+            group = scheduler_backends[self.stack.account_id][self.stack.region].schedule_groups[self.group]
+            return frozenset((name, schedule.last_modified_date) for name, schedule in list(group.schedules.items()))
+        except (KeyError, AttributeError):
+            return None
+
     def _plan(self, state: _Schedule) -> None:
         definition = state.definition
         state.problem = None

@@ -103,10 +103,15 @@ class StreamPoller:
         self._shards: dict[str, _Shard] = {}
         self._pending: list[tuple[str, dict[str, Any]]] = []
         self._polls = 0
+        self._records_seen: int | None = None
 
     # -- reading ---------------------------------------------------------------------------
     def poll(self) -> int:
         """Read every new record of every shard; returns how many are waiting for delivery."""
+        written = _stream_length(self.stack, self.mapping.stream_arn)
+        if self._shards and not self._pending and written is not None and written == self._records_seen:
+            return 0  # nothing written since the last read: no GetRecords round trip
+        self._records_seen = written
         self._polls += 1
         if not self._shards or self._polls % _REDISCOVER_EVERY == 0:
             self._discover()
@@ -263,6 +268,21 @@ class StreamPoller:
             QueueUrl=self.stack.queue_url_for_arn(self.mapping.on_failure_arn),
             MessageBody=json.dumps(message),
         )
+
+
+def _stream_length(stack: EmbeddedStack, stream_arn: str) -> int | None:
+    """How many records the table's stream holds, read from moto's backend in this process (the
+    emulator runs moto in-process, also behind ``local serve``); None when it cannot tell. A poll
+    that finds the count unchanged skips its GetRecords round trips: an idle ``local serve`` used
+    to spend most of a core re-reading empty streams over HTTP."""
+    from moto.dynamodb.models import dynamodb_backends  # deferred: moto is a dev dependency and slow to import
+
+    table_name = stream_arn.split(":table/", 1)[-1].split("/stream/", 1)[0]
+    try:
+        table = dynamodb_backends[stack.account_id][stack.region].tables[table_name]
+        return len(table.stream_shard.items)
+    except (KeyError, AttributeError):
+        return None
 
 
 def _iso_millis(instant: datetime) -> str:

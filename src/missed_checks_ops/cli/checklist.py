@@ -34,11 +34,11 @@ from missed_checks_ops.cli.common import (
     Output,
     add_command,
     add_group,
+    bulk_progress,
     clock_kind,
     err_console,
     fail,
     instant_arg,
-    progress_bar,
     target_of,
 )
 from missed_checks_ops.inputs import checklist_specs, equipment_ids, performed_checks_csv, within_item_size
@@ -150,12 +150,14 @@ def checklist_put(args: argparse.Namespace) -> int:
         previews.append(preview(rule, now, max(0, args.windows)))
     target = None if args.dry_run else target_of(args)
     results = []
-    for spec, shown in zip(specs, previews, strict=True):
-        checklist_id = str(spec["id"])
-        action = "valid (dry run, nothing written)"
-        if target is not None:
-            action = put_checklist(target, spec, now)
-        results.append({"checklist_id": checklist_id, "action": action, **shown.to_dict()})
+    with bulk_progress("writing checklists", "checklists", [str(spec["id"]) for spec in specs]) as advance:
+        for spec, shown in zip(specs, previews, strict=True):
+            checklist_id = str(spec["id"])
+            action = "valid (dry run, nothing written)"
+            if target is not None:
+                action = put_checklist(target, spec, now, validated=True)
+                advance(1)
+            results.append({"checklist_id": checklist_id, "action": action, **shown.to_dict()})
     out: Output = args.out
     if out.format == "json":
         out.json(results if len(results) > 1 else results[0])
@@ -315,7 +317,8 @@ def equipment_change(args: argparse.Namespace) -> int:
     at = instant_arg(args.at, "at")
     target = target_of(args)
     assign = args.equipment_command == "assign"
-    with progress_bar(f"{'assigning' if assign else 'unassigning'} equipment", len(ids)) as advance:
+    with bulk_progress(f"{'assigning' if assign else 'unassigning'} equipment", "equipment ids", ids,
+                       in_order=False) as advance:
         changed = change_assignments(target, checklist_id, ids, at, assign=assign, progress=advance)
     document = {"checklist_id": checklist_id, "action": args.equipment_command, "at": to_utc_iso(at),
                 "requested": len(ids), "changed": changed, "skipped": len(ids) - changed}
@@ -392,7 +395,8 @@ def check_import(args: argparse.Namespace) -> int:
     for check in parsed.checks:
         _not_in_future(check, now)
     target = target_of(args)
-    with progress_bar("importing performed checks", len(parsed.checks)) as advance:
+    labels = [f"{c.checklist_id}/{c.equipment_id}@{to_utc_iso(c.performed_at)}" for c in parsed.checks]
+    with bulk_progress("importing performed checks", "performed checks", labels) as advance:
         written = import_checks(target, parsed.checks, parsed.checklist_ids, now, progress=advance)
     document = {"rows": parsed.rows, "written": written, "checklists": parsed.checklist_ids}
     out: Output = args.out

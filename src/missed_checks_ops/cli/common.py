@@ -442,6 +442,46 @@ def progress_bar(description: str, total: int | None) -> Iterator[Callable[[int]
         yield lambda n=1: bar.advance(task, n)
 
 
+@contextmanager
+def bulk_progress(description: str, noun: str, planned: Sequence[str], *,
+                  in_order: bool = True) -> Iterator[Callable[[int], None]]:
+    """:func:`progress_bar` for a command that writes many items, which also says on stderr what it
+    wrote when it is stopped (Ctrl-C) or fails part way: ``wrote 412 of 1000 checklists: a .. b;
+    not written: c .. d``. ``planned`` are the ids in the order they are written; with
+    ``in_order=False`` (the order is the store's own) only the counts are said."""
+    done = 0
+    with progress_bar(description, len(planned)) as advance:
+        def step(n: int = 1) -> None:
+            nonlocal done
+            done += n
+            advance(n)
+
+        try:
+            yield step
+        except BaseException:
+            if done < len(planned):
+                err_console().print(f"missed-checks: {written_so_far(noun, planned, done, in_order)}",
+                                    markup=False, highlight=False, soft_wrap=True)
+            raise
+
+
+def written_so_far(noun: str, planned: Sequence[str], done: int, in_order: bool = True) -> str:
+    """``wrote 412 of 1000 checklists: a .. b; not written: c .. d`` (ids listed when few)."""
+    if not in_order:
+        return (f"stopped after {done} of {len(planned)} {noun}; the same command again does the rest "
+                "(what is done stays as it is)")
+    return (f"wrote {done} of {len(planned)} {noun}: {_id_span(planned[:done])}; "
+            f"not written: {_id_span(planned[done:])}")
+
+
+def _id_span(ids: Sequence[str]) -> str:
+    if not ids:
+        return "none"
+    if len(ids) <= 10:
+        return ", ".join(ids)
+    return f"{ids[0]} .. {ids[-1]} ({len(ids)}, in the file's order)"
+
+
 def instant_arg(text: str | None, field: str, default_now: bool = True) -> datetime:
     if text is None or text == "now":
         if not default_now:

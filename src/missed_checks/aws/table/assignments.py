@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -16,11 +16,15 @@ from missed_checks.timefmt import parse_instant, to_utc_iso
 class AssignmentItems(ChecklistItems):
     """Assignments; assigning checks that the checklist exists."""
 
-    def assign_equipment(self, checklist_id: str, equipment_ids: Iterable[str], at: datetime) -> int:
+    def assign_equipment(self, checklist_id: str, equipment_ids: Iterable[str], at: datetime,
+                         progress: Callable[[int], None] | None = None) -> int:
         """Attach equipment from ``at`` on; returns how many were not attached before.
 
         Equipment already attached keeps its original ``assigned_at`` (assigning a fleet file twice
         changes nothing); equipment unassigned earlier starts a new period and keeps the old one.
+        The checklist's assignments are read once, so give the whole fleet in one call (in chunks,
+        each call would read every assignment again); ``progress(n)`` counts ids as they are done,
+        new ones in sorted order first.
         """
         self._require(checklist_id)
         ids = sorted({validate_equipment_id(e) for e in equipment_ids})
@@ -41,7 +45,7 @@ class AssignmentItems(ChecklistItems):
                 "assigned_at": to_utc_iso(at),
             }
             puts.append({"PutRequest": {"Item": serialize(item)}})
-        self.batch_write(puts)
+        self.batch_write(puts, progress)
         reassigned = 0
         for equipment_id in (e for e in ids if e in existing and existing[e].get("unassigned_at")):
             previous = existing[equipment_id]
@@ -55,6 +59,8 @@ class AssignmentItems(ChecklistItems):
                 ExpressionAttributeValues=serialize({":at": to_utc_iso(at), ":none": [], ":period": [period],
                                                      ":unassigned": period["unassigned_at"]}),
             )
+        if progress is not None:
+            progress(len(ids) - len(puts))  # already attached (or re-attached just now)
         return len(puts) + reassigned
 
     def unassign_equipment(self, checklist_id: str, equipment_ids: Iterable[str], at: datetime) -> int:

@@ -5,7 +5,7 @@ with backoff, and conditional writes read as "already done" rather than as error
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
@@ -132,10 +132,14 @@ class TableClient:
             ExpressionAttributeValues=serialize({":pk": pk, ":prefix": prefix}),
         )
 
-    def batch_write(self, requests: Sequence[dict[str, Any]]) -> None:
-        """BatchWriteItem in chunks of 25, retrying UnprocessedItems with backoff until none remain."""
+    def batch_write(self, requests: Sequence[dict[str, Any]], progress: Callable[[int], None] | None = None) -> None:
+        """BatchWriteItem in chunks of 25, retrying UnprocessedItems with backoff until none remain;
+        ``progress(n)`` after each chunk is written."""
         for offset in range(0, len(requests), 25):
-            self._batch("batch_write_item", "UnprocessedItems", {self.name: list(requests[offset : offset + 25])})
+            chunk = list(requests[offset : offset + 25])
+            self._batch("batch_write_item", "UnprocessedItems", {self.name: chunk})
+            if progress is not None:
+                progress(len(chunk))
 
     def batch_get(self, item_keys: Sequence[Mapping[str, str]]) -> list[dict[str, Any]]:
         """BatchGetItem in chunks of 100 (eventually consistent), retrying UnprocessedKeys with backoff."""
