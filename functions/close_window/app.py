@@ -13,24 +13,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from missed_checks import clock, judging
 from missed_checks.aws import settings
 from missed_checks.aws.events import EventBusAnnouncer
+from missed_checks.aws.observability import lambda_handler, logger, metrics
 from missed_checks.aws.table import ChecklistTable
 from missed_checks.contracts import CloseWindowInput, dump, parse
 
-logger = Logger()
-tracer = Tracer()
-metrics = Metrics()
 
-
-@logger.inject_lambda_context
-@tracer.capture_lambda_handler
-@metrics.log_metrics
+@lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     task = parse(CloseWindowInput, event)
     window = task.window

@@ -10,11 +10,9 @@ invalid-rule path.
 
 from __future__ import annotations
 
-import os
 from datetime import UTC, datetime
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
@@ -22,6 +20,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from missed_checks import clock, keys
 from missed_checks.aws import settings
+from missed_checks.aws.observability import lambda_handler, logger, metrics
 from missed_checks.aws.queues import send_json
 from missed_checks.aws.scheduler import ScheduleStore
 from missed_checks.aws.table import ChecklistTable
@@ -30,9 +29,6 @@ from missed_checks.dead_letters import ScheduleSyncLetter
 from missed_checks.schedule import Target
 from missed_checks.schedule_sync import Action, needs_sync, sync_checklist, takes_effect_at
 
-logger = Logger()
-tracer = Tracer()
-metrics = Metrics()
 processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
 
 METRIC_BY_ACTION = {
@@ -109,9 +105,7 @@ def sync_record(record: DynamoDBRecord) -> None:
         metrics.add_metric(name=metric, unit=MetricUnit.Count, value=1)
 
 
-@logger.inject_lambda_context(log_event=os.environ.get("POWERTOOLS_LOGGER_LOG_EVENT") == "true")
-@tracer.capture_lambda_handler
-@metrics.log_metrics
+@lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     metrics.add_metric(name="ChecklistChangesReceived", unit=MetricUnit.Count, value=len(event.get("Records", [])))
     return process_partial_response(event=event, record_handler=sync_record, processor=processor, context=context)

@@ -10,7 +10,7 @@ from enum import StrEnum
 from typing import Any
 
 from missed_checks import keys
-from missed_checks.errors import InvalidInput, describe
+from missed_checks.errors import InvalidInput, describe, matching
 from missed_checks.recurrence import Recurrence, parse_recurrence
 from missed_checks.timefmt import parse_instant, to_utc_iso
 
@@ -31,13 +31,8 @@ class Status(StrEnum):
 
 
 def validate_checklist_id(checklist_id: object, field: str = "id") -> str:
-    if not isinstance(checklist_id, str) or not _CHECKLIST_ID.match(checklist_id):
-        raise InvalidInput(
-            field,
-            f"{checklist_id!r} is not a valid checklist id: use 1-64 letters, digits, '.', '_' or '-', "
-            "starting with a letter or digit (it names the checklist's schedule)",
-        )
-    return checklist_id
+    return matching(checklist_id, _CHECKLIST_ID, field, "checklist id: use 1-64 letters, digits, '.', '_' or '-', "
+                    "starting with a letter or digit (it names the checklist's schedule)")
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
-from missed_checks.errors import InvalidInput
+from missed_checks.errors import matching
 
 SHARD_COUNT = 16
 """Every checklist's equipment is stored in this many shards (a stable hash of the equipment id);
@@ -18,13 +18,8 @@ _EQUIPMENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$")
 
 
 def validate_equipment_id(equipment_id: object, field: str = "equipment") -> str:
-    if not isinstance(equipment_id, str) or not _EQUIPMENT_ID.match(equipment_id):
-        raise InvalidInput(
-            field,
-            f"{equipment_id!r} is not a valid equipment id: use 1-128 letters, digits and . _ : / @ + -,"
-            " starting with a letter or digit",
-        )
-    return equipment_id
+    return matching(equipment_id, _EQUIPMENT_ID, field,
+                    "equipment id: use 1-128 letters, digits and . _ : / @ + -, starting with a letter or digit")
 
 
 def shard_of(equipment_id: str) -> int:

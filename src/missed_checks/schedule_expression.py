@@ -363,29 +363,23 @@ def _runs(values: list[int]) -> list[tuple[int, int]]:
     return runs
 
 
-def _join(values: list[int], full: int | None = None) -> str:
-    """``0,30`` / ``1-5`` / ``*`` (when all ``full`` values are present)."""
+def _join(values: list[int], full: int | None = None, name: Callable[[int], str] = str) -> str:
+    """``0,30`` / ``1-5`` / ``MON-FRI`` (each value spelled by ``name``) / ``*`` (when all ``full``
+    values are present)."""
     if full is not None and len(values) == full:
         return "*"
     parts = []
     for low, high in _runs(values):
         if high - low >= 2:
-            parts.append(f"{low}-{high}")
+            parts.append(f"{name(low)}-{name(high)}")
         else:
-            parts.extend(str(v) for v in range(low, high + 1))
+            parts.extend(name(v) for v in range(low, high + 1))
     return ",".join(parts)
 
 
 def _join_dow(values: list[int]) -> str:
-    if len(values) == 7:
-        return "*"
-    parts = []
-    for low, high in _runs(values):
-        if high - low >= 2:
-            parts.append(f"{_AWS_DOW_NAMES[low - 1]}-{_AWS_DOW_NAMES[high - 1]}")
-        else:
-            parts.extend(_AWS_DOW_NAMES[v - 1] for v in range(low, high + 1))
-    return ",".join(parts)
+    """AWS days of week (1 = SUN) by name: ``MON-FRI``, ``*`` for all seven."""
+    return _join(values, 7, lambda day: _AWS_DOW_NAMES[day - 1])
 
 
 def _ceil_minute(instant: datetime) -> datetime:

@@ -70,6 +70,10 @@ EXCLUDED: tuple[tuple[str, str], ...] = (
      "minutes under load): tests/e2e/test_report_browser.py plays it, test_local_cli.py runs the command"),
     (r"^missed-checks local run\b", "plays the demo's timeline (as above); tests/e2e/test_local_cli.py runs "
      "`local run` on a small scenario"),
+    (r"^make bench\b", "runs every benchmark at full size (many minutes on this machine); benchmarks print "
+     "figures and are never tests"),
+    (r"^\.venv/bin/python tools/bench_site\.py\b", "the site benchmark: it starts its own stack and loads "
+     "a site into it (up to a 100,000 fleet: minutes); it prints figures and is never a test"),
     (r"^missed-checks local chaos\b", "plays the demo twice under faults (minutes): make chaos, "
      "tests/e2e/test_local_chaos.py"),
 )

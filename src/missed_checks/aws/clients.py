@@ -10,7 +10,7 @@ region and endpoint of their own (:func:`new_session`, :func:`bound_client`).
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
+from typing import Any, ClassVar
 
 import boto3
 from botocore.config import Config
@@ -27,6 +27,21 @@ RETRIES = Config(
 def client(service_name: str) -> Any:
     """The process-wide client for ``service_name`` (honours ``AWS_ENDPOINT_URL``)."""
     return boto3.session.Session().client(service_name, config=RETRIES)
+
+
+class ServiceAdapter:
+    """Base of the thin adapters over one AWS service: they use the client they are given (a test's,
+    or an operator's stack-bound one), else this process's shared one (:func:`client`, looked up at
+    each use so that :func:`reset` reaches it)."""
+
+    service_name: ClassVar[str]
+
+    def __init__(self, given: Any | None = None) -> None:
+        self._client = given
+
+    @property
+    def client(self) -> Any:
+        return self._client or client(self.service_name)
 
 
 def reset() -> None:

@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from missed_checks.aws.clients import client
+from missed_checks.aws.clients import ServiceAdapter, client
 
 
 def send_json(queue_url: str, body: Mapping[str, Any]) -> str:
@@ -15,16 +15,14 @@ def send_json(queue_url: str, body: Mapping[str, Any]) -> str:
     return str(response["MessageId"])
 
 
-class Queue:
+class Queue(ServiceAdapter):
     """One queue, by URL: what an operator's tools need of a dead-letter queue."""
 
-    def __init__(self, url: str, sqs: Any | None = None) -> None:
-        self.url = url
-        self._client = sqs
+    service_name = "sqs"
 
-    @property
-    def client(self) -> Any:
-        return self._client or client("sqs")
+    def __init__(self, url: str, sqs: Any | None = None) -> None:
+        super().__init__(sqs)
+        self.url = url
 
     def approximate_count(self) -> int:
         """ApproximateNumberOfMessages (visible ones)."""

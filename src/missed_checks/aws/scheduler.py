@@ -6,7 +6,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from missed_checks.aws.clients import client
+from missed_checks.aws.clients import ServiceAdapter
 from missed_checks.errors import ScheduleRejected, TransientError
 from missed_checks.schedule import DesiredSchedule, Target
 
@@ -26,16 +26,14 @@ def _translate(error: ClientError) -> Exception:
     return error
 
 
-class ScheduleStore:
+class ScheduleStore(ServiceAdapter):
     """The schedules of one schedule group."""
 
-    def __init__(self, group_name: str, scheduler: Any | None = None) -> None:
-        self.group_name = group_name
-        self._client = scheduler
+    service_name = "scheduler"
 
-    @property
-    def client(self) -> Any:
-        return self._client or client("scheduler")
+    def __init__(self, group_name: str, scheduler: Any | None = None) -> None:
+        super().__init__(scheduler)
+        self.group_name = group_name
 
     def upsert(self, desired: DesiredSchedule, target: Target, *, probably_exists: bool) -> str:
         """Create the schedule or replace it whole (UpdateSchedule resets omitted fields, so the

@@ -12,7 +12,7 @@ from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
 from missed_checks import keys
-from missed_checks.aws.clients import client
+from missed_checks.aws.clients import ServiceAdapter
 from missed_checks.errors import MissedChecksError, TransientError
 
 _serializer = TypeSerializer()
@@ -64,17 +64,15 @@ def raise_transient(error: ClientError) -> None:
 
 
 
-class TableClient:
+class TableClient(ServiceAdapter):
     """One table's client and the requests every item kind makes. ``table_name`` comes from the
     stack (TABLE_NAME on the functions)."""
 
-    def __init__(self, table_name: str, dynamodb: Any | None = None) -> None:
-        self.name = table_name
-        self._client = dynamodb
+    service_name = "dynamodb"
 
-    @property
-    def client(self) -> Any:
-        return self._client or client("dynamodb")
+    def __init__(self, table_name: str, dynamodb: Any | None = None) -> None:
+        super().__init__(dynamodb)
+        self.name = table_name
 
     def _request(self, operation: str, **request: Any) -> dict[str, Any]:
         """One request to this table; throttling that outlived botocore's retries as TransientError."""
