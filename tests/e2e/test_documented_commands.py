@@ -56,8 +56,6 @@ EXCLUDED: tuple[tuple[str, str], ...] = (
     (r"^\.venv-sam/bin/sam (deploy|delete)\b", "needs an AWS account"),
     (r"^\.venv-sam/bin/sam local invoke\b", "needs the container engine that make invoke sets up: "
      "tests/sam_local/test_sam_local_invoke.py runs every sample through sam local invoke"),
-    (r"^(\.venv/bin/python tools/bench_\w+\.py|make bench)\b", "a benchmark: figures from minutes of work at a "
-     "site's sizes, never a test (make bench)"),
     (r"^make invoke\b", "podman and the locally built Lambda image (minutes on first use): "
      "tests/sam_local/test_sam_local_invoke.py runs every sample through it"),
     (r"^\.venv/bin/python tools/sam_local/seed_samples\.py\b", "seeds a serve started with --host 0.0.0.0 "
