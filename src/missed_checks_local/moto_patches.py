@@ -34,6 +34,10 @@ Process-wide, installed once (:func:`install`, when a stack is first provisioned
    pickers: about 1.5 ms a record, so the stream poller of ``local serve`` reading the records of
    10,000 assignments or 5,000 missed checks held the one GIL for seconds at a time and a CLI
    read waited behind it. Same document (timestamps as epoch seconds). *Upstream candidate*.
+5d. :func:`_item_reads_as_json`: the answers of ``GetItem``, ``BatchGetItem``, ``Query`` and
+   ``Scan`` (items and keys only) are written with ``json.dumps`` too, not through that
+   serializer: the evaluation's Queries of thousands of assignments and performed checks spent
+   most of their server time there. Same document. *Upstream candidate*.
 
 While a runtime runs (context managers, undone on exit):
 
@@ -187,6 +191,25 @@ def _stream_records_as_json() -> None:
     DynamoDBStreamsHandler.get_records = get_records  # type: ignore[assignment]
 
 
+_ITEM_READS = frozenset({"GetItem", "BatchGetItem", "Query", "Scan"})
+
+
+def _item_reads_as_json() -> None:
+    from moto.dynamodb.responses import DynamoResult  # deferred: moto is slow to import
+
+    original = DynamoResult.execute_result
+
+    @functools.wraps(original)
+    def execute_result(self: Any, context: Any) -> Any:
+        if context.operation_model.name not in _ITEM_READS or not isinstance(self.result, dict):
+            return original(self, context)
+        answer = {name: value for name, value in self.result.items() if value is not None}
+        content_type = f"application/x-amz-json-{context.service_model.metadata.get('jsonVersion', '1.0')}"
+        return 200, {"Content-Type": content_type}, json.dumps(answer, default=_json_value)
+
+    DynamoResult.execute_result = execute_result  # type: ignore[method-assign]
+
+
 def _json_value(value: Any) -> float | int | str:
     """What moto's serializer writes for the values of its stream records that JSON lacks: a
     naive UTC datetime (the records' stamps) as epoch seconds, milliseconds kept when there are
@@ -200,7 +223,7 @@ def _json_value(value: Any) -> float | int | str:
 
 
 def install() -> None:
-    """The process-wide patches (1-5c), once."""
+    """The process-wide patches (1-5d), once."""
     global _installed  # noqa: PLW0603 - moto's classes are process-wide
     with _INSTALL_LOCK:
         if _installed:
@@ -218,6 +241,7 @@ def install() -> None:
         _atomic_dynamodb_writes()
         _partition_queries()
         _stream_records_as_json()
+        _item_reads_as_json()
         LayerVersion.physical_resource_id = property(lambda self: self.arn)  # type: ignore[attr-defined]
         create_function = LambdaFunction.create_from_cloudformation_json.__func__  # type: ignore[attr-defined]
 

@@ -12,6 +12,7 @@ import pytest
 from botocore.config import Config
 from moto import mock_aws
 from moto.dynamodb.models.table import Table
+from moto.dynamodb.responses import DynamoResult
 from moto.dynamodbstreams.responses import DynamoDBStreamsHandler
 
 from missed_checks_local import moto_patches
@@ -114,3 +115,42 @@ def test_get_records_answers_the_document_moto_serialises(dynamodb: Any) -> None
     assert {record["eventName"] for record in patched} == {"INSERT", "MODIFY", "REMOVE"}
     assert patched == expected
     assert patched[0]["dynamodb"]["NewImage"]["raw"] == {"B": b"\x00\xff"}
+
+
+def test_item_reads_answer_the_document_moto_serialises(dynamodb: Any) -> None:
+    _fill(dynamodb)
+    key = {"pk": {"S": "p3"}, "sk": {"S": "s003"}}
+    calls: list[Callable[[], Any]] = [
+        lambda: dynamodb.get_item(TableName="t", Key=key),
+        lambda: dynamodb.get_item(TableName="t", Key={"pk": {"S": "p3"}, "sk": {"S": "absent"}}),
+        lambda: dynamodb.get_item(TableName="t", Key=key, ProjectionExpression="nested.l, #r",
+                                  ExpressionAttributeNames={"#r": "raw"},
+                                  ReturnConsumedCapacity="TOTAL"),
+        lambda: dynamodb.batch_get_item(RequestItems={"t": {"Keys": [key, {"pk": {"S": "p4"}, "sk": {"S": "s004"}},
+                                                                     {"pk": {"S": "p9"}, "sk": {"S": "x"}}]}}),
+        lambda: _pages(dynamodb.query, "ExclusiveStartKey", "LastEvaluatedKey", TableName="t", Limit=6,
+                       KeyConditionExpression="pk = :p AND sk > :s",
+                       ExpressionAttributeValues={":p": {"S": "p5"}, ":s": {"S": "s010"}}),
+        lambda: dynamodb.query(TableName="t", Select="COUNT", KeyConditionExpression="pk = :p",
+                               ExpressionAttributeValues={":p": {"S": "p6"}}),
+        lambda: _pages(dynamodb.scan, "ExclusiveStartKey", "LastEvaluatedKey", TableName="t", Limit=40,
+                       ProjectionExpression="pk, sk, tags"),
+    ]
+
+    def answers() -> list[Any]:
+        found = []
+        for call in calls:
+            answer = call()
+            if isinstance(answer, dict):
+                assert answer["ResponseMetadata"]["HTTPHeaders"]["content-type"] == "application/x-amz-json-1.0"
+                answer.pop("ResponseMetadata")
+            found.append(answer)
+        return found
+
+    patched = answers()
+    with _unpatched(DynamoResult, "execute_result"):
+        expected = answers()
+    assert patched == expected
+    assert patched[0]["Item"]["raw"] == {"B": b"\x00\xff"}
+    assert "Item" not in patched[1]
+    assert len(patched[3]["Responses"]["t"]) == 2
