@@ -91,6 +91,21 @@ def test_an_index_query_answers_as_moto_does_in_every_order_and_page(dynamodb: A
             assert sum(page["Count"] for page in patched) > 7  # several pages compared
 
 
+def test_a_table_query_answers_as_moto_does_in_every_order_and_page(dynamodb: Any) -> None:
+    _fill(dynamodb)
+    for forward in (True, False):
+        for condition, values in (("pk = :h", {":h": {"S": "p3"}}),
+                                  ("pk = :h AND sk BETWEEN :a AND :b",
+                                   {":h": {"S": "p0"}, ":a": {"S": "s010"}, ":b": {"S": "s090"}})):
+            query = {"TableName": "t", "KeyConditionExpression": condition, "ExpressionAttributeValues": values,
+                     "ScanIndexForward": forward, "Limit": 4}
+            patched = _pages(dynamodb.query, "ExclusiveStartKey", "LastEvaluatedKey", **query)
+            with _unpatched(Table, "all_items"):
+                expected = _pages(dynamodb.query, "ExclusiveStartKey", "LastEvaluatedKey", **query)
+            assert patched == expected
+            assert sum(page["Count"] for page in patched) > 4
+
+
 def test_get_records_answers_the_document_moto_serialises(dynamodb: Any) -> None:
     _fill(dynamodb)
     arn = dynamodb.describe_table(TableName="t")["Table"]["LatestStreamArn"]
