@@ -40,6 +40,14 @@ Process-wide, installed once (:func:`install`, when a stack is first provisioned
    serializer: the evaluation's Queries of thousands of assignments and performed checks spent
    most of their server time there. Same document. *Upstream candidate*.
 
+5e. :func:`_backend_per_host_once`: ``DomainDispatcherApplication.get_backend_for_host`` keeps
+   the backend it found for each host. moto's server picks the backend of every request under
+   one process-wide lock, and for a host such as ``dynamodb.us-east-1.amazonaws.com`` it lists
+   moto's package directory (an ``isdir`` per entry, about 170 system calls) and tries every
+   service's URL patterns. Each system call gives up the GIL and waits to get it back, so under
+   load every request (a CLI read too) queued on that lock behind the evaluation's. The answer
+   for a host never changes while moto runs. *Upstream candidate.*
+
 While a runtime runs (context managers, undone on exit):
 
 6. :func:`simulated_time`: ``moto.scheduler.models.utcnow`` reads the simulated clock (schedule
@@ -192,6 +200,26 @@ def _stream_records_as_json() -> None:
     DynamoDBStreamsHandler.get_records = get_records  # type: ignore[assignment]
 
 
+def _backend_per_host_once() -> None:
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication  # deferred: moto is slow to import
+
+    original = DomainDispatcherApplication.get_backend_for_host
+    found: dict[str, Any] = {}
+
+    @functools.wraps(original)
+    def get_backend_for_host(self: Any, host: str | None) -> Any:
+        if host is None:
+            return None
+        backend = found.get(host)
+        if backend is None:
+            backend = original(self, host)
+            if backend is not None:  # an unknown host keeps being told so
+                found[host] = backend
+        return backend
+
+    DomainDispatcherApplication.get_backend_for_host = get_backend_for_host  # type: ignore[method-assign]
+
+
 _ITEM_READS = frozenset({"GetItem", "BatchGetItem", "Query", "Scan"})
 
 
@@ -224,7 +252,7 @@ def _json_value(value: Any) -> float | int | str:
 
 
 def install() -> None:
-    """The process-wide patches (1-5d), once."""
+    """The process-wide patches (1-5e), once."""
     global _installed  # noqa: PLW0603 - moto's classes are process-wide
     with _INSTALL_LOCK:
         if _installed:
@@ -243,6 +271,7 @@ def install() -> None:
         _partition_queries()
         _stream_records_as_json()
         _item_reads_as_json()
+        _backend_per_host_once()
         LayerVersion.physical_resource_id = property(lambda self: self.arn)  # type: ignore[attr-defined]
         create_function = LambdaFunction.create_from_cloudformation_json.__func__  # type: ignore[attr-defined]
 

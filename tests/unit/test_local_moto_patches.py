@@ -169,3 +169,18 @@ def test_item_reads_answer_the_document_moto_serialises(dynamodb: Any) -> None:
     assert patched[0]["Item"]["raw"] == {"B": b"\x00\xff"}
     assert "Item" not in patched[1]
     assert len(patched[3]["Responses"]["t"]) == 2
+
+
+def test_the_server_finds_each_hosts_backend_once_and_as_moto_does() -> None:
+    from moto import backends
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+
+    application = DomainDispatcherApplication(create_backend_app)
+    hosts = ["dynamodb.us-east-1.amazonaws.com", "streams.dynamodb.us-east-1.amazonaws.com",
+             "states.eu-west-1.amazonaws.com", "s3.amazonaws.com", "sqs", "moto_api"]
+    expected = [DomainDispatcherApplication.get_backend_for_host.__wrapped__(application, host) for host in hosts]
+    assert [application.get_backend_for_host(host) for host in hosts] == expected
+    assert expected[:3] == ["dynamodb", "dynamodbstreams", "stepfunctions"]
+    with mock.patch.object(backends, "list_of_moto_modules", side_effect=AssertionError("listed again")):
+        assert [application.get_backend_for_host(host) for host in hosts] == expected
+        assert application.get_backend_for_host(None) is None
