@@ -23,12 +23,12 @@ Process-wide, installed once (:func:`install`, when a stack is first provisioned
    queried partition. moto sorts *every* item of the table (``Table.all_items``) for each Query
    and then keeps the partition's: with a fleet of 100,000 assignments and their checks, each
    equipment batch's Query cost seconds (34 Queries were half of a 2,000-equipment evaluation's
-   server time). The partition's items come unsorted: ``Table.query`` sorts what it keeps by
-   range key afterwards, so sorting first (DynamoType comparisons, the hash keys compared too)
-   only cost time. A Query on an index reads every item of the table, as moto does, but unsorted
-   too: moto sorts the index's matches by their full key (index keys, then the table's), so
-   sorting the whole table first cost seconds for a ``checklist list`` beside 10,000
-   assignments. Same items, same order. *Upstream candidate* (a speed fix).
+   server time). The partition's items come sorted by their range keys' values, each cast once:
+   ``Table.query`` sorts them again by range key with ``DynamoType`` comparisons (two casts
+   each), which on sorted input is one pass instead of n log n. A Query on an index reads
+   every item of the table, as moto does, but unsorted: moto sorts the index's matches by their
+   full key (index keys, then the table's), so sorting the whole table first cost seconds for a
+   ``checklist list`` beside 10,000 assignments. Same items, same order. *Upstream candidate* (a speed fix).
 5c. :func:`_stream_records_as_json`: ``dynamodbstreams:GetRecords`` answers with ``json.dumps``
    of moto's own records (as ``DynamoHandler`` answers ``dynamodb`` calls) instead of moto's
    model-driven serializer, which looks up every attribute of every record through its alias
@@ -179,8 +179,11 @@ def _partition_queries() -> None:
         partition = self.items.get(hash_key)
         if partition is None:
             return []
-        # Unsorted: moto's Table.query sorts what it keeps by range key (index queries by full key).
-        return list(partition.values()) if self.range_key_attr else [partition]
+        if not self.range_key_attr:
+            return [partition]
+        # In range-key order, each key cast once: moto's Table.query sorts the partition again by
+        # range key (two casts per comparison), which on sorted input is one pass, not n log n.
+        return sorted(partition.values(), key=lambda item: item.range_key.cast_value)
 
     Table.query = query_one_partition  # type: ignore[method-assign]
     Table.all_items = items_of_the_queried_partition  # type: ignore[method-assign]
