@@ -1,0 +1,177 @@
+"""moto_patches' speed fixes answer exactly what moto answers without them."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Any
+from unittest import mock
+
+import boto3
+import pytest
+from botocore.config import Config
+from moto import mock_aws
+from moto.dynamodb.models.table import Table
+from moto.dynamodb.responses import DynamoResult
+from moto.dynamodbstreams.responses import DynamoDBStreamsHandler
+
+from missed_checks_local import moto_patches
+
+REGION = "us-east-1"
+
+
+@pytest.fixture(autouse=True)
+def _patched() -> None:
+    moto_patches.install()
+
+
+@pytest.fixture
+def dynamodb() -> Any:
+    with mock_aws():
+        client = boto3.client("dynamodb", region_name=REGION)
+        client.create_table(
+            TableName="t",
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+            AttributeDefinitions=[{"AttributeName": name, "AttributeType": "S"} for name in ("pk", "sk", "gpk", "gsk")],
+            GlobalSecondaryIndexes=[{
+                "IndexName": "by-g",
+                "KeySchema": [{"AttributeName": "gpk", "KeyType": "HASH"},
+                              {"AttributeName": "gsk", "KeyType": "RANGE"}],
+                "Projection": {"ProjectionType": "ALL"},
+            }],
+            BillingMode="PAY_PER_REQUEST",
+            StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
+        )
+        yield client
+
+
+def _unpatched(cls: type, name: str) -> Any:
+    return mock.patch.object(cls, name, getattr(cls, name).__wrapped__)
+
+
+def _fill(dynamodb: Any) -> None:
+    rows = [(f"p{n % 7}", f"s{n:03d}", f"g{n % 3}", f"k{n % 5}") for n in range(120)]
+    random.Random(7).shuffle(rows)
+    for pk, sk, gpk, gsk in rows:
+        dynamodb.put_item(TableName="t", Item={
+            "pk": {"S": pk}, "sk": {"S": sk}, "gpk": {"S": gpk}, "gsk": {"S": gsk},
+            "n": {"N": "1.50"}, "flag": {"BOOL": True}, "none": {"NULL": True}, "raw": {"B": b"\x00\xff"},
+            "tags": {"SS": ["a", "b"]}, "nums": {"NS": ["1", "2"]},
+            "nested": {"M": {"l": {"L": [{"S": "x"}, {"N": "2"}]}}},
+        })
+    dynamodb.put_item(TableName="t", Item={"pk": {"S": "p0"}, "sk": {"S": "no-index-keys"}})
+    dynamodb.update_item(TableName="t", Key={"pk": {"S": "p1"}, "sk": {"S": "s001"}},
+                         UpdateExpression="SET n = :n", ExpressionAttributeValues={":n": {"N": "3"}})
+    dynamodb.delete_item(TableName="t", Key={"pk": {"S": "p2"}, "sk": {"S": "s002"}})
+
+
+def _pages(call: Callable[..., dict[str, Any]], token_in: str, token_out: str, **kwargs: Any) -> list[dict[str, Any]]:
+    pages, token = [], None
+    while True:
+        page = call(**kwargs, **({token_in: token} if token else {}))
+        page.pop("ResponseMetadata", None)
+        pages.append(page)
+        token = page.get(token_out)
+        if not token:
+            return pages
+
+
+@pytest.mark.parametrize(("on_index", "conditions"), [
+    (True, [("gpk = :h", {":h": {"S": "g1"}}),
+            ("gpk = :h AND gsk BETWEEN :a AND :b", {":h": {"S": "g2"}, ":a": {"S": "k1"}, ":b": {"S": "k3"}})]),
+    (False, [("pk = :h", {":h": {"S": "p3"}}),
+             ("pk = :h AND sk BETWEEN :a AND :b", {":h": {"S": "p0"}, ":a": {"S": "s010"}, ":b": {"S": "s090"}})]),
+], ids=["index", "table"])
+def test_a_query_answers_as_moto_does_in_every_order_and_page(
+    dynamodb: Any, on_index: bool, conditions: list[tuple[str, dict[str, Any]]],
+) -> None:
+    _fill(dynamodb)
+    for forward in (True, False):
+        for condition, values in conditions:
+            query = {"TableName": "t", "KeyConditionExpression": condition, "ExpressionAttributeValues": values,
+                     "ScanIndexForward": forward, "Limit": 4, **({"IndexName": "by-g"} if on_index else {})}
+            patched = _pages(dynamodb.query, "ExclusiveStartKey", "LastEvaluatedKey", **query)
+            with _unpatched(Table, "all_items"):
+                expected = _pages(dynamodb.query, "ExclusiveStartKey", "LastEvaluatedKey", **query)
+            assert patched == expected
+            assert sum(page["Count"] for page in patched) > 4  # several pages compared
+
+
+def test_get_records_answers_the_document_moto_serialises(dynamodb: Any) -> None:
+    _fill(dynamodb)
+    arn = dynamodb.describe_table(TableName="t")["Table"]["LatestStreamArn"]
+    streams = boto3.client("dynamodbstreams", region_name=REGION, config=Config(account_id_endpoint_mode="disabled"))
+    shard = streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"][0]["ShardId"]
+
+    def read() -> list[dict[str, Any]]:
+        iterator = streams.get_shard_iterator(StreamArn=arn, ShardId=shard,
+                                              ShardIteratorType="TRIM_HORIZON")["ShardIterator"]
+        records: list[dict[str, Any]] = []
+        while True:
+            page = streams.get_records(ShardIterator=iterator, Limit=50)
+            if not page["Records"]:
+                return records
+            records.extend(page["Records"])
+            iterator = page["NextShardIterator"]
+
+    patched = read()
+    with _unpatched(DynamoDBStreamsHandler, "get_records"):
+        expected = read()
+    assert len(patched) == 123  # 121 puts, an update, a delete
+    assert {record["eventName"] for record in patched} == {"INSERT", "MODIFY", "REMOVE"}
+    assert patched == expected
+    assert patched[0]["dynamodb"]["NewImage"]["raw"] == {"B": b"\x00\xff"}
+
+
+def test_item_reads_answer_the_document_moto_serialises(dynamodb: Any) -> None:
+    _fill(dynamodb)
+    key = {"pk": {"S": "p3"}, "sk": {"S": "s003"}}
+    calls: list[Callable[[], Any]] = [
+        lambda: dynamodb.get_item(TableName="t", Key=key),
+        lambda: dynamodb.get_item(TableName="t", Key={"pk": {"S": "p3"}, "sk": {"S": "absent"}}),
+        lambda: dynamodb.get_item(TableName="t", Key=key, ProjectionExpression="nested.l, #r",
+                                  ExpressionAttributeNames={"#r": "raw"},
+                                  ReturnConsumedCapacity="TOTAL"),
+        lambda: dynamodb.batch_get_item(RequestItems={"t": {"Keys": [key, {"pk": {"S": "p4"}, "sk": {"S": "s004"}},
+                                                                     {"pk": {"S": "p9"}, "sk": {"S": "x"}}]}}),
+        lambda: _pages(dynamodb.query, "ExclusiveStartKey", "LastEvaluatedKey", TableName="t", Limit=6,
+                       KeyConditionExpression="pk = :p AND sk > :s",
+                       ExpressionAttributeValues={":p": {"S": "p5"}, ":s": {"S": "s010"}}),
+        lambda: dynamodb.query(TableName="t", Select="COUNT", KeyConditionExpression="pk = :p",
+                               ExpressionAttributeValues={":p": {"S": "p6"}}),
+        lambda: _pages(dynamodb.scan, "ExclusiveStartKey", "LastEvaluatedKey", TableName="t", Limit=40,
+                       ProjectionExpression="pk, sk, tags"),
+    ]
+
+    def answers() -> list[Any]:
+        found = []
+        for call in calls:
+            answer = call()
+            if isinstance(answer, dict):
+                assert answer["ResponseMetadata"]["HTTPHeaders"]["content-type"] == "application/x-amz-json-1.0"
+                answer.pop("ResponseMetadata")
+            found.append(answer)
+        return found
+
+    patched = answers()
+    with _unpatched(DynamoResult, "execute_result"):
+        expected = answers()
+    assert patched == expected
+    assert patched[0]["Item"]["raw"] == {"B": b"\x00\xff"}
+    assert "Item" not in patched[1]
+    assert len(patched[3]["Responses"]["t"]) == 2
+
+
+def test_the_server_finds_each_hosts_backend_once_and_as_moto_does() -> None:
+    from moto import backends
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+
+    application = DomainDispatcherApplication(create_backend_app)
+    hosts = ["dynamodb.us-east-1.amazonaws.com", "streams.dynamodb.us-east-1.amazonaws.com",
+             "states.eu-west-1.amazonaws.com", "s3.amazonaws.com", "sqs", "moto_api"]
+    expected = [DomainDispatcherApplication.get_backend_for_host.__wrapped__(application, host) for host in hosts]
+    assert [application.get_backend_for_host(host) for host in hosts] == expected
+    assert expected[:3] == ["dynamodb", "dynamodbstreams", "stepfunctions"]
+    with mock.patch.object(backends, "list_of_moto_modules", side_effect=AssertionError("listed again")):
+        assert [application.get_backend_for_host(host) for host in hosts] == expected
+        assert application.get_backend_for_host(None) is None
