@@ -145,7 +145,7 @@ def cli(endpoint: str, *args: str) -> tuple[float, subprocess.CompletedProcess[s
     return elapsed, done
 
 
-def _session(endpoint: str):  # noqa: ANN202 - a boto3 session
+def _session(endpoint: str):
     import boto3
 
     return boto3.session.Session(aws_access_key_id="testing", aws_secret_access_key="testing",
@@ -258,7 +258,7 @@ def _judge(equipment: int, windows: int, label: str, limit: float | None,
 
 
 def bench_fleet(equipment: int) -> Figure:
-    def fired_by_the_scheduler(runtime, clock, instant) -> None:  # noqa: ANN001
+    def fired_by_the_scheduler(runtime, clock, instant) -> None:
         runtime.advance_to(instant)
 
     return _judge(equipment, 1, f"fleet one window of {equipment:,} equipment judged (fired, fanned out)", 300,
@@ -266,7 +266,7 @@ def bench_fleet(equipment: int) -> Figure:
 
 
 def bench_backlog(equipment: int, windows: int) -> Figure:
-    def caught_up_by_one_execution(runtime, clock, instant) -> None:  # noqa: ANN001
+    def caught_up_by_one_execution(runtime, clock, instant) -> None:
         # The scheduler was off (no firing in between): one execution at the end catches up.
         clock.advance_to(instant)
         runtime.start_execution({"checklist_id": "bench", "instant": instant.strftime("%Y-%m-%dT%H:%M:%SZ")})

@@ -178,9 +178,9 @@ class StreamBatchLetter:
     """Lambda's OnFailure record of a stream batch schedule-sync kept failing (stream positions, not
     checklists). Lambda's own shape (no tag): only what the tools read is declared."""
 
-    DDBStreamBatchInfo: dict[str, Any]  # noqa: N815 - Lambda's spelling
-    requestContext: dict[str, Any] = field(default_factory=dict)  # noqa: N815
-    responseContext: dict[str, Any] = field(default_factory=dict)  # noqa: N815
+    DDBStreamBatchInfo: dict[str, Any]
+    requestContext: dict[str, Any] = field(default_factory=dict)
+    responseContext: dict[str, Any] = field(default_factory=dict)
 
     def view(self, attributes: Mapping[str, str]) -> LetterView:
         info, context, response = self.DDBStreamBatchInfo, self.requestContext, self.responseContext

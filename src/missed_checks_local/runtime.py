@@ -1,4 +1,4 @@
-"""The whole system on a simulated clock: stack, in-process Lambda, streams, scheduler.
+"""The whole system on a simulated clock: stack, Lambda (a warm worker process per function), streams, scheduler.
 
 :class:`LocalRuntime` wires the pieces together the way AWS does and moves time forward. After
 every step (a write by the scenario, a schedule firing) it *settles*: it drains the table's

@@ -4,8 +4,9 @@ A moto server (:class:`moto.server.ThreadedMotoServer`) runs in this process on 
 template is provisioned into it, and a loop drains the table's stream into schedule-sync and
 fires due schedules while the clock runs (real time from ``start``, times ``speed``). Anything
 that talks to the endpoint (``AWS_ENDPOINT_URL=http://127.0.0.1:PORT aws dynamodb ...``, boto3,
-our ops commands) sees the same stack. The Lambda handlers run in-process: moto's Step Functions
-interpreter runs inside this process, where the in-process Lambda hook is installed.
+our ops commands) sees the same stack. moto's Step Functions interpreter runs inside this process
+and reaches the functions through moto's ``lambda:Invoke``, which the runtime answers from each
+function's warm worker process (``missed_checks_local.awslambda``), as built by ``sam build``.
 """
 
 from __future__ import annotations

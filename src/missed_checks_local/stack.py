@@ -185,10 +185,6 @@ class EmbeddedStack:
         return None
 
     @property
-    def state_machine_arns(self) -> dict[str, str]:
-        return {lid: res["Ref"] for lid, res in self._of_type("AWS::StepFunctions::StateMachine").items()}
-
-    @property
     def state_machine_arn(self) -> str:
         """The (single) state machine's ARN."""
         return self._single("AWS::StepFunctions::StateMachine", "state machine")

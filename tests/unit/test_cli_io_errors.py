@@ -69,7 +69,7 @@ def test_a_full_disk_and_an_unwritable_path_name_the_output(tmp_path: Path,
 
 @pytest.mark.stack  # starts a process
 def test_standard_output_on_a_full_disk_is_one_line() -> None:
-    with open("/dev/full", "w") as full:  # noqa: PTH123 - the device itself
+    with open("/dev/full", "w") as full:
         done = subprocess.run([sys.executable, "-c", "import sys; from missed_checks_ops.cli.main import main; "
                                "sys.exit(main())", "local", "demo", "--show-scenario"],
                               stdout=full, stderr=subprocess.PIPE, text=True, timeout=120, check=False)

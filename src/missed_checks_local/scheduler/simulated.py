@@ -16,7 +16,7 @@ out when AWS would fire each one, and at that instant invokes the target as Sche
 * The target ``Input`` gets ``<aws.scheduler.scheduled-time>`` (``2026-03-02T14:30:00Z``),
   ``<aws.scheduler.schedule-arn>``, ``<aws.scheduler.execution-id>`` (new per attempt) and
   ``<aws.scheduler.attempt-number>`` substituted; Step Functions targets get StartExecution,
-  Lambda targets an in-process invoke, SQS targets SendMessage.
+  Lambda targets an invoke through the runtime (its warm worker for the function), SQS targets SendMessage.
 * A failed start is retried (retryable errors only, up to the target's
   ``RetryPolicy.MaximumRetryAttempts``, all at the same simulated instant, no backoff), then
   sent to the target's ``DeadLetterConfig`` queue: body = the input, message attributes

@@ -51,7 +51,7 @@ class _Announcements:
         sqs, events = stack.client("sqs"), stack.client("events")
         self._url = sqs.create_queue(QueueName=_CAPTURE_QUEUE)["QueueUrl"]
         arn = sqs.get_queue_attributes(QueueUrl=self._url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-        bus = stack.outputs.get("EventBusName", "default")
+        bus = stack.outputs["EventBusName"]  # the template always outputs it (its default is the parameter's)
         events.put_rule(Name=_CAPTURE_QUEUE, EventBusName=bus, EventPattern=json.dumps({"source": ["missed-checks"]}))
         events.put_targets(Rule=_CAPTURE_QUEUE, EventBusName=bus, Targets=[{"Id": "capture", "Arn": arn}])
 
