@@ -31,7 +31,10 @@ def table():
             GlobalSecondaryIndexes=[{"IndexName": "ByG", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
                                      "Projection": {"ProjectionType": "ALL"}}],
         )
-        yield client
+        try:
+            yield client
+        finally:  # moto keeps its backends while another mock is active (the session's shared stack)
+            client.delete_table(TableName="t")
 
 
 def test_writes_pay_per_started_kilobyte_and_again_for_each_index_copy(table):

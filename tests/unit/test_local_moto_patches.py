@@ -42,7 +42,12 @@ def dynamodb() -> Any:
             BillingMode="PAY_PER_REQUEST",
             StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
         )
-        yield client
+        try:
+            yield client
+        finally:
+            # mock_aws does not reset moto's backends while another mock is active (the session's
+            # shared stack), so the table would still be there for the next test.
+            client.delete_table(TableName="t")
 
 
 def _unpatched(cls: type, name: str) -> Any:
