@@ -40,6 +40,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from missed_checks_local.serve_process import ServeDidNotStart, serve_process
+
 ROOT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "missed_checks_ops.cli.main"]
 LOCAL_ENV = {"AWS_REGION": "us-east-1", "AWS_DEFAULT_REGION": "us-east-1",
@@ -109,30 +111,18 @@ def _free_port() -> int:
 def serving(workdir: Path, start: datetime) -> Iterator[str]:
     """``missed-checks local serve`` as a process; yields its endpoint once the stack is up."""
     port = _free_port()
-    out = workdir / "serve.out"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    with out.open("w") as sink:
-        process = subprocess.Popen(
-            [*CLI, "local", "serve", "--port", str(port), "--speed", "1",
-             "--start", start.strftime("%Y-%m-%dT%H:%M:%SZ"), "--log-file", str(workdir / "serve.log")],
-            stdout=sink, stderr=subprocess.STDOUT, env=env, cwd=ROOT,
-        )
-    _SERVE_PID.append(process.pid)
+    command = [*CLI, "local", "serve", "--port", str(port), "--speed", "1",
+               "--start", start.strftime("%Y-%m-%dT%H:%M:%SZ"), "--log-file", str(workdir / "serve.log")]
     try:
-        deadline = time.monotonic() + 300
-        while "Ctrl-C stops the server" not in out.read_text():
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit(f"local serve did not start:\n{out.read_text()}")
-            time.sleep(0.2)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        _SERVE_PID.remove(process.pid)
-        process.terminate()
-        try:
-            process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        with serve_process(command, workdir / "serve.out", timeout_s=300, env=env, cwd=ROOT) as process:
+            _SERVE_PID.append(process.pid)
+            try:
+                yield f"http://127.0.0.1:{port}"
+            finally:
+                _SERVE_PID.remove(process.pid)
+    except ServeDidNotStart as error:
+        raise SystemExit(str(error)) from error
 
 
 def cli(endpoint: str, *args: str) -> tuple[float, subprocess.CompletedProcess[str]]:

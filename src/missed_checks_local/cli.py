@@ -30,6 +30,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from missed_checks.errors import InvalidInput
 from missed_checks.timefmt import parse_instant
+from missed_checks_local.serve_process import READY_LINE
 from missed_checks_ops.cli.common import RESULT_FORMATS, command_output, set_examples
 from missed_checks_ops.report_output import FORMATS, write_report
 from missed_checks_ops.target import LOCAL_ENDPOINT, LOCAL_SERVE_PORT
@@ -397,7 +398,7 @@ def _serve(args: argparse.Namespace) -> int:
             highlight=False,
             soft_wrap=True,
         )
-        console.print("Ctrl-C stops the server.\n")
+        console.print(f"{READY_LINE}\n")
         server.run_forever()
     except KeyboardInterrupt:
         pass

@@ -25,7 +25,6 @@ import re
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -36,6 +35,7 @@ import boto3
 import pytest
 
 from missed_checks.missed_check import missed_check_item
+from missed_checks_local.serve_process import serve_process
 from missed_checks_ops.cli.common import subcommands
 from missed_checks_ops.cli.main import build_parser
 from missed_checks_ops.target import LOCAL_ENDPOINT
@@ -212,26 +212,12 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """``missed-checks local serve`` in the background, as the README starts it, on a free port."""
     port = free_port()
     log = tmp_path_factory.mktemp("serve") / "serve.out"
-    with log.open("w") as out:
-        process = subprocess.Popen([str(VENV / "bin" / "missed-checks"), "local", "serve", "--port", str(port)],
-                                   stdout=out, stderr=subprocess.STDOUT, env=clean_environment())
     endpoint = f"http://127.0.0.1:{port}"
-    try:
+    with serve_process([str(VENV / "bin" / "missed-checks"), "local", "serve", "--port", str(port)], log,
+                       timeout_s=600, env=clean_environment()):
         cloudformation = boto3.client("cloudformation", endpoint_url=endpoint, **_keys())
-        deadline = time.monotonic() + 600
-        while "Ctrl-C stops the server" not in log.read_text():  # printed once the stack is up and running
-            assert process.poll() is None, f"local serve exited: {log.read_text()}"
-            assert time.monotonic() < deadline, f"local serve did not come up: {log.read_text()}"
-            time.sleep(0.5)
         outputs = cloudformation.describe_stacks(StackName="missed-checks-local")["Stacks"][0]["Outputs"]
         yield Server(endpoint, next(o["OutputValue"] for o in outputs if o["OutputKey"] == "TableName"))
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 @dataclass

@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +22,7 @@ import pytest
 
 from missed_checks.aws.scheduler import ScheduleStore
 from missed_checks.aws.table import ChecklistTable
+from missed_checks_local.serve_process import serve_process
 from missed_checks_local.stack import DEFAULT_REGION, LOCAL_CREDENTIALS
 from missed_checks_ops.target import LOCAL_STACK_NAME
 from tests.event_samples import CREATED
@@ -124,30 +123,14 @@ def served_stack(sam_local_ready, tmp_path_factory) -> Iterator[ServedStack]:
     created, so no schedule fires by itself."""
     port = free_port()
     folder = tmp_path_factory.mktemp("sam-local")
-    output = folder / "serve.out"
-    with output.open("w") as out:
-        server = subprocess.Popen(
-            [str(Path(sys.executable).with_name("missed-checks")), "local", "serve", "--host", "0.0.0.0",
-             "--port", str(port), "--start", CREATED.isoformat().replace("+00:00", "Z"),
-             "--log-file", str(folder / "serve.log")],
-            cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, text=True)
-    try:
-        deadline = time.monotonic() + SERVE_TIMEOUT_S
-        while "Ctrl-C stops the server" not in output.read_text():
-            assert server.poll() is None, f"local serve exited ({server.returncode}):\n{output.read_text()}"
-            assert time.monotonic() < deadline, f"local serve not up in {SERVE_TIMEOUT_S} s:\n{output.read_text()}"
-            time.sleep(0.2)
+    command = [str(Path(sys.executable).with_name("missed-checks")), "local", "serve", "--host", "0.0.0.0",
+               "--port", str(port), "--start", CREATED.isoformat().replace("+00:00", "Z"),
+               "--log-file", str(folder / "serve.log")]
+    with serve_process(command, folder / "serve.out", timeout_s=SERVE_TIMEOUT_S, cwd=ROOT):
         stack = ServedStack(f"http://127.0.0.1:{port}", {})
         described = stack.client("cloudformation").describe_stacks(StackName=LOCAL_STACK_NAME)["Stacks"][0]
         stack.outputs = {o["OutputKey"]: o["OutputValue"] for o in described["Outputs"]}
         yield stack
-    finally:
-        server.send_signal(signal.SIGINT)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
 
 
 @pytest.fixture
