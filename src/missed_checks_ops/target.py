@@ -191,7 +191,8 @@ def resolve_target(
         session = new_session(region)
     region = region or session.region_name
     if not region:
-        raise TargetError("no AWS region: give --region REGION (or set AWS_REGION)", field="region")
+        raise TargetError("no AWS region: give --region REGION (or set AWS_DEFAULT_REGION, or a region in your "
+                          "AWS profile)", field="region")
     given = {OVERRIDES[k]: v for k, v in (overrides or {}).items() if v and k in OVERRIDES}
     stack = stack or os.environ.get(STACK_ENV) or None
     guessed_local = False

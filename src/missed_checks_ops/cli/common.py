@@ -288,7 +288,7 @@ def target_parent(json_option: bool = True) -> argparse.ArgumentParser:
     group.add_argument("--stack", metavar="NAME",
                        help="CloudFormation stack deployed with SAM (default: $MISSED_CHECKS_STACK, or the "
                             "local runtime's stack when --endpoint is given)")
-    group.add_argument("--region", metavar="REGION", help="AWS region (default: AWS_REGION / your profile)")
+    group.add_argument("--region", metavar="REGION", help="AWS region (default: AWS_DEFAULT_REGION / your profile)")
     group.add_argument("--endpoint", metavar="URL",
                        help="send every call to this endpoint, e.g. `missed-checks local serve` "
                             "(default: $AWS_ENDPOINT_URL)")
