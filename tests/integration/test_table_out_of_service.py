@@ -87,7 +87,7 @@ def test_ending_a_period_early_keeps_its_planned_end_and_refuses_the_past(table)
     ended = table.end_out_of_service("fl-1", now, by="a.smith", now=now)
     [stored] = table.out_of_service_of_equipment("fl-1")
     assert stored == ended and (stored.end, stored.planned_end, stored.ended_by) == (now, T0 + 7 * DAY, "a.smith")
-    with pytest.raises(NotFound, match="not out of service at .* its last period ended 2026-03-04T05:00:00Z"):
+    with pytest.raises(NotFound, match=r"not out of service at .* \(its last period ended 2026-03-04T05:00:00Z\)"):
         table.end_out_of_service("fl-1", now + DAY, by="a.smith", now=now + DAY)
 
 
