@@ -47,7 +47,8 @@ def test_refusals_name_the_field_and_write_nothing(runtime: LocalRuntime, cli: C
     again = cli.ok("equipment", "out-of-service", "FL-001", *week, "--reason", "gearbox", "--by", "j.doe")
     assert again["action"] == "unchanged"
     overlapping = cli("equipment", "out-of-service", "FL-001", "--from", "2026-03-04T00:00:00Z", "--reason", "other")
-    assert overlapping.code == 2 and "from: FL-001 is already out of service from 2026-03-03T05:00:00Z" in overlapping.err
+    assert overlapping.code == 2
+    assert "from: FL-001 is already out of service from 2026-03-03T05:00:00Z" in overlapping.err
     assert [(p["equipment_id"], p["reason"]) for p in periods(cli)] == [("FL-001", "gearbox")]
 
 
