@@ -114,6 +114,7 @@ class OutOfServicePeriod:
         * before ``now``: windows judged meanwhile were excused and stay so, so the past is not rewritten;
         * not before its current ``to`` (that would lengthen it: record a new period instead)."""
         when = _aware(at, "at")
+        now = _aware(now, "now")  # to the second, as ``at`` and the stored instants are
         if when <= self.start:
             raise InvalidInput("at", f"{to_utc_iso(when)} is not after the period's from ({to_utc_iso(self.start)}): "
                                      "a period out of service ends after it starts")
