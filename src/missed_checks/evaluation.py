@@ -28,7 +28,7 @@ class Plan:
     reason: str
     windows: tuple[OccurrenceWindow, ...] = ()
     more_due: bool = False
-    judged_by: dict[str, str | None] = field(default_factory=dict)
+    judged_by: dict[str, Any] = field(default_factory=dict)
 
     def split(self, equipment: int, per_task: int) -> Split:
         """How the windows are judged: all of them by the planning task itself when the fleet times
@@ -99,12 +99,12 @@ def plan_evaluation(
             checklist_id, instant, Outcome.NOTHING_DUE,
             f"no occurrence window closed (end + grace) between {to_utc_iso(watermark)} and {to_utc_iso(until)}"
             + note,
-            judged_by=checklist.rule(),
+            judged_by=checklist.judged_by(),
         )
     again = (f" (and the window starting {to_utc_iso(claimed.start)} again, to announce it)"
              if claimed is not None and windows[0] is claimed else "")
     return Plan(
         checklist_id, instant, Outcome.EVALUATE,
         f"{len(due.windows)} window(s) due" + again + (", more remain for the next run" if due.more else "") + note,
-        windows=tuple(windows), more_due=due.more, judged_by=checklist.rule(),
+        windows=tuple(windows), more_due=due.more, judged_by=checklist.judged_by(),
     )
