@@ -45,7 +45,9 @@ def calendar_specs(path: str) -> list[dict[str, Any]]:
             if isinstance(entry.get("dates"), list) else entry.get("dates")
         specs.append({"id": validate_calendar_id(entry.get("id"), f"{where}id"),
                       "dates": parse_dates(dates, f"{where}dates"),
-                      "description": validate_description(entry.get("description"), f"{where}description")})
+                      # absent: an existing calendar keeps its description
+                      "description": (validate_description(entry["description"], f"{where}description")
+                                      if "description" in entry else None)})
     refuse_repeated_ids([spec["id"] for spec in specs])
     return specs
 
