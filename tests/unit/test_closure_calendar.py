@@ -148,6 +148,7 @@ def test_all_due_windows_closed_is_nothing_due() -> None:
     now = datetime(2026, 3, 2, 0, 0, tzinfo=UTC)
     plan = plan_evaluation("c", checklist({"site": calendar("2026-03-01")}), now, 10, now)
     assert plan.outcome is Outcome.NOTHING_DUE
+    assert plan.reason.endswith("; closed by the checklist's calendars: 2026-03-01")
 
 
 def test_a_calendar_that_cannot_be_read_stops_the_evaluation_naming_it() -> None:
