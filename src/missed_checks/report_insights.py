@@ -13,8 +13,9 @@ classification that makes the report's rows, so the pictures and the table canno
   checklists, worst first (most missed, then the longest run of misses, then the id).
 * **Repeat offenders**: an (equipment, checklist) whose windows were missed :data:`REPEAT_RUN` or
   more times in a row. The sequence is the windows that count for compliance, in order: on time,
-  late and missed ones. A dismissed window is excused (not in the sequence: it neither extends nor
-  breaks a run), a pending one has not been judged yet; on time or late ends a run.
+  late, missed and recorded-late ones. A dismissed or excused window is left out (it neither
+  extends nor breaks a run), a pending one has not been judged yet; on time, late or recorded late
+  (done per the device's clock, recorded after judging) ends a run.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from missed_checks.report import (
     LATE,
     MISSED,
     ON_TIME,
-    PENDING,
+    RECORDED_LATE,
     TOTAL,
     ReportRow,
     WindowOutcome,
@@ -79,9 +80,7 @@ def weeks_of_period(start: datetime, end: datetime, zone: tzinfo, outcomes: Iter
 
 
 def _row(checklist_id: str, counts: Counter[str]) -> ReportRow:
-    return ReportRow(checklist_id, TOTAL, expected=sum(counts[k] for k in (ON_TIME, LATE, MISSED, DISMISSED)),
-                     on_time=counts[ON_TIME], late=counts[LATE], missed=counts[MISSED],
-                     dismissed=counts[DISMISSED], pending=counts[PENDING])
+    return ReportRow.of(checklist_id, TOTAL, counts)
 
 
 def weekly_rows(outcomes: Iterable[WindowOutcome], zones: Zones, weeks: Sequence[date]) -> dict[str, list[ReportRow]]:
@@ -111,8 +110,8 @@ class Streak:
     windows: tuple[WindowOutcome, ...]
     """The missed windows of the run, oldest first."""
     ended_by: WindowOutcome | None
-    """The on-time or late window that ended the run; ``None`` when the run reaches the last
-    judged window of the period (nothing done since)."""
+    """The on-time, late or recorded-late window that ended the run; ``None`` when the run reaches
+    the last judged window of the period (nothing done since)."""
 
     @property
     def length(self) -> int:
@@ -127,7 +126,7 @@ def _sequences(outcomes: Iterable[WindowOutcome]) -> dict[tuple[str, str], list[
     """Per (checklist, equipment), its on time, late and missed windows in order."""
     sequences: dict[tuple[str, str], list[WindowOutcome]] = defaultdict(list)
     for outcome in outcomes:
-        if outcome.outcome in (ON_TIME, LATE, MISSED):
+        if outcome.outcome in (ON_TIME, LATE, MISSED, RECORDED_LATE):
             sequences[(outcome.checklist_id, outcome.equipment_id)].append(outcome)
     for sequence in sequences.values():
         sequence.sort(key=lambda o: o.window_start)

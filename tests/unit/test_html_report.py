@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 import missed_checks_ops
-from missed_checks.report import Dismissal, ReportRow, WindowOutcome, checklist_report, deleted_checklist_report
+from missed_checks.report import Dismissal, ReportRow, WindowOutcome, checklist_report
 from missed_checks.timefmt import to_utc_iso
 from missed_checks_ops.html_report import render_html
 from missed_checks_ops.reporting import ChecklistInfo, Report
@@ -83,13 +83,11 @@ def report(heatmap_outcomes: int = 0) -> Report:
     rows = [ReportRow("forklift", "a", expected=6, on_time=3, late=1, missed=1, dismissed=1),
             ReportRow("forklift", "b", expected=4, on_time=1, missed=3),
             ReportRow("pallet", "p", expected=1, late=1)]
-    extra: list[WindowOutcome] = []
-    rows += deleted_checklist_report("gone", [], outcomes=extra)
     return Report(datetime(2026, 3, 23, tzinfo=UTC), datetime(2026, 4, 6, tzinfo=UTC),
                   datetime(2026, 4, 6, tzinfo=UTC), rows, ["a warning & more"],
                   {"forklift": ChecklistInfo("Forklift pre-use check", "Europe/Berlin"),
                    "pallet": ChecklistInfo("Pallet jacks", "America/New_York")},
-                  outcomes + extra)
+                  outcomes)
 
 
 def test_the_page_is_self_contained_and_prints_on_a4() -> None:
