@@ -31,7 +31,8 @@ from missed_checks_ops.target import LOCAL_ENDPOINT
 
 def register(subparsers: Any) -> None:
     report = add_command(
-        subparsers, "report", help="per checklist and equipment: on time, late, missed, recorded late, dismissed, excused, compliance",
+        subparsers, "report",
+        help="per checklist and equipment: on time, late, missed, recorded late, dismissed, excused, compliance",
         description="The fleet report over [--from, --to): per checklist and equipment, the occurrence windows "
                     "expected, done on time, late, missed, recorded late, dismissed, excused and pending, the "
                     f"compliance rate, and a fleet total. {DEFINITION}. Reads by Query only. --format json also "
@@ -108,7 +109,8 @@ def report_command(args: argparse.Namespace) -> int:
     units = len(args.equipment) or len(args.checklist) or None
     with progress_bar("reading" + (" equipment" if args.equipment else " checklists"), units) as advance:
         report = read_report(target, start, end, now=clock.now(), checklist_ids=args.checklist,
-                              equipment_ids=args.equipment, progress=lambda _name: advance(1), detail=fmt in ("html", "json"))
+                              equipment_ids=args.equipment, progress=lambda _name: advance(1),
+                              detail=fmt in ("html", "json"))
     try:
         write_report(report, fmt, out, zone=ZoneInfo(args.tz), zone_name=args.tz, console=stdout_console(out))
     finally:
