@@ -8,7 +8,7 @@ and the fast tests one shared in-memory fake (``tests/fakes.py``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from missed_checks.checklist import Checklist
     from missed_checks.contracts import JudgedWindowDetail
     from missed_checks.equipment import Assignment
+    from missed_checks.out_of_service import OutOfServicePeriod
     from missed_checks.performed_check import PerformedCheck
     from missed_checks.recurrence import OccurrenceWindow
 
@@ -100,7 +101,16 @@ class WindowRecords(Protocol):
         ...
 
 
-class EvaluationStore(ChecklistReader, EquipmentReader, WindowRecords, Protocol):
+# Out of service (issue #23 item 1): what judging reads to excuse equipment.
+class OutOfServiceReader(Protocol):
+    def out_of_service_periods(self, start: datetime, end: datetime | None = None,
+                               equipment_ids: Iterable[str] | None = None) -> list[OutOfServicePeriod]:
+        """Out-of-service periods sharing an instant with ``[start, end)`` (of ``equipment_ids`` when
+        given), by ``from``: one Query whatever the number of equipment."""
+        ...
+
+
+class EvaluationStore(ChecklistReader, EquipmentReader, WindowRecords, OutOfServiceReader, Protocol):
     """Everything the evaluation reads and writes in the table."""
 
 

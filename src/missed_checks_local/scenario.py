@@ -16,7 +16,10 @@ A scenario file is JSON::
        {"at": "...", "delete_checklist": "forklift-daily"},
        {"at": "...", "fail_next_firing": {"checklist": "forklift-daily", "count": 1}},
        {"at": "...", "dismiss": {"checklist": "forklift-daily", "equipment": "fl-02",
-                                 "window_start": "...", "reason": "in the workshop", "by": "j.doe"}}]}
+                                 "window_start": "...", "reason": "in the workshop", "by": "j.doe"}},
+       {"at": "...", "out_of_service": {"equipment": "fl-01", "from": "...", "to": "...",
+                                        "reason": "gearbox", "by": "j.doe"}},
+       {"at": "...", "back_in_service": {"equipment": "fl-01", "by": "j.doe"}}]}
 
 ``put_checklist`` on an existing id is an edit; ``"validate": false`` writes the rule unchecked,
 as a hand edit in the console would. ``performed_at`` defaults to ``at``. ``fail_next_firing``
@@ -26,8 +29,11 @@ the scheduler dead-letter queue and the next firing must catch up. ``dismiss`` e
 check (``missed-checks missed dismiss``) at ``at``; when its record is not written yet (its
 window's firing was late or dropped, as under ``local chaos``), the dismissal waits for it and
 is applied as soon as the record exists; a record that never comes fails the run, naming the
-event. Events at the same instant keep their file order and come before schedule firings at that
-instant.
+event. ``out_of_service`` records a period of equipment assigned earlier in the timeline (``to``
+may be left out or null: until further notice; ``by`` defaults to ``scenario``), recorded at
+``at``; ``back_in_service`` ends the period in effect at ``at`` early, at ``at``
+(docs/out-of-service.md). Events at the same instant keep their file order and come before
+schedule firings at that instant.
 
 Every problem in a file is reported as :class:`~missed_checks.errors.InvalidInput` naming the
 event and field (``events[3].put_checklist.recurrence: ...``).
@@ -48,6 +54,7 @@ from typing import Any
 from missed_checks.checklist import Checklist, validate_checklist_id
 from missed_checks.equipment import validate_equipment_id
 from missed_checks.errors import InvalidInput
+from missed_checks.out_of_service import OutOfServicePeriod
 from missed_checks.performed_check import PerformedCheck
 from missed_checks.timefmt import parse_instant
 from missed_checks_local.testing.faults import FaultInjector, parse_faults
@@ -65,7 +72,12 @@ ACTIONS = (
     "delete_checklist",
     "fail_next_firing",
     "dismiss",
+    # out of service (issue #23 item 1)
+    "out_of_service",
+    "back_in_service",
 )
+_EQUIPMENT_ACTIONS = ("out_of_service", "back_in_service")
+"""Events about one piece of equipment, on all its checklists (no ``checklist`` field)."""
 _PUT_KEYS = {"id", "name", "recurrence", "timezone", "window", "grace", "validate"}
 _TOP_KEYS = {"name", "description", "start", "end", "events", "parameters", "faults"}
 
@@ -292,6 +304,29 @@ def _fail(where: str, value: Any, at: datetime) -> dict[str, Any]:
     return {"checklist": _checklist_id(f"{where}.checklist", fields["checklist"]), "count": count, "error": error}
 
 
+# -- out of service (issue #23 item 1) ------------------------------------------------------------
+_SCENARIO_BY = "scenario"
+"""Who records an out-of-service event that names nobody."""
+
+
+def _out_of_service(where: str, value: Any, at: datetime) -> OutOfServicePeriod:
+    fields = _fields(where, value, {"equipment", "from", "to", "reason", "by"}, {"equipment", "from", "reason"})
+    start = parse_instant(fields["from"], f"{where}.from")
+    end = None if fields.get("to") is None else parse_instant(fields["to"], f"{where}.to")
+    try:
+        return OutOfServicePeriod.create(equipment_id=fields["equipment"], start=start, end=end,
+                                         reason=fields["reason"], recorded_by=fields.get("by", _SCENARIO_BY),
+                                         recorded_at=at)
+    except InvalidInput as error:
+        raise InvalidInput(f"{where}.{error.field}", error.message) from None
+
+
+def _back_in_service(where: str, value: Any, at: datetime) -> dict[str, Any]:
+    fields = _fields(where, value, {"equipment", "by"}, {"equipment"})
+    return {"equipment": _equipment_id(f"{where}.equipment", fields["equipment"]),
+            "by": _text(f"{where}.by", fields.get("by", _SCENARIO_BY))}
+
+
 _ARGUMENT_CHECKS: dict[str, Callable[[str, Any, datetime], Any]] = {
     "put_checklist": _put,
     "assign": _assignment,
@@ -302,6 +337,8 @@ _ARGUMENT_CHECKS: dict[str, Callable[[str, Any, datetime], Any]] = {
     "delete_checklist": _plain_id,
     "fail_next_firing": _fail,
     "dismiss": _dismiss,
+    "out_of_service": _out_of_service,
+    "back_in_service": _back_in_service,
 }
 
 
@@ -309,7 +346,13 @@ def _check_references(events: list[ScenarioEvent]) -> None:
     """Every event names a checklist that exists at that point of the timeline."""
     existing: set[str] = set()
     ever: set[str] = set()
+    assigned: set[str] = set()  # equipment assigned so far (out-of-service events name one of them)
     for event in events:
+        if event.action in _EQUIPMENT_ACTIONS:
+            _check_equipment_reference(event, assigned)
+            continue
+        if event.action == "assign":
+            assigned.update(event.args["equipment"])
         if event.action == "put_checklist":
             existing.add(event.args["id"])
             ever.add(event.args["id"])
@@ -327,6 +370,14 @@ def _check_references(events: list[ScenarioEvent]) -> None:
             )
         if event.action == "delete_checklist":
             existing.discard(checklist)
+
+
+def _check_equipment_reference(event: ScenarioEvent, assigned: set[str]) -> None:
+    equipment = event.args.equipment_id if isinstance(event.args, OutOfServicePeriod) else event.args["equipment"]
+    if equipment not in assigned:
+        raise InvalidInput(f"{event.where}.equipment",
+                           f"{equipment!r} is not assigned to any checklist at {event.at.isoformat()} (assign it "
+                           "earlier)")
 
 
 # -- running ------------------------------------------------------------------------------------
@@ -479,6 +530,20 @@ def _dismiss_record(event: ScenarioEvent, table: Any, at: datetime) -> bool:
     return True
 
 
+def _apply_out_of_service(event: ScenarioEvent, table: Any) -> None:
+    """Record an out-of-service period, or end one early, as the commands do."""
+    from missed_checks.aws.table import NotFound  # deferred: boto3, not needed to parse a scenario
+    from missed_checks_ops.out_of_service import record_period
+
+    if event.action == "out_of_service":
+        record_period(table, event.args)
+        return
+    try:
+        table.end_out_of_service(event.args["equipment"], event.at, by=event.args["by"], now=event.at)
+    except NotFound as error:
+        raise InvalidInput("equipment", str(error)) from None
+
+
 def _apply(event: ScenarioEvent, table: Any, runtime: Any) -> bool:
     """Play one event; False for a dismissal whose missed check is not recorded yet."""
 
@@ -512,6 +577,8 @@ def _apply(event: ScenarioEvent, table: Any, runtime: Any) -> bool:
             table.delete_checklist(args)
         elif event.action == "fail_next_firing":
             runtime.scheduler.inject_failure(args["checklist"], count=args["count"], error_code=args["error"])
+        elif event.action in _EQUIPMENT_ACTIONS:
+            _apply_out_of_service(event, table)
     except InvalidInput as error:
         raise InvalidInput(f"{event.where}.{error.field}", error.message) from None
     return True

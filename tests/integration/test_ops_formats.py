@@ -25,6 +25,7 @@ RECORD_COMMANDS: dict[tuple[str, ...], list[str]] = {
     ("dlq", "list"): [],
     ("report",): PERIOD,
     ("missed", "list"): ["--checklist", "forklift-daily", *PERIOD],
+    ("equipment", "out-of-service-list"): [],  # out of service (issue #23 item 1)
 }
 HEADERS = {  # the CSV header (or its start) each command writes
     ("checklist", "list"): "checklist_id,name,status,recurrence",
@@ -32,6 +33,7 @@ HEADERS = {  # the CSV header (or its start) each command writes
     ("dlq", "list"): "queue,message_id,sent_at,kind,checklist_id,window_start",
     ("report",): "checklist_id,equipment_id",
     ("missed", "list"): "checklist_id,equipment_id,window_start,window_end,judged_at,dismissed",
+    ("equipment", "out-of-service-list"): "equipment_id,from,to,reason,recorded_by,recorded_at,ended",
 }
 
 

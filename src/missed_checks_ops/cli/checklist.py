@@ -41,6 +41,7 @@ from missed_checks_ops.cli.common import (
     instant_arg,
     target_of,
 )
+from missed_checks_ops.cli.out_of_service import register as register_out_of_service  # issue #23 item 1
 from missed_checks_ops.inputs import checklist_specs, equipment_ids, performed_checks_csv, within_item_size
 from missed_checks_ops.target import LOCAL_ENDPOINT
 
@@ -309,6 +310,7 @@ def _register_equipment(subparsers: Any) -> None:
                                    f"--output fleet.csv --endpoint {LOCAL_ENDPOINT}",
                           handler=equipment_list, formats=RECORD_FORMATS)
     listing.add_argument("--checklist", required=True, metavar="ID")
+    register_out_of_service(group)  # out of service (issue #23 item 1): missed_checks_ops.cli.out_of_service
 
 
 def equipment_change(args: argparse.Namespace) -> int:
