@@ -127,6 +127,14 @@ def read_report(target: StackTarget, start: datetime, end: datetime, **options: 
     return build_report(target.table(), start, end, **options)
 
 
+def out_of_service_of(table: ChecklistTable, start: datetime, equipment_ids: Sequence[str] = ()) -> list[OutOfService]:
+    """The out-of-service periods that can excuse a window starting from ``start`` (one Query of the
+    fleet's out-of-service partition: every period not ended by ``start``), as the report takes them."""
+    periods = table.out_of_service_periods(start, None, equipment_ids or None)
+    return [OutOfService(p.equipment_id, to_utc_iso(p.start), None if p.end is None else to_utc_iso(p.end), p.reason)
+            for p in periods]
+
+
 def build_report(
     table: ChecklistTable,
     start: datetime,
@@ -137,8 +145,10 @@ def build_report(
     equipment_ids: Sequence[str] = (),
     progress: Progress | None = None,
     detail: bool = False,
-    out_of_service: Iterable[OutOfService] = (),
+    out_of_service: Iterable[OutOfService] | None = None,
 ) -> Report:
+    """The report over windows starting in ``[start, end)`` as of ``now``. ``out_of_service``: the
+    periods that excuse windows (None: read from the table, :func:`out_of_service_of`)."""
     if end <= start:
         raise InvalidInput("to", f"must be after --from ({to_utc_iso(start)})")
     for checklist_id in checklist_ids:
@@ -146,6 +156,8 @@ def build_report(
     for equipment_id in equipment_ids:
         validate_equipment_id(equipment_id)
     report = Report(start, end, now, [], outcomes=[] if detail else None)
+    if out_of_service is None:
+        out_of_service = out_of_service_of(table, start, sorted(set(equipment_ids)))
     for period in out_of_service:
         report.out_of_service.setdefault(period.equipment_id, []).append(period)
     if equipment_ids:
