@@ -26,7 +26,7 @@ CHROMIUM = "/usr/bin/chromium"
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync")
 SECTIONS = ("summary", "compliance-by-week", "missed-heatmap", "repeat-offenders", "late-checks", "dismissed-checks",
-            "all-missed", "per-equipment")
+            "recorded-late", "excused-checks", "all-missed", "periods", "per-equipment")
 A4_POINTS = (595.92, 842.88)
 
 
@@ -71,20 +71,23 @@ class Rendered:
     print_charts: dict[str, Box] = field(default_factory=dict)
     """The charts' boxes with print media emulated."""
     browser_version: str = ""
+    cell_states: dict[str, list[str]] = field(default_factory=dict)
+    """``data-chart`` -> the ``data-state`` of its heatmap cells, in the order of ``marks`` (#23)."""
 
 
 _MEASURE = """() => {
   const box = (el) => { if (!el) return null; const r = el.getBoundingClientRect();
                         return {x: r.x, y: r.y, width: r.width, height: r.height}; };
-  const charts = {}, marks = {};
+  const charts = {}, marks = {}, states = {};
   for (const svg of document.querySelectorAll('svg.chart')) {
     const key = svg.dataset.chart;
     charts[key] = box(svg);
     marks[key] = [...svg.querySelectorAll('rect.segment, rect.cell')].map(box);
+    states[key] = [...svg.querySelectorAll('rect.cell')].map((el) => el.dataset.state || '');
   }
   const sections = {};
   for (const id of SECTIONS) sections[id] = box(document.getElementById(id));
-  return {title: document.title, charts, marks, sections};
+  return {title: document.title, charts, marks, sections, states};
 }"""
 
 
@@ -151,6 +154,7 @@ def render(html: Path, *, png: Path | None = None, pdf: Path | None = None, widt
         pdf_page_size=(float(sizes[0][0]), float(sizes[0][1])) if sizes else None,
         print_charts={key: Box(**value) for key, value in printed["charts"].items()},
         browser_version=version,
+        cell_states=data.get("states", {}),
     )
 
 

@@ -13,8 +13,9 @@ classification that makes the report's rows, so the pictures and the table canno
   checklists, worst first (most missed, then the longest run of misses, then the id).
 * **Repeat offenders**: an (equipment, checklist) whose windows were missed :data:`REPEAT_RUN` or
   more times in a row. The sequence is the windows that count for compliance, in order: on time,
-  late and missed ones. A dismissed window is excused (not in the sequence: it neither extends nor
-  breaks a run), a pending one has not been judged yet; on time or late ends a run.
+  late, missed and recorded-late ones. A dismissed or excused window is left out (it neither
+  extends nor breaks a run), a pending one has not been judged yet; on time, late or recorded late
+  (done per the device's clock, recorded after judging) ends a run.
 """
 
 from __future__ import annotations
@@ -24,16 +25,21 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta, tzinfo
 
+from missed_checks.equipment import Assignment
 from missed_checks.report import (
     DISMISSED,
+    EXCUSED,
     LATE,
     MISSED,
     ON_TIME,
     PENDING,
+    RECORDED_LATE,
     TOTAL,
+    OutOfService,
     ReportRow,
     WindowOutcome,
 )
+from missed_checks.timefmt import to_utc_iso
 
 REPEAT_RUN = 3
 """A run of this many missed windows in a row makes a repeat offender."""
@@ -79,9 +85,7 @@ def weeks_of_period(start: datetime, end: datetime, zone: tzinfo, outcomes: Iter
 
 
 def _row(checklist_id: str, counts: Counter[str]) -> ReportRow:
-    return ReportRow(checklist_id, TOTAL, expected=sum(counts[k] for k in (ON_TIME, LATE, MISSED, DISMISSED)),
-                     on_time=counts[ON_TIME], late=counts[LATE], missed=counts[MISSED],
-                     dismissed=counts[DISMISSED], pending=counts[PENDING])
+    return ReportRow.of(checklist_id, TOTAL, counts)
 
 
 def weekly_rows(outcomes: Iterable[WindowOutcome], zones: Zones, weeks: Sequence[date]) -> dict[str, list[ReportRow]]:
@@ -111,8 +115,8 @@ class Streak:
     windows: tuple[WindowOutcome, ...]
     """The missed windows of the run, oldest first."""
     ended_by: WindowOutcome | None
-    """The on-time or late window that ended the run; ``None`` when the run reaches the last
-    judged window of the period (nothing done since)."""
+    """The on-time, late or recorded-late window that ended the run; ``None`` when the run reaches
+    the last judged window of the period (nothing done since)."""
 
     @property
     def length(self) -> int:
@@ -127,7 +131,7 @@ def _sequences(outcomes: Iterable[WindowOutcome]) -> dict[tuple[str, str], list[
     """Per (checklist, equipment), its on time, late and missed windows in order."""
     sequences: dict[tuple[str, str], list[WindowOutcome]] = defaultdict(list)
     for outcome in outcomes:
-        if outcome.outcome in (ON_TIME, LATE, MISSED):
+        if outcome.outcome in (ON_TIME, LATE, MISSED, RECORDED_LATE):
             sequences[(outcome.checklist_id, outcome.equipment_id)].append(outcome)
     for sequence in sequences.values():
         sequence.sort(key=lambda o: o.window_start)
@@ -213,3 +217,126 @@ def missed_checks(outcomes: Iterable[WindowOutcome], order: Sequence[str] = ()) 
     rank = {equipment_id: n for n, equipment_id in enumerate(order)}
     return sorted((o for o in outcomes if o.outcome == MISSED),
                   key=lambda o: (rank.get(o.equipment_id, len(rank)), o.equipment_id, o.window_start, o.checklist_id))
+
+
+# -- heatmap cells: what each (equipment, week) was ------------------------------------------------
+CELL_STATES = ("missed", "clean", "excused", "dismissed", "pending", "paused", "not_assigned", "not_due")
+"""What a heatmap cell says, most telling first: ``missed`` (a plain miss among the week's judged
+windows), ``clean`` (judged windows, none missed), then, for a week without a judged window:
+``excused`` (out of service), ``dismissed``, ``pending`` (not judged yet), ``paused`` (every
+checklist the equipment was assigned to that week is paused), ``not_assigned`` (assigned to none of
+its checklists that week), ``not_due`` (assigned, but no window was due)."""
+
+
+@dataclass(frozen=True)
+class HeatCell:
+    """One (equipment, week) over its checklists: counts of its windows' outcomes and what it was."""
+
+    state: str
+    """One of :data:`CELL_STATES`."""
+    counts: Mapping[str, int]
+    """Outcome -> windows of the equipment that week (every checklist)."""
+    reasons: tuple[str, ...] = ()
+    """Excused windows: the out-of-service reasons."""
+
+    @property
+    def missed(self) -> int:
+        return self.counts.get(MISSED, 0)
+
+    @property
+    def judged(self) -> int:
+        """The cell's denominator: windows in compliance (on time, late, missed, recorded late)."""
+        return sum(self.counts.get(name, 0) for name in (ON_TIME, LATE, MISSED, RECORDED_LATE))
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """What the report knows besides the outcomes, to tell why a week has none: the assignment of
+    each (checklist, equipment) and since when each paused checklist is paused."""
+
+    assignments: Mapping[tuple[str, str], Assignment]
+    paused_since: Mapping[str, datetime]
+
+    def _week(self, checklist_id: str, monday: date, zones: Zones) -> tuple[datetime, datetime]:
+        zone = zones.get(checklist_id, UTC)
+        start = datetime.combine(monday, datetime.min.time(), tzinfo=zone)
+        return start, datetime.combine(monday + timedelta(days=7), datetime.min.time(), tzinfo=zone)
+
+    def idle_state(self, equipment_id: str, monday: date, zones: Zones) -> str:
+        """``paused``, ``not_assigned`` or ``not_due`` for a week without outcomes."""
+        assigned = []
+        for (checklist_id, equipment), assignment in self.assignments.items():
+            if equipment != equipment_id:
+                continue
+            start, end = self._week(checklist_id, monday, zones)
+            periods = ((assignment.assigned_at, assignment.unassigned_at), *assignment.earlier_periods)
+            if any(a < end and (u is None or u > start) for a, u in periods):
+                assigned.append((checklist_id, end))
+        if not assigned:
+            return "not_assigned"
+        paused = [c for c, end in assigned if c in self.paused_since and self.paused_since[c] < end]
+        return "paused" if len(paused) == len(assigned) else "not_due"
+
+
+def heat_cells(outcomes: Iterable[WindowOutcome], zones: Zones, weeks: Sequence[date], equipment_ids: Iterable[str],
+               coverage: Coverage) -> dict[str, list[HeatCell]]:
+    """Per equipment of ``equipment_ids``, one :class:`HeatCell` per week of ``weeks``."""
+    wanted = set(equipment_ids)
+    position = {week: n for n, week in enumerate(weeks)}
+    counts: dict[str, list[Counter[str]]] = {e: [Counter() for _ in weeks] for e in wanted}
+    reasons: dict[tuple[str, int], set[str]] = defaultdict(set)
+    for outcome in outcomes:
+        n = position.get(outcome_week(outcome, zones))
+        if outcome.equipment_id not in wanted or n is None:
+            continue
+        counts[outcome.equipment_id][n][outcome.outcome] += 1
+        if outcome.out_of_service is not None:
+            reasons[(outcome.equipment_id, n)].add(outcome.out_of_service.reason)
+    cells: dict[str, list[HeatCell]] = {}
+    for equipment_id in sorted(wanted):
+        row = []
+        for n, (week, tally) in enumerate(zip(weeks, counts[equipment_id], strict=True)):
+            cell = HeatCell("", tally, tuple(sorted(reasons.get((equipment_id, n), ()))))
+            if cell.judged:
+                state = MISSED if cell.missed else "clean"
+            else:
+                state = next((name for name in (EXCUSED, DISMISSED, PENDING) if tally[name]), "")
+                state = state or coverage.idle_state(equipment_id, week, zones)
+            row.append(HeatCell(state, cell.counts, cell.reasons))
+        cells[equipment_id] = row
+    return cells
+
+
+# -- open runs of misses at report time ------------------------------------------------------------
+@dataclass(frozen=True)
+class OpenRun:
+    """Where an ongoing run of misses stands at report time."""
+
+    state: str
+    """``undone`` (still assigned and in service), ``unassigned`` or ``out_of_service``."""
+    since: str
+    """UTC ISO instant: undone since the first missed window closed; else when it was unassigned
+    or went out of service."""
+    undone_for: timedelta | None = None
+    """``undone``: from ``since`` to the report's as-of instant."""
+    reason: str = ""
+    """``out_of_service``: why."""
+
+
+def open_run(streak: Streak, assignment: Assignment | None, periods: Sequence[OutOfService],
+             as_of: datetime) -> OpenRun | None:
+    """How long an ongoing run (``streak.ongoing``) has been undone at ``as_of``; a unit unassigned
+    after the run, or out of service since, is said so instead (never "not done since")."""
+    if not streak.ongoing:
+        return None
+    last = streak.windows[-1]
+    unassigned = None if assignment is None else assignment.unassigned_at
+    if unassigned is not None and unassigned <= as_of and to_utc_iso(unassigned) >= last.window_start:
+        return OpenRun("unassigned", to_utc_iso(unassigned))
+    stamp = to_utc_iso(as_of)
+    for period in periods:
+        if period.start <= stamp and (period.end is None or stamp < period.end):
+            return OpenRun("out_of_service", period.start, reason=period.reason)
+    first = streak.windows[0]
+    since = first.closes_at or first.window_end or first.window_start
+    return OpenRun("undone", since, as_of - datetime.fromisoformat(since))

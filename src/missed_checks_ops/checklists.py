@@ -116,7 +116,8 @@ def put_checklist(target: StackTarget, spec: Mapping[str, Any], now: datetime, *
 
 
 def delete_checklist(target: StackTarget, checklist_id: str) -> None:
-    """Delete the checklist and its assignments (its performed and missed checks stay); :class:`NotFound`."""
+    """Delete the checklist; its assignments are ended and kept, its performed and missed checks stay
+    (:meth:`ChecklistTable.delete_checklist`); :class:`NotFound`."""
     if not target.table().delete_checklist(checklist_id):
         raise NotFound(f"checklist {checklist_id!r} does not exist")
 

@@ -20,20 +20,25 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
-from missed_checks.report import TOTAL, ReportRow, WindowOutcome, total
+from missed_checks.report import EXCUSED, RECORDED_LATE, TOTAL, ReportRow, WindowOutcome, total
 from missed_checks.report_insights import (
     REPEAT_RUN,
+    Coverage,
+    HeatCell,
     HeatmapRow,
     Streak,
     dismissed_checks,
+    heat_cells,
     late_checks,
     local,
     missed_checks,
     missed_heatmap,
+    open_run,
     repeat_offenders,
     weekly_rows,
     weeks_of_period,
 )
+from missed_checks.timefmt import to_utc_iso
 from missed_checks_ops.reporting import Report
 
 __all__ = ["HEATMAP_ROWS", "render_html"]
@@ -127,15 +132,16 @@ class Bar:
 
     @property
     def judged(self) -> int:
-        return self.row.on_time + self.row.late + self.row.missed
+        return self.row.on_time + self.row.late + self.row.missed + self.row.recorded_late
 
     @property
     def title(self) -> str:
         row = self.row
-        if not row.expected and not row.pending:
+        if not row.expected and not row.pending and not row.excused:
             return f"{self.week.label} ({self.week.dates}): nothing expected"
         return (f"{self.week.label} ({self.week.dates}): {row.on_time} on time, {row.late} late, {row.missed} missed, "
-                f"{row.dismissed} dismissed, {row.pending} pending; compliance {_pct(row.compliance)}")
+                f"{row.recorded_late} recorded late, {row.dismissed} dismissed, {row.excused} excused, "
+                f"{row.pending} pending; compliance {_pct(row.compliance)} ({row.performed} of {self.judged})")
 
 
 @dataclass
@@ -170,7 +176,8 @@ def _weekly_chart(key: str, title: str, subtitle: str, rows: list[ReportRow], we
         judged = bar.judged
         y = float(chart.plot_bottom)
         if judged:
-            for kind, count in (("on_time", row.on_time), ("late", row.late), ("missed", row.missed)):
+            for kind, count in (("on_time", row.on_time), ("late", row.late), ("missed", row.missed),
+                                ("recorded_late", row.recorded_late)):
                 if count:
                     height = BAR_PLOT * count / judged
                     y -= height
@@ -190,6 +197,8 @@ class Cell:
     count: int
     level: int
     title: str
+    state: str = "missed"
+    label: str = ""
 
 
 @dataclass
@@ -228,16 +237,36 @@ def _level(count: int) -> int:
     return min(count, 4)
 
 
-def _heatmap(rows: list[HeatmapRow], weeks: list[Week], limit: int) -> Heatmap:
+CELL_LABELS = {"excused": "exc.", "dismissed": "dism.", "pending": "pend.", "paused": "paused",
+               "not_assigned": "n/a", "not_due": ""}
+CELL_WORDS = {"excused": "excused (out of service)", "dismissed": "dismissed", "pending": "not judged yet",
+              "paused": "checklist paused", "not_assigned": "not assigned", "not_due": "nothing due"}
+
+
+def _cell(x: float, row: HeatmapRow, week: Week, cell: HeatCell) -> Cell:
+    where = f"{row.equipment_id}, {week.label} ({week.dates})"
+    if cell.state in ("missed", "clean"):
+        counts = cell.counts
+        parts = [f"{counts.get(name, 0)} {name.replace('_', ' ')}" for name in ("on_time", "late", RECORDED_LATE,
+                                                                                 "dismissed", EXCUSED, "pending")
+                 if counts.get(name, 0)]
+        title = f"{where}: {cell.missed} missed of {cell.judged} judged" + (f" ({', '.join(parts)})" if parts else "")
+        if cell.reasons:
+            title += f"; out of service: {', '.join(cell.reasons)}"
+        return Cell(x, cell.missed, _level(cell.missed), title, cell.state, f"{cell.missed}/{cell.judged}")
+    title = f"{where}: {CELL_WORDS[cell.state]}" + (f" ({', '.join(cell.reasons)})" if cell.reasons else "")
+    return Cell(x, 0, 0, title, cell.state, CELL_LABELS[cell.state])
+
+
+def _heatmap(rows: list[HeatmapRow], weeks: list[Week], limit: int, cells: dict[str, list[HeatCell]]) -> Heatmap:
     cell_width = (WIDTH - HEAT_LABEL - HEAT_TOTAL) / max(len(weeks), 1)
     shown = rows[:limit]
     heat_rows = []
     for n, row in enumerate(shown):
         y = HEAT_HEAD + HEAT_ROW * n
-        cells = [Cell(HEAT_LABEL + cell_width * i, count, _level(count),
-                      f"{row.equipment_id}, {week.label} ({week.dates}): {count} missed")
-                 for i, (week, count) in enumerate(zip(weeks, row.counts, strict=True))]
-        heat_rows.append(HeatRow(row, y, cells))
+        drawn = [_cell(HEAT_LABEL + cell_width * i, row, week, cell)
+                 for i, (week, cell) in enumerate(zip(weeks, cells[row.equipment_id], strict=True))]
+        heat_rows.append(HeatRow(row, y, drawn))
     return Heatmap(weeks, heat_rows, len(shown), len(rows), round(cell_width, 2), numbers=cell_width >= 14)
 
 
@@ -274,13 +303,22 @@ def _window_text(outcome: WindowOutcome, zone: tzinfo) -> str:
         f"{start:%a %Y-%m-%d %H:%M} – {end:%a %Y-%m-%d %H:%M %Z}")
 
 
-def _streak_view(streak: Streak, zone: tzinfo) -> dict[str, Any]:
+def _streak_view(streak: Streak, zone: tzinfo, report: Report) -> dict[str, Any]:
     ended = streak.ended_by
+    run = open_run(streak, report.assignments.get((streak.checklist_id, streak.equipment_id)),
+                   report.out_of_service.get(streak.equipment_id, ()), report.as_of)
+    status = None
+    if run is not None:
+        when = _when(run.since, zone)
+        status = {"undone": f"not done for {_duration(run.undone_for)} (since {when})",
+                  "unassigned": f"unassigned since {when}",
+                  "out_of_service": f"out of service since {when}: {run.reason}"}[run.state]
     return {"equipment_id": streak.equipment_id, "checklist_id": streak.checklist_id, "length": streak.length,
             "first": _when(streak.windows[0].window_start, zone), "last": _when(streak.windows[-1].window_start, zone),
-            "ongoing": streak.ongoing,
-            "ended_by": None if ended is None else ("done late" if ended.outcome == "late" else "done",
-                                                    local(ended.window_start, zone).strftime("%a %Y-%m-%d"))}
+            "ongoing": streak.ongoing, "status": status, "state": None if run is None else run.state,
+            "ended_by": None if ended is None else (
+                {"late": "done late", RECORDED_LATE: "done, recorded late"}.get(ended.outcome, "done"),
+                local(ended.window_start, zone).strftime("%a %Y-%m-%d"))}
 
 
 def _done_at(outcome: WindowOutcome, zone: tzinfo) -> str:
@@ -296,12 +334,36 @@ def _done_at(outcome: WindowOutcome, zone: tzinfo) -> str:
 def _outcome_view(outcome: WindowOutcome, zone: tzinfo) -> dict[str, Any]:
     dismissal = outcome.dismissal
     dismissed_at = local(dismissal.at, zone) if dismissal and dismissal.at else None
+    service = outcome.out_of_service
     return {"checklist_id": outcome.checklist_id, "equipment_id": outcome.equipment_id,
             "window": _window_text(outcome, zone), "performed_at": _done_at(outcome, zone),
             "late_by": _duration(outcome.late_by),
+            "recorded_at": _when(outcome.recorded_at, zone), "judged_at": _when(outcome.judged_at, zone),
+            "recorded_after": _duration(outcome.recorded_after_close),
+            "service": None if service is None else (_when(service.start, zone),
+                                                     "open-ended" if service.end is None else _when(service.end, zone),
+                                                     service.reason),
             "reason": dismissal.reason if dismissal else "", "by": dismissal.by if dismissal else "",
             "dismissed_at": ("–", "") if dismissed_at is None else (dismissed_at.strftime("%a %Y-%m-%d"),
                                                                     dismissed_at.strftime("%H:%M %Z"))}
+
+
+def _periods_view(report: Report) -> list[dict[str, Any]]:
+    """Per (checklist, equipment) with a row: its assignment periods and the equipment's
+    out-of-service periods, in the checklist's zone."""
+    views = []
+    zones = report.zones
+    for (checklist_id, equipment_id), assignment in sorted(report.assignments.items()):
+        zone = zones.get(checklist_id, UTC)
+        periods = sorted([*assignment.earlier_periods, (assignment.assigned_at, assignment.unassigned_at)],
+                         key=lambda period: period[0])
+        assigned = [f"{_when(to_utc_iso(a), zone)} – {'' if u is None else _when(to_utc_iso(u), zone)}".rstrip()
+                    for a, u in periods]
+        service = [f"{_when(p.start, zone)} – {'' if p.end is None else _when(p.end, zone)} ({p.reason})"
+                   for p in report.out_of_service.get(equipment_id, ())]
+        views.append({"checklist_id": checklist_id, "equipment_id": equipment_id, "assigned": assigned,
+                      "out_of_service": service})
+    return views
 
 
 def render_html(report: Report, *, zone: tzinfo = UTC, zone_name: str = "UTC",
@@ -323,7 +385,10 @@ def render_html(report: Report, *, zone: tzinfo = UTC, zone_name: str = "UTC",
         subtitle_text = (summary.name + " · " if summary.name else "") + f"weeks in {summary.zone}"
         charts.append(_weekly_chart(summary.checklist_id, summary.checklist_id, subtitle_text, rows, weeks))
     heat_rows = missed_heatmap(outcomes, zones, mondays)
-    heatmap = _heatmap(heat_rows, weeks, heatmap_rows)
+    coverage = Coverage(report.assignments, {checklist_id: info.paused_since for checklist_id, info in
+                                             report.checklists.items() if info.paused_since is not None})
+    cells = heat_cells(outcomes, zones, mondays, [r.equipment_id for r in heat_rows[:heatmap_rows]], coverage)
+    heatmap = _heatmap(heat_rows, weeks, heatmap_rows, cells)
 
     def zone_of(outcome: WindowOutcome) -> tzinfo:
         return zones.get(outcome.checklist_id, UTC)
@@ -331,7 +396,7 @@ def render_html(report: Report, *, zone: tzinfo = UTC, zone_name: str = "UTC",
     def views(items: Iterable[WindowOutcome]) -> list[dict[str, Any]]:
         return [_outcome_view(o, zone_of(o)) for o in items]
 
-    offenders = [_streak_view(s, zones.get(s.checklist_id, UTC)) for s in repeat_offenders(outcomes)]
+    offenders = [_streak_view(s, zones.get(s.checklist_id, UTC), report) for s in repeat_offenders(outcomes)]
     fleet = report.total
     context = {
         "title": title,
@@ -349,6 +414,11 @@ def render_html(report: Report, *, zone: tzinfo = UTC, zone_name: str = "UTC",
         "offenders": offenders,
         "late": views(late_checks(outcomes)),
         "dismissed": views(dismissed_checks(outcomes)),
+        "recorded_late": views(sorted((o for o in outcomes if o.outcome == RECORDED_LATE),
+                                      key=lambda o: (o.window_start, o.checklist_id, o.equipment_id))),
+        "excused": views(sorted((o for o in outcomes if o.outcome == EXCUSED),
+                                key=lambda o: (o.equipment_id, o.window_start, o.checklist_id))),
+        "periods": _periods_view(report),
         "missed": views(missed_checks(outcomes, [r.equipment_id for r in heat_rows])),
         "rows": report.rows,
         "warnings": report.warnings,

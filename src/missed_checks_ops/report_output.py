@@ -15,14 +15,20 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.table import Table
 
-from missed_checks.report import COLUMNS, ReportRow
+from missed_checks.report import COLUMNS, OUTCOMES, ReportRow
 from missed_checks.timefmt import to_utc_iso
 from missed_checks_ops.reporting import Report
 
 FORMATS = ("table", "json", "csv", "html")
 
-DEFINITION = ("expected = on time + late + missed + dismissed (judged windows); pending = closed windows the "
-              "evaluation has not reached yet; compliance = (on time + late) / (expected - dismissed)")
+OUTCOME_LABELS = {"on_time": "on time", "late": "late", "missed": "missed", "recorded_late": "recorded late",
+                  "dismissed": "dismissed", "excused": "excused", "pending": "pending"}
+"""How people read each of :data:`missed_checks.report.OUTCOMES` (table and HTML)."""
+
+DEFINITION = ("expected = on time + late + missed + recorded late + dismissed (judged windows); recorded late = "
+              "judged missed, then a check done in the window was recorded; excused = out of service; pending = "
+              "closed windows the evaluation has not reached yet; compliance = (on time + late) / (on time + late + "
+              "missed + recorded late), dismissed and excused left out")
 
 
 def write_report(report: Report, fmt: str, out: TextIO, *, zone: tzinfo = UTC, zone_name: str = "UTC",
@@ -61,20 +67,20 @@ def print_table(report: Report, out: Any, *, console: Console | None = None) -> 
     """The rows and the fleet total; ``console`` when printing to a terminal, else plain text on
     ``out``, wide enough that no column is squeezed."""
     target = console or Console(file=out, highlight=False, no_color=True, width=200)
-    view = Table("checklist", "equipment", "expected", "on time", "late", "missed", "dismissed", "pending",
-                 "compliance", title=f"Checks from {to_utc_iso(report.start)} to {to_utc_iso(report.end)} "
-                                     f"(as of {to_utc_iso(report.as_of)})",
+    view = Table("checklist", "equipment", "expected", *(OUTCOME_LABELS[name] for name in OUTCOMES), "compliance",
+                 title=f"Checks from {to_utc_iso(report.start)} to {to_utc_iso(report.end)} "
+                       f"(as of {to_utc_iso(report.as_of)})",
                  show_footer=True)
     for column in list(view.columns)[2:]:
         column.justify = "right"
     for row in report.rows:
         compliance = row.compliance
         style = None if compliance is None else ("red" if compliance < 90 else "green" if compliance >= 99 else None)
-        view.add_row(row.checklist_id, row.equipment_id, str(row.expected), str(row.on_time), str(row.late),
-                     str(row.missed), str(row.dismissed), str(row.pending), pct(row), style=style)
+        view.add_row(row.checklist_id, row.equipment_id, str(row.expected),
+                     *(str(getattr(row, name)) for name in OUTCOMES), pct(row), style=style)
     fleet = report.total
-    footers = ["fleet total", f"{len(report.rows)} rows", fleet.expected, fleet.on_time, fleet.late, fleet.missed,
-               fleet.dismissed, fleet.pending, pct(fleet)]
+    footers = ["fleet total", f"{len(report.rows)} rows", fleet.expected, *(getattr(fleet, name) for name in OUTCOMES),
+               pct(fleet)]
     for column, footer in zip(view.columns, footers, strict=True):
         column.footer = str(footer)
     target.print(view)

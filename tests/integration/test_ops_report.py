@@ -51,9 +51,10 @@ def record(cli: Cli, equipment: str, at: str) -> None:
 
 
 def play_two_days(cli: Cli, runtime: LocalRuntime) -> None:
-    """Monday: E1 on time, E2 late, E3 nothing (a check for it is imported the next day: the record
-    wins), E4 on time, E5 after the grace period, E6 nothing (dismissed later). Tuesday: all on
-    time but E3, and the Tuesday firing fails, so Tuesday is not judged yet."""
+    """Monday: E1 on time, E2 late, E3 nothing (a check done in the window is imported the next day:
+    recorded late, attached to the missed record), E4 on time, E5 after the grace period, E6 nothing
+    (dismissed later). Tuesday: all on time but E3, and the Tuesday firing fails, so Tuesday is not
+    judged yet."""
     setup_checklist(cli, runtime, EQUIPMENT)
     runtime.advance_to(utc("2026-03-02T13:20:00Z"))
     record(cli, "E1", "2026-03-02T06:00:00Z")
@@ -74,7 +75,8 @@ def rows_of(document: dict) -> dict[str, dict]:
 
 
 def counts(row: dict) -> tuple[int, ...]:
-    return tuple(row[k] for k in ("expected", "on_time", "late", "missed", "dismissed", "pending"))
+    return tuple(row[k] for k in ("expected", "on_time", "late", "missed", "recorded_late", "dismissed", "excused",
+                                  "pending"))
 
 
 def test_report_counts_what_the_state_machine_judged(runtime: LocalRuntime, cli: Cli, tmp_path,
@@ -100,17 +102,24 @@ def test_report_counts_what_the_state_machine_judged(runtime: LocalRuntime, cli:
     # Keyed reads only, never a Scan (BatchGetItem: each listed checklist's watermark item).
     assert set(dynamodb_calls) <= {"Query", "GetItem", "BatchGetItem"} and "Query" in dynamodb_calls
     rows = rows_of(report)
-    # expected, on time, late, missed, dismissed, pending. Wednesday's window has not closed.
+    # expected, on time, late, missed, recorded late, dismissed, excused, pending. Wednesday's window has not closed.
     assert {e: counts(r) for e, r in rows.items()} == {
-        "E1": (2, 2, 0, 0, 0, 0),
-        "E2": (2, 1, 1, 0, 0, 0),
-        "E3": (1, 0, 0, 1, 0, 1),  # Monday: the record wins over the check imported later; Tuesday pending
-        "E4": (2, 2, 0, 0, 0, 0),
-        "E5": (2, 1, 0, 1, 0, 0),
-        "E6": (2, 1, 0, 0, 1, 0),
+        "E1": (2, 2, 0, 0, 0, 0, 0, 0),
+        "E2": (2, 1, 1, 0, 0, 0, 0, 0),
+        "E3": (1, 0, 0, 0, 1, 0, 0, 1),  # Monday: the check imported later attaches to the record; Tuesday pending
+        "E4": (2, 2, 0, 0, 0, 0, 0, 0),
+        "E5": (2, 1, 0, 1, 0, 0, 0, 0),
+        "E6": (2, 1, 0, 0, 0, 1, 0, 0),
     }
     assert rows["E5"]["compliance_pct"] == 50.0 and rows["E6"]["compliance_pct"] == 100.0
-    assert counts(report["total"]) == (11, 7, 1, 2, 1, 1)
+    assert counts(report["total"]) == (11, 7, 1, 1, 1, 1, 0, 1)
+    [late_record] = [w for w in report["windows"] if w["outcome"] == "recorded_late"]
+    assert late_record == {  # the facts behind it: done per the device, judged missed, recorded the next day
+        "checklist_id": "forklift-daily", "equipment_id": "E3", "window_start": MONDAY,
+        "window_end": "2026-03-02T13:00:00Z", "outcome": "recorded_late", "performed_at": "2026-03-02T07:00:00Z",
+        "judged_at": late_record["judged_at"], "recorded_at": "2026-03-03T13:20:00Z",
+        "recorded_after_close_s": (23 * 60 + 50) * 60}
+    assert "2026-03-02T13:30:00Z" <= late_record["judged_at"] < "2026-03-02T15:00:00Z"
     assert report["total"]["compliance_pct"] == 80.0
     check_html(cli, tmp_path)
 
@@ -124,8 +133,8 @@ def test_report_counts_what_the_state_machine_judged(runtime: LocalRuntime, cli:
     rerun = cli.ok("rerun", "--checklist", "forklift-daily", "--at", "now", "--wait")
     assert rerun["status"] == "SUCCEEDED"
     after = cli.ok("report", "--from", "2026-03-02", "--to", "2026-03-05")
-    assert counts(rows_of(after)["E3"]) == (2, 0, 0, 2, 0, 0)
-    assert counts(after["total"]) == (12, 7, 1, 3, 1, 0)
+    assert counts(rows_of(after)["E3"]) == (2, 0, 0, 1, 1, 0, 0, 0)
+    assert counts(after["total"]) == (12, 7, 1, 2, 1, 1, 0, 0)
 
 
 def check_formats(cli: Cli, tmp_path) -> None:
@@ -133,8 +142,9 @@ def check_formats(cli: Cli, tmp_path) -> None:
     assert text.code == 0
     table = list(csv.DictReader(io.StringIO(text.out)))
     assert [row["equipment_id"] for row in table] == [*EQUIPMENT, "*"]
-    # 8 done of 11 judged.
-    assert table[-1]["expected"] == "11" and table[-1]["missed"] == "3" and table[-1]["compliance_pct"] == "72.73"
+    # 8 done of 11 judged (E3's Monday recorded late: not done in compliance, not a plain miss).
+    assert table[-1]["expected"] == "11" and table[-1]["missed"] == "2" and table[-1]["recorded_late"] == "1"
+    assert table[-1]["compliance_pct"] == "72.73"
     human = cli("report", "--from", "2026-03-02", "--to", "2026-03-05")
     assert human.code == 0 and "fleet total" in human.out and "\x1b[" not in human.out  # no colour off a TTY
     out = tmp_path / "report.json"
@@ -158,7 +168,9 @@ def check_html(cli: Cli, tmp_path) -> None:
     assert "80.0 %" in html  # the fleet's compliance, as in JSON
     assert "Mon 2026-03-02 06:00 – 14:00 CET" in html and "14:10 CET" in html and "10 min" in html  # E2, late
     assert "in the workshop" in html and "j.doe" in html  # E6's dismissal
-    assert 'data-equipment="E3"' in html and 'data-equipment="E5"' in html  # the heatmap's rows
+    assert 'data-equipment="E5"' in html and 'data-equipment="E3"' not in html  # the heatmap's rows: plain misses
+    recorded = html[html.index('<section id="recorded-late">'):html.index('<section id="excused-checks">')]
+    assert "E3" in recorded and "Tue 2026-03-03 14:20 CET" in recorded  # E3's Monday, recorded the next day
     assert 'data-chart="weekly-forklift-daily"' in html
     to_stdout = cli("report", "--from", "2026-03-02", "--to", "2026-03-05", "--tz", "Europe/Berlin", "--format", "html")
     assert to_stdout.code == 0 and to_stdout.out.startswith("<!DOCTYPE html>") and "80.0 %" in to_stdout.out
@@ -225,7 +237,7 @@ def test_a_rule_edit_mid_range_counts_each_window_by_the_rule_that_judged_it(run
     runtime.advance_to(utc("2026-03-03T15:00:00Z"))  # Tuesday 06:00Z-14:00Z judged under the new rule: missed
 
     report = cli.ok("report", "--from", "2026-03-02", "--to", "2026-03-04", "--tz", "Europe/Berlin")
-    assert counts(report["total"]) == (2, 0, 0, 2, 0, 0)
+    assert counts(report["total"]) == (2, 0, 0, 2, 0, 0, 0, 0)
     assert report["total"]["compliance_pct"] == 0.0
 
     # Deleting the checklist keeps its missed checks, and the fleet report keeps counting them.
@@ -233,4 +245,57 @@ def test_a_rule_edit_mid_range_counts_each_window_by_the_rule_that_judged_it(run
     runtime.settle()
     after = cli("report", "--from", "2026-03-02", "--to", "2026-03-04", "--tz", "Europe/Berlin", "--format", "json")
     assert after.code == 0 and "daily-edit no longer exists" in after.err
-    assert counts(after.json["total"]) == (2, 0, 0, 2, 0, 0)
+    assert counts(after.json["total"]) == (2, 0, 0, 2, 0, 0, 0, 0)
+
+
+def test_deleting_or_breaking_a_checklist_never_changes_a_past_figure(runtime: LocalRuntime, cli: Cli) -> None:
+    """#23: a daily checklist with on-time, late and missed windows (and one check recorded after its
+    window was judged); the report before and after deleting it is the same for every judged
+    window, in the rows and in the windows' outcomes. Breaking its rule (an unreadable recurrence
+    written around the command line) changes nothing either. Re-created with the same id, it
+    starts with no equipment."""
+    setup_checklist(cli, runtime, ["E1", "E2"])
+    days = ["2026-03-02", "2026-03-03", "2026-03-04", "2026-03-05", "2026-03-06", "2026-03-09"]
+    for n, day in enumerate(days):  # E1 on time every day; E2: on time, late, missed, in turn
+        runtime.advance_to(utc(f"{day}T13:20:00Z"))
+        record(cli, "E1", f"{day}T06:00:00Z")
+        if n % 3 == 0:
+            record(cli, "E2", f"{day}T07:00:00Z")
+        elif n % 3 == 1:
+            record(cli, "E2", f"{day}T13:10:00Z")
+        runtime.advance_to(utc(f"{day}T15:00:00Z"))
+    record(cli, "E2", "2026-03-04T08:00:00Z")  # Wednesday's check, synced after Wednesday was judged
+    period = ["report", "--from", "2026-03-02", "--to", "2026-03-10", "--tz", "Europe/Berlin"]
+    before = cli.ok(*period)
+    assert counts(rows_of(before)["E1"]) == (6, 6, 0, 0, 0, 0, 0, 0)
+    assert counts(rows_of(before)["E2"]) == (6, 2, 2, 1, 1, 0, 0, 0)  # Wednesday recorded late, the 9th missed
+
+    table = ChecklistTable(runtime.stack.table_name, runtime.stack.client("dynamodb"))
+    item = table.get_checklist_item("forklift-daily")
+    assert item is not None
+    table.client.put_item(TableName=table.name, Item=serialize({**item, "recurrence": "RRULE:FREQ=SOMETIMES"}))
+    broken = cli(*period, "--format", "json")
+    assert broken.code == 0 and "cannot be read" in broken.err
+    assert broken.json["rows"] == before["rows"] and broken.json["windows"] == before["windows"]
+
+    assert cli("checklist", "delete", "forklift-daily", "--yes").code == 0
+    runtime.settle()
+    after = cli(*period, "--format", "json")
+    assert after.code == 0 and "forklift-daily no longer exists" in after.err
+    assert after.json["rows"] == before["rows"] and after.json["windows"] == before["windows"]
+    assert after.json["total"] == before["total"]
+    named = cli(*period, "--checklist", "forklift-daily", "--format", "json")  # asked for by name: the same
+    assert named.code == 0 and named.json["rows"] == before["rows"]
+    by_equipment = cli(*period, "--equipment", "E2", "--format", "json")
+    assert by_equipment.code == 0 and by_equipment.json["rows"] == [rows_of(before)["E2"]]
+
+    # The same id again: a new checklist, no equipment carried over; the old windows still count.
+    cli.ok("checklist", "put", "forklift-daily", "--window", "PT8H", "--grace", "PT30M",
+           *(arg for line in BERLIN_WORKDAYS for arg in ("--recurrence", line)))
+    runtime.settle()
+    listed = cli.ok("equipment", "list", "--checklist", "forklift-daily")
+    assert {e["equipment_id"] for e in listed} == {"E1", "E2"}  # history: both assignments, ended at the deletion
+    assert all(e["unassigned_at"] for e in listed)
+    runtime.advance_to(utc("2026-03-10T15:00:00Z"))
+    again = cli.ok("report", "--from", "2026-03-02", "--to", "2026-03-11", "--tz", "Europe/Berlin")
+    assert again["rows"] == before["rows"]  # Tuesday the 10th: nobody assigned, nothing expected

@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 import missed_checks_ops
-from missed_checks.report import Dismissal, ReportRow, WindowOutcome, checklist_report, deleted_checklist_report
+from missed_checks.report import Dismissal, ReportRow, WindowOutcome, checklist_report
 from missed_checks.timefmt import to_utc_iso
 from missed_checks_ops.html_report import render_html
 from missed_checks_ops.reporting import ChecklistInfo, Report
@@ -83,13 +83,11 @@ def report(heatmap_outcomes: int = 0) -> Report:
     rows = [ReportRow("forklift", "a", expected=6, on_time=3, late=1, missed=1, dismissed=1),
             ReportRow("forklift", "b", expected=4, on_time=1, missed=3),
             ReportRow("pallet", "p", expected=1, late=1)]
-    extra: list[WindowOutcome] = []
-    rows += deleted_checklist_report("gone", [], outcomes=extra)
     return Report(datetime(2026, 3, 23, tzinfo=UTC), datetime(2026, 4, 6, tzinfo=UTC),
                   datetime(2026, 4, 6, tzinfo=UTC), rows, ["a warning & more"],
                   {"forklift": ChecklistInfo("Forklift pre-use check", "Europe/Berlin"),
                    "pallet": ChecklistInfo("Pallet jacks", "America/New_York")},
-                  outcomes + extra)
+                  outcomes)
 
 
 def test_the_page_is_self_contained_and_prints_on_a4() -> None:
@@ -103,14 +101,14 @@ def test_the_page_is_self_contained_and_prints_on_a4() -> None:
     assert "http" not in page.style and "@import" not in page.style
     assert "@page { size: A4" in page.style and "@media print" in page.style
     for section in ("summary", "compliance-by-week", "missed-heatmap", "repeat-offenders", "late-checks",
-                    "dismissed-checks", "all-missed", "per-equipment"):
+                    "dismissed-checks", "recorded-late", "excused-checks", "all-missed", "periods", "per-equipment"):
         assert page.find("section", id=section), section
 
 
 def test_headline_and_weekly_bars_are_drawn_to_scale() -> None:
     page = Page(render_html(report()))
     figures = {a["data-figure"] for a in page.find("div") if "data-figure" in a}
-    assert figures == {"expected", "on_time", "late", "missed", "dismissed", "compliance"}
+    assert figures == {"expected", "on_time", "late", "missed", "recorded_late", "dismissed", "excused", "compliance"}
     assert "Compliance 60.0 %" in page.words  # (4 on time + 2 late) / (11 expected - 1 dismissed)
     charts = [a["data-chart"] for a in page.find("svg") if "chart" in a.get("class", "").split()]
     assert charts == ["weekly-fleet", "weekly-forklift", "weekly-pallet", "heatmap"]  # "gone" has no rows here
@@ -197,3 +195,103 @@ def test_the_report_command_offers_html_with_an_example(capsys: pytest.CaptureFi
     text = " ".join(capsys.readouterr().out.split())
     assert "{table,json,csv,html}" in text and "--output FILE" in text
     assert "missed-checks report --from 2026-03-01 --to 2026-04-01 --tz Europe/Berlin --format html --output" in text
+
+
+def cells_report() -> Report:
+    """Four weeks (13-16, Berlin) in which each heatmap cell means something else:
+
+    * b (forklift): week 13 missed Mon-Wed, done Thu (3/4); week 14 out of service (excused); week 15
+      unassigned (not assigned); week 16 missed Monday, still undone at report time (an open run);
+    * c (pallet, paused since week 15): week 13 missed 1 of 2; week 14 done once and once recorded
+      after judging (0 missed of 2 judged: clean); weeks 15-16 paused;
+    * d (forklift): missed Mon-Wed of week 13, then unassigned: its open run says so, never "not done";
+    * e (monthly): missed in week 13, nothing due after (not due).
+    """
+    from missed_checks.equipment import Assignment
+    from missed_checks.report import OutOfService
+
+    day = timedelta(days=1)
+    service = OutOfService("b", "2026-03-29T22:00:00Z", "2026-04-05T22:00:00Z", "workshop: hydraulics")
+    tuesday = MONDAY + 8 * day
+    recorded = WindowOutcome("pallet", "c", to_utc_iso(tuesday), to_utc_iso(tuesday + timedelta(hours=8)),
+                             "recorded_late", to_utc_iso(tuesday + timedelta(hours=2)),
+                             closes_at=to_utc_iso(tuesday + timedelta(hours=9)),
+                             judged_at=to_utc_iso(tuesday + timedelta(hours=9, minutes=1)),
+                             recorded_at=to_utc_iso(tuesday + timedelta(days=1, hours=3)))
+    outcomes = [
+        *(window("forklift", "b", MONDAY + d * day, "missed") for d in range(3)),
+        window("forklift", "b", MONDAY + 3 * day, "on_time"),
+        *(WindowOutcome("forklift", "b", to_utc_iso(MONDAY + d * day),
+                        to_utc_iso(MONDAY + d * day + timedelta(hours=8)), "excused", out_of_service=service)
+          for d in range(7, 12)),
+        window("forklift", "b", MONDAY + 21 * day, "missed"),
+        window("pallet", "c", MONDAY, "missed"), window("pallet", "c", MONDAY + day, "on_time"),
+        window("pallet", "c", MONDAY + 7 * day, "on_time"), recorded,
+        *(window("forklift", "d", MONDAY + d * day, "missed") for d in range(3)),
+        window("monthly", "e", MONDAY, "missed"),
+    ]
+    rows = [ReportRow("forklift", "b", expected=5, on_time=1, missed=4, excused=5),
+            ReportRow("forklift", "d", expected=3, missed=3),
+            ReportRow("monthly", "e", expected=1, missed=1),
+            ReportRow("pallet", "c", expected=4, on_time=2, missed=1, recorded_late=1)]
+    start = datetime(2026, 3, 23, tzinfo=BERLIN)
+    assignments = {
+        ("forklift", "b"): Assignment("forklift", "b", start + 21 * day, earlier_periods=((start, start + 14 * day),)),
+        ("forklift", "d"): Assignment("forklift", "d", start, start + 3 * day),
+        ("monthly", "e"): Assignment("monthly", "e", start),
+        ("pallet", "c"): Assignment("pallet", "c", start),
+    }
+    report = Report(start.astimezone(UTC), (start + 28 * day).astimezone(UTC), (start + 26 * day).astimezone(UTC),
+                    rows, [], {"forklift": ChecklistInfo("Forklift", "Europe/Berlin"),
+                               "monthly": ChecklistInfo("Monthly", "Europe/Berlin"),
+                               "pallet": ChecklistInfo("Pallet", "Europe/Berlin", paused_since=start + 14 * day)},
+                    outcomes)
+    report.assignments = assignments
+    report.out_of_service = {"b": [service]}
+    return report
+
+
+def test_heatmap_cells_say_what_each_week_was_with_its_denominator() -> None:
+    page = Page(render_html(cells_report()))
+    cells = [(a["data-state"]) for a in page.find("rect") if "data-state" in a]
+    rows = [a["data-equipment"] for a in page.find("g") if "data-equipment" in a]
+    assert rows == ["b", "d", "c", "e"]  # most missed first, then the longest run
+    by_row = {equipment: cells[4 * n:4 * n + 4] for n, equipment in enumerate(rows)}
+    assert by_row == {"b": ["missed", "excused", "not_assigned", "missed"],
+                      "d": ["missed", "not_assigned", "not_assigned", "not_assigned"],
+                      "c": ["missed", "clean", "paused", "paused"],
+                      "e": ["missed", "not_due", "not_due", "not_due"]}
+    words = page.words
+    assert "3/4" in words and "1/2" in words and "0/2" in words and "1/1" in words  # each cell its denominator
+    assert "b, W14 (30 Mar–5 Apr 2026): excused (out of service) (workshop: hydraulics)" in words
+    assert "c, W14 (30 Mar–5 Apr 2026): 0 missed of 2 judged (1 on time, 1 recorded late)" in words
+
+
+def test_open_runs_say_how_long_and_an_unassigned_unit_never_reads_not_done() -> None:
+    from missed_checks.equipment import Assignment
+
+    report = cells_report()
+    report.rows.append(ReportRow("forklift", "f", expected=3, missed=3))
+    report.outcomes = [*(report.outcomes or []),
+                       *(window("forklift", "f", MONDAY + timedelta(days=d), "missed") for d in (21, 22, 23))]
+    report.assignments[("forklift", "f")] = Assignment("forklift", "f", MONDAY - timedelta(days=1))
+    page = Page(render_html(report))
+    opens = {a["data-open"] for a in page.find("td") if "data-open" in a}
+    assert opens == {"unassigned", "undone"}
+    words = page.words
+    assert "unassigned since Thu 2026-03-26 00:00 CET" in words  # d
+    # f: missed 13, 14, 15 April; undone since Monday's window ended (14:00; no grace known) to the as-of,
+    # Sat 18 Apr 00:00
+    assert "not done for 4 d 10 h (since Mon 2026-04-13 14:00 CEST)" in words
+    assert "not done since" not in words
+
+
+def test_recorded_late_excused_and_periods_are_listed_with_their_facts() -> None:
+    words = Page(render_html(cells_report())).words
+    # c: done Tue 31 Mar 08:00 CEST on the device, judged missed at 15:01, recorded Wed 09:00 (18 h after the close)
+    assert ("c pallet Tue 2026-03-31 06:00 – 14:00 CEST 08:00 CEST Tue 2026-03-31 15:01 CEST "
+            "Wed 2026-04-01 09:00 CEST 18 h 00 min") in words
+    assert ("b forklift Fri 2026-04-03 06:00 – 14:00 CEST Mon 2026-03-30 00:00 CEST – Mon 2026-04-06 00:00 CEST "
+            "workshop: hydraulics") in words
+    assert ("b forklift Mon 2026-03-23 00:00 CET – Mon 2026-04-06 00:00 CEST Mon 2026-04-13 00:00 CEST – "
+            "Mon 2026-03-30 00:00 CEST – Mon 2026-04-06 00:00 CEST (workshop: hydraulics)") in words

@@ -5,7 +5,8 @@ edited on day 200 (06:00-14:00 Europe/Berlin with 30 min grace before, 07:00-13:
 after), evaluated until WATERMARK. It writes the judged-window records of the windows the system
 would have judged (under the rule of their day), and decides for every (equipment, window) what
 happened (done on time, late, missed, dismissed, a check imported for a window nobody judged,
-pending...) and writes the data the table would hold. The expected numbers are the generator's own
+pending, recorded after its window was judged, excused by an out-of-service week...) and writes
+the data the table would hold. The expected numbers are the generator's own
 tally of its decisions, never the report's logic. Windows are built here with zoneinfo arithmetic
 (across both DST changes), independently of the recurrence engine.
 """
@@ -26,12 +27,13 @@ from missed_checks.report import (
     TOTAL,
     Dismissal,
     MissedRecord,
+    OutOfService,
     ReportRow,
     WindowOutcome,
     checklist_report,
     compliance,
-    deleted_checklist_report,
     total,
+    with_recorded_at,
 )
 from missed_checks.timefmt import to_utc_iso
 
@@ -97,13 +99,24 @@ def write_window(rng: random.Random, equipment: str, w: Win, judged: bool, check
         checks.append(decided_by)
     elif outcome in ("missed", "dismissed", "recorded_after_judged"):
         missed.append(MissedRecord(equipment, to_utc_iso(w.start), outcome == "dismissed"))
-        if outcome == "recorded_after_judged":  # a check imported after the record: the record wins
-            checks.append(at(w.start, rng.uniform(0, length - 1)))
+        if outcome == "recorded_after_judged":  # a check imported after the record: it attaches to it
+            decided_by = at(w.start, rng.uniform(0, length + grace - 1))
+            checks.append(decided_by)
     if outcome == "counted_differently":  # judged, but neither a record nor a check: not counted
         return None, None
     if outcome == "nothing":
         return "pending", None
-    return ("missed" if outcome == "recorded_after_judged" else outcome), decided_by
+    return ("recorded_late" if outcome == "recorded_after_judged" else outcome), decided_by
+
+
+def write_out_of_service_window(rng: random.Random, w: Win, checks: list[str]) -> tuple[str, str | None]:
+    """A window the equipment was out of service for: judged or not, no missed-check record; done
+    anyway (on time) now and then, else excused."""
+    if rng.random() < 0.25:
+        done = at(w.start, rng.uniform(0, (w.end - w.start).total_seconds() - 1))
+        checks.append(done)
+        return "on_time", done
+    return "excused", None
 
 
 @dataclass
@@ -135,6 +148,7 @@ def generate(equipment_count: int, seed: int, decisions: dict | None = None):
     windows = year.windows
     in_period = [PERIOD_START <= w.start < PERIOD_END for w in windows]
     assignments, performed, missed = [], defaultdict(list), []
+    services: dict[str, list[OutOfService]] = {}
     truth: dict[str, Counter] = {}
     decisions = {} if decisions is None else decisions
     for n in range(equipment_count):
@@ -144,6 +158,9 @@ def generate(equipment_count: int, seed: int, decisions: dict | None = None):
         last = 364 if rng.random() < 0.8 else rng.randrange(first, 365)
         unassigned_at = None if last == 364 else windows[last].end + timedelta(minutes=rng.choice([0, 5]))
         assignments.append(Assignment("forklift", equipment, assigned_at, unassigned_at))
+        if n % 13 == 0:  # in the workshop from day 150 03:00 UTC to day 157's window start: 7 windows
+            services[equipment] = [OutOfService(equipment, at(windows[150].start, 3 * 3600),
+                                                to_utc_iso(windows[157].start), "workshop")]
         tally: Counter = Counter()
         for i, w in enumerate(windows):
             if not first <= i <= last:
@@ -158,7 +175,10 @@ def generate(equipment_count: int, seed: int, decisions: dict | None = None):
                 if rng.random() < 0.3:
                     performed[equipment].append(at(w.start, rng.uniform(0, (w.end - w.start).total_seconds() - 1)))
                 continue
-            bucket, decided_by = write_window(rng, equipment, w, year.judged[i], performed[equipment], missed)
+            if equipment in services and 150 <= i < 157:
+                bucket, decided_by = write_out_of_service_window(rng, w, performed[equipment])
+            else:
+                bucket, decided_by = write_window(rng, equipment, w, year.judged[i], performed[equipment], missed)
             if in_period[i] and bucket:
                 tally[bucket] += 1
                 decisions[(equipment, to_utc_iso(w.start))] = (bucket, decided_by)
@@ -172,29 +192,29 @@ def generate(equipment_count: int, seed: int, decisions: dict | None = None):
     for checks in performed.values():
         rng.shuffle(checks)
     judged_windows = [w for w, judged in zip(windows, year.judged, strict=True) if judged]
-    return judged_windows, year.current, assignments, performed, missed, truth
+    return judged_windows, year.current, assignments, performed, missed, services, truth
 
 
 def expected_row(equipment: str, tally: Counter) -> ReportRow:
-    buckets = {name: tally.get(name, 0) for name in ("on_time", "late", "missed", "dismissed", "pending")}
+    buckets = {name: tally.get(name, 0) for name in OUTCOMES}
     return ReportRow("forklift", equipment,
-                     expected=sum(v for k, v in buckets.items() if k != "pending"), **buckets)
+                     expected=sum(v for k, v in buckets.items() if k not in ("pending", "excused")), **buckets)
 
 
 def in_period(windows: list[Win]) -> list[Win]:
     return [w for w in windows if PERIOD_START <= w.start < PERIOD_END]
 
 
-def report_of(judged, current, assignments, performed, missed, **options) -> list[ReportRow]:
+def report_of(judged, current, assignments, performed, missed, services=None, **options) -> list[ReportRow]:
     records = [r for r in missed if to_utc_iso(PERIOD_START) <= r.window_start < to_utc_iso(PERIOD_END)]
     return checklist_report("forklift", in_period(judged), assignments, performed, records, now=NOW,
-                            current=in_period(current), watermark=WATERMARK, **options)
+                            current=in_period(current), watermark=WATERMARK, out_of_service=services, **options)
 
 
 @pytest.mark.slow  # a year for 1,000 equipment: about 5 s, not in the fast lane
 def test_a_year_of_daily_checks_for_1000_equipment_matches_an_independent_tally() -> None:
-    judged, current, assignments, performed, missed, truth = generate(1000, seed=20260302)
-    rows = report_of(judged, current, assignments, performed, missed)
+    judged, current, assignments, performed, missed, services, truth = generate(1000, seed=20260302)
+    rows = report_of(judged, current, assignments, performed, missed, services)
     got = {row.equipment_id: row for row in rows}
     want = {e: expected_row(e, t) for e, t in truth.items() if sum(t.values())}
     assert set(got) == set(want)
@@ -204,24 +224,26 @@ def test_a_year_of_daily_checks_for_1000_equipment_matches_an_independent_tally(
     assert fleet.expected == sum(r.expected for r in want.values()) > 200_000
     assert fleet.missed == sum(t["missed"] for t in truth.values())
     assert fleet.pending == sum(t["pending"] for t in truth.values()) > 0
-    judged_count = fleet.expected - fleet.dismissed
+    assert fleet.excused == sum(t["excused"] for t in truth.values()) > 0
+    assert fleet.recorded_late == sum(t["recorded_late"] for t in truth.values()) > 0
+    judged_count = fleet.on_time + fleet.late + fleet.missed + fleet.recorded_late
+    assert judged_count == fleet.expected - fleet.dismissed
     assert fleet.compliance == pytest.approx(100 * (fleet.on_time + fleet.late) / judged_count)
 
 
 def test_every_window_outcome_matches_the_generator_decision_and_the_rows() -> None:
     decisions: dict[tuple[str, str], tuple[str, str | None]] = {}
-    judged, current, assignments, performed, missed, _truth = generate(120, seed=11, decisions=decisions)
+    judged, current, assignments, performed, missed, services, _truth = generate(120, seed=11, decisions=decisions)
     outcomes: list[WindowOutcome] = []
-    rows = report_of(judged, current, assignments, performed, missed, outcomes=outcomes)
-    assert rows == report_of(judged, current, assignments, performed, missed)  # the sink changes nothing
+    rows = report_of(judged, current, assignments, performed, missed, services, outcomes=outcomes)
+    assert rows == report_of(judged, current, assignments, performed, missed, services)  # the sink changes nothing
     got = {(o.equipment_id, o.window_start): (o.outcome, o.performed_at) for o in outcomes}
     assert len(got) == len(outcomes)  # one outcome per (equipment, window)
     assert got == decisions
     assert {o.outcome for o in outcomes} == set(OUTCOMES)
     for row in rows:  # the rows count exactly these outcomes
         mine = Counter(o.outcome for o in outcomes if o.equipment_id == row.equipment_id)
-        assert (mine["on_time"], mine["late"], mine["missed"], mine["dismissed"], mine["pending"]) == (
-            row.on_time, row.late, row.missed, row.dismissed, row.pending)
+        assert tuple(mine[name] for name in OUTCOMES) == tuple(getattr(row, name) for name in OUTCOMES)
     lates = [o for o in outcomes if o.outcome == "late"]
     assert lates and all(timedelta(0) <= o.late_by < timedelta(hours=1) for o in lates)
     assert all(o.late_by is None for o in outcomes if o.outcome != "late")
@@ -230,7 +252,7 @@ def test_every_window_outcome_matches_the_generator_decision_and_the_rows() -> N
 
 
 def test_paused_checklist_has_nothing_pending_and_no_windows_of_its_current_rule() -> None:
-    judged, current, assignments, performed, missed, _truth = generate(30, seed=7)
+    judged, current, assignments, performed, missed, _services, _truth = generate(30, seed=7)
     active = report_of(judged, current, assignments, performed, missed)
     paused = report_of(judged, current, assignments, performed, missed, judging=False)
     assert sum(r.pending for r in active) > 0
@@ -272,19 +294,20 @@ def test_windows_judged_under_rules_of_different_lengths_overlap_correctly() -> 
     assert (row.expected, row.on_time, row.late) == (2, 1, 1)  # the long window on time, +2 h late
 
 
-def test_deleted_checklist_counts_its_records() -> None:
-    excuse = Dismissal("sold", "j.doe", "2026-03-04T10:00:00Z")
-    records = [MissedRecord("E1", "2026-03-03T05:00:00Z", True, "2026-03-03T13:00:00Z", excuse),
-               MissedRecord("E1", "2026-03-02T05:00:00Z", False, "2026-03-02T13:00:00Z"),
-               MissedRecord("E2", "2026-03-02T05:00:00Z", False)]
-    outcomes: list[WindowOutcome] = []
-    assert deleted_checklist_report("gone", records, outcomes=outcomes) == [
-        ReportRow("gone", "E1", expected=2, missed=1, dismissed=1), ReportRow("gone", "E2", expected=1, missed=1)]
-    assert outcomes == [
-        WindowOutcome("gone", "E1", "2026-03-02T05:00:00Z", "2026-03-02T13:00:00Z", "missed"),
-        WindowOutcome("gone", "E1", "2026-03-03T05:00:00Z", "2026-03-03T13:00:00Z", "dismissed", dismissal=excuse),
-        WindowOutcome("gone", "E2", "2026-03-02T05:00:00Z", None, "missed")]
-    assert outcomes[1].to_dict()["dismissal"] == {"reason": "sold", "by": "j.doe", "at": "2026-03-04T10:00:00Z"}
+def test_a_paused_or_deleted_checklist_keeps_the_outcomes_of_its_judged_windows() -> None:
+    # Deleting stops judging (judging=False, no current windows): every judged window keeps its outcome.
+    day0 = datetime(2026, 3, 2, 5, tzinfo=UTC)
+    windows = [Win(day0 + timedelta(days=d), day0 + timedelta(days=d, hours=8), day0 + timedelta(days=d, hours=9))
+               for d in range(5)]
+    assignment = Assignment("c", "E1", day0 - timedelta(days=1), day0 + timedelta(days=30))
+    performed = {"E1": [to_utc_iso(day0 + timedelta(hours=1)),
+                        to_utc_iso(day0 + timedelta(days=1, hours=8, minutes=5))]}
+    records = [MissedRecord("E1", to_utc_iso(windows[d].start), False) for d in (2, 3, 4)]
+    live = checklist_report("c", windows[:3], [assignment], performed, records[:1], now=day0 + timedelta(days=3),
+                            current=windows, watermark=windows[2].end)
+    gone = checklist_report("c", windows[:3], [assignment], performed, records[:1], now=day0 + timedelta(days=3),
+                            judging=False)
+    assert live == gone == [ReportRow("c", "E1", expected=3, on_time=1, late=1, missed=1)]
 
 
 def test_a_missed_check_item_keeps_its_window_end_and_dismissal() -> None:
@@ -350,3 +373,71 @@ def test_total_sums_rows_and_recomputes_compliance() -> None:
     assert (fleet.checklist_id, fleet.equipment_id) == (TOTAL, TOTAL)
     assert (fleet.expected, fleet.on_time, fleet.missed, fleet.pending) == (12, 10, 2, 1)
     assert fleet.compliance == pytest.approx(100 * 10 / 12)  # not the mean of 100% and 0%
+
+
+def _days(count: int) -> list[Win]:
+    """Daily 05:00-13:00 UTC windows with one hour of grace, from Monday 2026-03-02."""
+    day0 = datetime(2026, 3, 2, 5, tzinfo=UTC)
+    return [Win(day0 + timedelta(days=d), day0 + timedelta(days=d, hours=8), day0 + timedelta(days=d, hours=9))
+            for d in range(count)]
+
+
+def test_a_check_recorded_after_its_window_was_judged_attaches_to_the_missed_record() -> None:
+    windows = _days(3)
+    assignment = Assignment("c", "E1", windows[0].start - timedelta(days=1))
+    # Day 0: done 07:00 on the device, synced the next day (the record stays). Day 1: done in the grace
+    # period, synced late. Day 2: a check after end + grace does not attach.
+    performed = {"E1": ["2026-03-02T07:00:00Z", "2026-03-03T13:30:00Z", "2026-03-04T14:30:00Z"]}
+    records = [MissedRecord("E1", to_utc_iso(w.start), False, judged_at=to_utc_iso(w.evaluate_at)) for w in windows]
+    outcomes: list[WindowOutcome] = []
+    [row] = checklist_report("c", windows, [assignment], performed, records, now=datetime(2026, 3, 10, tzinfo=UTC),
+                             outcomes=outcomes)
+    assert row == ReportRow("c", "E1", expected=3, missed=1, recorded_late=2)
+    assert row.compliance == 0.0  # recorded late is not done in compliance
+    assert [(o.outcome, o.performed_at) for o in outcomes] == [
+        ("recorded_late", "2026-03-02T07:00:00Z"), ("recorded_late", "2026-03-03T13:30:00Z"), ("missed", None)]
+    filled = with_recorded_at(outcomes, {("c", "E1", "2026-03-02T07:00:00Z"): "2026-03-03T08:00:00Z"})
+    assert filled[0].to_dict() == {
+        "checklist_id": "c", "equipment_id": "E1", "window_start": "2026-03-02T05:00:00Z",
+        "window_end": "2026-03-02T13:00:00Z", "outcome": "recorded_late", "performed_at": "2026-03-02T07:00:00Z",
+        "judged_at": "2026-03-02T14:00:00Z", "recorded_at": "2026-03-03T08:00:00Z",
+        "recorded_after_close_s": 18 * 3600}
+    assert filled[1].recorded_at is None and filled[2] == outcomes[2]
+
+
+def test_a_dismissal_stands_when_a_check_is_recorded_after_it() -> None:
+    [window] = _days(1)
+    excuse = Dismissal("device offline", "j.doe", "2026-03-02T15:00:00Z")
+    records = [MissedRecord("E1", to_utc_iso(window.start), True, dismissal=excuse)]
+    outcomes: list[WindowOutcome] = []
+    [row] = checklist_report("c", [window], [Assignment("c", "E1", window.start)], {"E1": ["2026-03-02T06:00:00Z"]},
+                             records, now=datetime(2026, 3, 10, tzinfo=UTC), outcomes=outcomes)
+    assert row == ReportRow("c", "E1", expected=1, dismissed=1)
+    [outcome] = outcomes
+    assert (outcome.outcome, outcome.performed_at, outcome.dismissal) == ("dismissed", "2026-03-02T06:00:00Z", excuse)
+
+
+def test_out_of_service_excuses_a_window_it_touches_unless_it_was_done_or_judged_missed() -> None:
+    windows = _days(5)  # 05:00-13:00 UTC, Monday to Friday, all judged
+    assignment = Assignment("c", "E1", windows[0].start - timedelta(days=1))
+    # Monday done. Out of service from Tuesday 12:59 (the last minute of its window) to Thursday
+    # 05:00 (Thursday's start: not touched); Wednesday done anyway; Thursday judged missed; out of
+    # service again from Friday 00:00, open-ended, but Friday was judged missed before that period
+    # was entered: the record stands.
+    services = {"E1": [OutOfService("E1", "2026-03-03T12:59:00Z", "2026-03-05T05:00:00Z", "workshop"),
+                       OutOfService("E1", "2026-03-06T00:00:00Z", None, "sold")]}
+    performed = {"E1": ["2026-03-02T06:00:00Z", "2026-03-04T06:00:00Z"]}
+    records = [MissedRecord("E1", to_utc_iso(w.start), False) for w in windows[3:]]
+    outcomes: list[WindowOutcome] = []
+    [row] = checklist_report("c", windows, [assignment], performed, records, now=datetime(2026, 3, 9, tzinfo=UTC),
+                             out_of_service=services, outcomes=outcomes)
+    assert row == ReportRow("c", "E1", expected=4, on_time=2, missed=2, excused=1)
+    assert row.compliance == 50.0
+    assert [o.outcome for o in outcomes] == ["on_time", "excused", "on_time", "missed", "missed"]
+    assert outcomes[1].to_dict()["out_of_service"] == {"from": "2026-03-03T12:59:00Z", "to": "2026-03-05T05:00:00Z",
+                                                       "reason": "workshop"}
+    # Not judged yet and nothing recorded: Tuesday, Wednesday and Friday excused, the others pending.
+    outcomes.clear()
+    [row] = checklist_report("c", [], [assignment], {}, [], now=datetime(2026, 3, 9, tzinfo=UTC), current=windows,
+                             watermark=windows[0].start, out_of_service=services, outcomes=outcomes)
+    assert row == ReportRow("c", "E1", pending=2, excused=3)

@@ -31,12 +31,14 @@ from missed_checks_ops.target import LOCAL_ENDPOINT
 
 def register(subparsers: Any) -> None:
     report = add_command(
-        subparsers, "report", help="per checklist and equipment: on time, late, missed, dismissed, compliance",
+        subparsers, "report",
+        help="per checklist and equipment: on time, late, missed, recorded late, dismissed, excused, compliance",
         description="The fleet report over [--from, --to): per checklist and equipment, the occurrence windows "
-                    "expected, done on time, late, missed, dismissed and pending, the compliance rate, and a "
-                    f"fleet total. {DEFINITION}. Reads by Query only. --format html writes one self-contained "
-                    "page (charts per week, a missed-check heatmap, repeat offenders, late and dismissed checks; "
-                    "opens offline, prints on A4).",
+                    "expected, done on time, late, missed, recorded late, dismissed, excused and pending, the "
+                    f"compliance rate, and a fleet total. {DEFINITION}. Reads by Query only. --format json also "
+                    "lists every window with its outcome and the facts behind it; --format html writes one "
+                    "self-contained page (charts per week, a heatmap with each cell's denominator, repeat "
+                    "offenders, late, recorded-late, excused and dismissed checks; opens offline, prints on A4).",
         examples="""  missed-checks report --from 2026-01-01 --to 2026-04-01 --stack missed-checks
   missed-checks report --from 2026-03-01 --to 2026-03-08 --checklist forklift-daily --format csv \\
       --stack missed-checks > week.csv
@@ -107,7 +109,8 @@ def report_command(args: argparse.Namespace) -> int:
     units = len(args.equipment) or len(args.checklist) or None
     with progress_bar("reading" + (" equipment" if args.equipment else " checklists"), units) as advance:
         report = read_report(target, start, end, now=clock.now(), checklist_ids=args.checklist,
-                              equipment_ids=args.equipment, progress=lambda _name: advance(1), detail=fmt == "html")
+                              equipment_ids=args.equipment, progress=lambda _name: advance(1),
+                              detail=fmt in ("html", "json"))
     try:
         write_report(report, fmt, out, zone=ZoneInfo(args.tz), zone_name=args.tz, console=stdout_console(out))
     finally:

@@ -8,8 +8,8 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from missed_checks import keys
-from missed_checks.aws.table.base import Conflict, NotFound, error_code, serialize
+from missed_checks import clock, keys
+from missed_checks.aws.table.base import Conflict, NotFound, TableClient, error_code, serialize
 from missed_checks.aws.table.calendars import CalendarItems, CalendarReferenceError
 from missed_checks.checklist import Checklist, Status, validate_checklist_id
 from missed_checks.closure_calendar import validate_closed_on
@@ -205,9 +205,16 @@ class ChecklistItems(CalendarItems):
         )
 
     def delete_checklist(self, checklist_id: str) -> bool:
-        """Delete the checklist and its assignments. Performed and missed checks stay: history is kept."""
+        """Delete the checklist (and its watermark). History is kept: its judged windows, performed and
+        missed checks stay, and so do its assignments, each still-open one ended at the deletion (or at
+        the watermark, if that is later), so the report counts its past windows as they were judged and
+        a checklist created later with the same id starts with no equipment."""
+        # deleted checklists keep their assignments (#23: deleting a checklist never changes a past figure)
+        watermark = self._get(keys.watermark_key(checklist_id)) or {}
+        ended = max(to_utc_iso(clock.now()), str(watermark.get("evaluated_until") or ""))
         assignments = [item for item in self._query_prefix(keys.checklist_pk(checklist_id), keys.assignment_prefix())]
-        self.batch_write([{"DeleteRequest": {"Key": serialize({"pk": a["pk"], "sk": a["sk"]})}} for a in assignments])
+        self.batch_write([{"PutRequest": {"Item": serialize({**a, "unassigned_at": ended})}}
+                          for a in assignments if not a.get("unassigned_at")])
         self.batch_write([{"DeleteRequest": {"Key": serialize(keys.watermark_key(checklist_id))}}])
         if (referenced := self._referenced_calendars(checklist_id)):
             # closure calendars (#23 item 2): the checklist and its references go together
