@@ -17,10 +17,13 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from missed_checks import keys
-from missed_checks.aws.table.base import TableClient, condition_item, error_code, serialize
+from missed_checks.aws.table import ChecklistTable
+from missed_checks.aws.table.base import TableClient, condition_item, deserialize, error_code, serialize
+from missed_checks.equipment import SHARD_COUNT
 from missed_checks.notification import Notification
 from missed_checks.ports import NotificationClaim
-from missed_checks.timefmt import to_utc_iso
+from missed_checks.recurrence import OccurrenceWindow
+from missed_checks.timefmt import parse_instant, to_utc_iso
 
 SENDING, SENT, FAILED = "SENDING", "SENT", "FAILED"
 
@@ -95,3 +98,43 @@ class NotificationItems(TableClient):
                     yield item
             year, number = int(month[:4]), int(month[5:7])
             month = f"{year + number // 12:04d}-{number % 12 + 1:02d}"
+
+
+class NotifierTable(ChecklistTable, NotificationItems):
+    """What the notifier reads (checklists, judged windows, missed and performed checks,
+    assignments) and writes (notification records): :class:`missed_checks.notifier.NotifierStore`."""
+
+    def recent_judged_windows(self, checklist_id: str, up_to: datetime, limit: int) -> list[OccurrenceWindow]:
+        """The last ``limit`` judged windows that started at or before ``up_to``, oldest first: one
+        Query page, newest first (judged windows only: an opened, unclaimed record is skipped)."""
+        high = keys.judged_window_key(checklist_id, to_utc_iso(up_to))["sk"]
+        response = self._request(
+            "query", KeyConditionExpression="pk = :pk AND sk BETWEEN :low AND :high", ScanIndexForward=False,
+            Limit=limit, ExpressionAttributeValues=serialize({":pk": keys.checklist_pk(checklist_id),
+                                                              ":low": keys.judged_window_key(checklist_id, "")["sk"],
+                                                              ":high": high}))
+        items = [deserialize(item) for item in response.get("Items", [])]
+        return [OccurrenceWindow(parse_instant(item["window_start"], "window_start"),
+                                 parse_instant(item["window_end"], "window_end"),
+                                 parse_instant(item.get("evaluate_at") or item["window_end"], "evaluate_at"))
+                for item in reversed(items) if item.get("execution")]
+
+    def missed_by_window(self, checklist_id: str, start: datetime, end: datetime) -> dict[str, set[str]]:
+        """Missed equipment by window start (UTC ISO) for the windows that started in ``[start, end]``."""
+        found: dict[str, set[str]] = {}
+        for item in self._query_range(keys.missed_pk(checklist_id), to_utc_iso(start), to_utc_iso(end) + keys.HIGH,
+                                      attributes=("window_start", "equipment_id")):
+            found.setdefault(str(item["window_start"]), set()).add(str(item["equipment_id"]))
+        return found
+
+    def performed_by(self, checklist_id: str, start: datetime, until: datetime, recorded_by: datetime) -> set[str]:
+        """Equipment with a check performed in ``[start, until]`` and recorded at or before ``recorded_by``:
+        one Query per shard."""
+        low, high, recorded = to_utc_iso(start), to_utc_iso(until), to_utc_iso(recorded_by)
+        done: set[str] = set()
+        for shard in range(SHARD_COUNT):
+            for item in self._query_range(keys.performed_pk(checklist_id, shard), low, high + keys.HIGH,
+                                          attributes=("equipment_id", "performed_at", "recorded_at")):
+                if str(item["performed_at"]) <= high and str(item.get("recorded_at") or "") <= recorded:
+                    done.add(str(item["equipment_id"]))
+        return done
