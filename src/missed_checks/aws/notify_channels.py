@@ -22,6 +22,10 @@ from missed_checks.notification import Notification, NotificationRejected
 NOTIFICATION_DETAIL_TYPE = "Checklist notification"
 """The detail-type of the event every notification publishes (``source: missed-checks``)."""
 
+FOOTER = "\n--\nmissed-checks notification {notification_id}\n"
+"""Ends every e-mail: the record it can be found by (``notifications list``), for people and for
+the local capture (``missed_checks_local.notifications``)."""
+
 _SES_REFUSALS = {"MessageRejected", "MailFromDomainNotVerifiedException", "InvalidParameterValue",
                  "AccountSendingPausedException", "ConfigurationSetDoesNotExist"}
 
@@ -42,7 +46,9 @@ class SesChannel(ServiceAdapter):
                 Source=self.sender,
                 Destination={"ToAddresses": [notification.recipient]},
                 Message={"Subject": {"Data": notification.subject, "Charset": "UTF-8"},
-                         "Body": {"Text": {"Data": notification.body, "Charset": "UTF-8"}}},
+                         "Body": {"Text": {"Data": notification.body
+                                           + FOOTER.format(notification_id=notification.notification_id),
+                                           "Charset": "UTF-8"}}},
             )
         except ClientError as error:
             code = str(error.response.get("Error", {}).get("Code", ""))
