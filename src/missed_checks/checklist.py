@@ -13,6 +13,7 @@ from typing import Any
 from missed_checks import keys
 from missed_checks.closure_calendar import ClosureCalendar, closed_dates, validate_closed_on
 from missed_checks.errors import InvalidInput, InvalidRecurrence, describe, matching
+from missed_checks.notification import NotifySettings
 from missed_checks.recurrence import Recurrence, parse_recurrence
 from missed_checks.timefmt import parse_instant, to_utc_iso
 
@@ -63,6 +64,8 @@ class Checklist:
     closures: Mapping[str, ClosureCalendar | None] | None = field(default=None, compare=False)
     """The ``closed_on`` calendars as read with the checklist (None: not read, e.g. a checklist
     built from a file; a calendar that does not exist maps to None)."""
+    # notifications (#18): who is told of reminders, missed windows and escalations
+    notify: NotifySettings | None = None
 
     def parsed(self) -> Recurrence:
         """The recurrence engine's view, with the closed dates of its calendars when they were read
@@ -130,6 +133,8 @@ class Checklist:
             value = getattr(self, name)
             if value is not None:
                 item[name] = to_utc_iso(value)
+        if self.notify is not None and not self.notify.is_empty:  # notifications (#18)
+            item["notify"] = self.notify.to_dict()
         return item
 
     @classmethod
@@ -160,6 +165,9 @@ class Checklist:
         known = {"pk", "sk", "type", "gsi2pk", "gsi2sk", "checklist_id", "name", "recurrence", "status",
                  "revision", "timezone", "window", "grace", "created_at", "updated_at", "evaluated_until",
                  "effective_from", "closed_on"}
+        notify = _notify_of(item)  # notifications (#18)
+        if notify is not None:
+            known = {*known, "notify"}
         return cls(
             checklist_id=_checklist_id_of(item),
             name=name if isinstance(name, str) else "" if name is None else str(name),
@@ -175,6 +183,7 @@ class Checklist:
             revision=revision_of(item),
             closed_on=validate_closed_on(item.get("closed_on")),
             extra={k: v for k, v in item.items() if k not in known},
+            notify=notify,
         )
 
 
@@ -204,3 +213,16 @@ def _checklist_id_of(item: dict[str, Any]) -> str:
     if not isinstance(attribute, str) or not attribute:
         raise InvalidInput("checklist_id", f"the item has no checklist key (pk {describe(pk)})")
     return attribute
+
+
+# -- notifications (#18) ------------------------------------------------------------------------------
+def _notify_of(item: dict[str, Any]) -> NotifySettings | None:
+    """The item's ``notify`` block; None when absent, or when a hand edit made it unreadable (it then
+    stays in ``extra`` as it is, and the notifier tells nobody until it is fixed)."""
+    value = item.get("notify")
+    if value is None:
+        return None
+    try:
+        return NotifySettings.parse(value, window=None)
+    except InvalidInput:
+        return None

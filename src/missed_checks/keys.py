@@ -108,6 +108,8 @@ reads the periods overlapping its window with one Query (``sk < <window end>``, 
 def out_of_service_key(start: str, equipment_id: str) -> dict[str, str]:
     """An out-of-service period, sorted by its ``from`` (UTC ISO), then the equipment."""
     return {"pk": OUT_OF_SERVICE_PK, "sk": f"{start}#{equipment_id}"}
+
+
 # -- closure calendars (#23 item 2) ---------------------------------------------------------------
 CALENDAR_SK = "CALENDAR"
 CALENDARS_INDEX_PK = "CALENDARS"
@@ -134,3 +136,22 @@ def calendar_revision_key(calendar_id: str, revision: int) -> dict[str, str]:
     """A calendar as one revision defined it (never rewritten): what a judged window's
     ``judged_by.closed_on`` revision refers to."""
     return {"pk": calendar_pk(calendar_id), "sk": f"REVISION#{revision:012d}"}
+
+
+# -- notifications (#18, people in the loop): one record per notification, by its deterministic id --
+NOTIFICATION_SK = "NOTIFICATION"
+
+
+def notification_key(notification_id: str) -> dict[str, str]:
+    """The once-only record of one notification (``missed_checks.notification.notification_id``)."""
+    return {"pk": f"NOTIFICATION#{notification_id}", "sk": NOTIFICATION_SK}
+
+
+def notifications_pk(month: str) -> str:
+    """ByPeriod partition of the notifications first claimed in ``month`` (``YYYY-MM``, UTC)."""
+    return f"NOTIFICATIONS#{month}"
+
+
+def notifications_sk(claimed_at: str, notification_id: str) -> str:
+    """ByPeriod sort key of a notification: when it was first claimed (UTC ISO), then its id."""
+    return f"{claimed_at}#{notification_id}"

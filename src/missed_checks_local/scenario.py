@@ -6,7 +6,9 @@ A scenario file is JSON::
      "events": [
        {"at": "...", "put_checklist": {"id": "forklift-daily", "name": "...", "recurrence": "...",
                                        "timezone": "...", "window": "PT8H", "grace": "PT30M",
-                                       "validate": true}},
+                                       "validate": true, "notify": {"to": ["crew@example.com"],
+                                       "remind_before": ["PT1H"], "escalate_to": ["lead@example.com"],
+                                       "escalate_after": 3}}},
        {"at": "...", "assign": {"checklist": "forklift-daily", "equipment": ["fl-01", "fl-02"]}},
        {"at": "...", "unassign": {"checklist": "forklift-daily", "equipment": ["fl-02"]}},
        {"at": "...", "performed": {"checklist": "forklift-daily", "equipment": "fl-01",
@@ -60,6 +62,7 @@ from missed_checks.checklist import Checklist, validate_checklist_id
 from missed_checks.closure_calendar import parse_dates, validate_calendar_id, validate_closed_on, validate_description
 from missed_checks.equipment import validate_equipment_id
 from missed_checks.errors import InvalidInput
+from missed_checks.notification import NotifySettings
 from missed_checks.out_of_service import OutOfServicePeriod
 from missed_checks.performed_check import PerformedCheck
 from missed_checks.timefmt import parse_instant
@@ -85,7 +88,8 @@ ACTIONS = (
 )
 _EQUIPMENT_ACTIONS = ("out_of_service", "back_in_service")
 """Events about one piece of equipment, on all its checklists (no ``checklist`` field)."""
-_PUT_KEYS = {"id", "name", "recurrence", "timezone", "window", "grace", "validate", "closed_on"}
+_PUT_KEYS = {"id", "name", "recurrence", "timezone", "window", "grace", "validate", "closed_on",
+             "notify"}  # notify: who is told (#18), as `checklist put --file` takes it
 _TOP_KEYS = {"name", "description", "start", "end", "events", "parameters", "faults"}
 
 
@@ -251,6 +255,12 @@ def _put(where: str, value: Any, at: datetime) -> dict[str, Any]:
             checklist.parsed()
         except InvalidInput as error:
             raise InvalidInput(f"{where}.{error.field}", error.message) from None
+    # notifications (#18): the same notify object as `checklist put --file`, validated against the window
+    args["notify"] = None
+    if "notify" in fields:
+        window = Checklist(checklist_id=args["id"], recurrence=args["recurrence"], timezone=args["timezone"],
+                           window=args["window"], grace=args["grace"]).parsed().window if validate else None
+        args["notify"] = NotifySettings.parse(fields["notify"], window, f"{where}.notify")
     return args
 
 
@@ -589,6 +599,7 @@ def _apply(event: ScenarioEvent, table: Any, runtime: Any) -> bool:
                 grace=args["grace"],
                 validate=args["validate"],
                 closed_on=args["closed_on"],
+                notify=args.get("notify"),
             )
         elif event.action == "put_calendar":
             table.put_calendar(args["id"], args["dates"], now=at, description=args["description"])

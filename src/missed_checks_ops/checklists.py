@@ -111,7 +111,8 @@ def put_checklist(target: StackTarget, spec: Mapping[str, Any], now: datetime, *
     written = target.table().put_checklist(
         str(spec["id"]), recurrence=str(spec["recurrence"]), now=now, name=spec.get("name") or "",
         timezone=spec.get("timezone"), window=spec.get("window"), grace=spec.get("grace"), validate=not validated,
-        closed_on=list(spec.get("closed_on") or ()))
+        closed_on=list(spec.get("closed_on") or ()),
+        notify=spec.get("notify"))  # notifications (#18): a NotifySettings, or None to keep the checklist's
     return "created" if written.revision == 1 and written.created_at == now else "updated"
 
 

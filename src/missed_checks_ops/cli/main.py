@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "missed_checks_ops.cli.calendar",  # closure calendars (#23 item 2)
     "missed_checks_ops.cli.report",
     "missed_checks_ops.cli.operate",
+    "missed_checks_ops.cli.notifications",  # notifications (#18)
 )
 
 

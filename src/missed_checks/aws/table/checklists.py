@@ -13,7 +13,8 @@ from missed_checks.aws.table.base import Conflict, NotFound, TableClient, error_
 from missed_checks.aws.table.calendars import CalendarItems, CalendarReferenceError
 from missed_checks.checklist import Checklist, Status, validate_checklist_id
 from missed_checks.closure_calendar import validate_closed_on
-from missed_checks.errors import InvalidInput
+from missed_checks.errors import InvalidInput, InvalidRecurrence
+from missed_checks.notification import NotifySettings
 from missed_checks.timefmt import to_utc_iso
 
 
@@ -62,13 +63,15 @@ class ChecklistItems(CalendarItems):
         grace: str | None = None,
         validate: bool = True,
         closed_on: Sequence[str] | None = None,
+        notify: NotifySettings | None = None,
     ) -> Checklist:
         """Create a checklist or edit an existing one.
 
         A new checklist takes effect now; an edit that changes the rule (recurrence, time zone,
         window or grace) takes effect now (``effective_from``), so the new rule never judges
         windows that closed before it existed. ``validate=False`` writes the rule unchecked, as a
-        hand edit in the console would (schedule-sync then reports it).
+        hand edit in the console would (schedule-sync then reports it). ``notify`` (#18) replaces
+        who is told (an empty one tells nobody); None keeps what the checklist has.
 
         ``closed_on`` (None: keep the current list) names closure calendars; each must exist
         (InvalidInput ``closed_on[1]: no calendar 'x'``), and the checklist and every calendar
@@ -95,8 +98,14 @@ class ChecklistItems(CalendarItems):
                                    f"missed-checks calendar put {calendar_id} --date YYYY-MM-DD)")
         if updated.closed_on or before:
             updated = updated.with_changes(closures={c: calendars[c] for c in updated.closed_on})
+        if notify is not None:  # notifications (#18)
+            updated = updated.with_changes(notify=notify)
         if validate:
-            updated.parsed()
+            rule = updated.parsed()
+            if updated.notify is not None:  # a lead must stay shorter than the (possibly new) window
+                NotifySettings.parse(updated.notify.to_dict(), rule.window)
+        elif updated.notify is not None and updated.notify.remind_before and notify is None:
+            _kept_leads_fit(updated)
         if current is not None and updated.rule() != current.rule():
             updated = updated.with_changes(effective_from=now)
         if calendars:
@@ -153,8 +162,10 @@ class ChecklistItems(CalendarItems):
     def _update_request(checklist: Checklist, expected_revision: int) -> dict[str, Any]:
         """The UpdateItem of the fields a user owns, conditional on the revision read."""
         item = checklist.to_item()
-        owned = ("name", "recurrence", "timezone", "window", "grace", "status", "updated_at", "effective_from",
-                 "revision", "closed_on")
+        owned: tuple[str, ...] = ("name", "recurrence", "timezone", "window", "grace", "status", "updated_at",
+                                  "effective_from", "revision", "closed_on")
+        if "notify" not in checklist.extra:  # notifications (#18); a hand-edited, unreadable one is left as it is
+            owned = (*owned, "notify")
         sets = [f"#{n} = :{n}" for n in owned if n in item]
         removes = [f"#{n}" for n in owned if n not in item]
         values = {f":{n}": item[n] for n in owned if n in item}
@@ -294,3 +305,14 @@ def _with_watermark(item: Mapping[str, Any], watermark: object) -> dict[str, Any
         return {**item, "evaluated_until": watermark}
     return dict(item)
 
+
+
+def _kept_leads_fit(checklist: Checklist) -> None:
+    """Reminders a put kept (#18) must stay shorter than the window the put may have changed; an
+    unchecked rule (``validate=False``) that does not parse is left for schedule-sync to report."""
+    try:
+        window = checklist.parsed().window
+    except InvalidRecurrence:
+        return
+    if checklist.notify is not None:
+        NotifySettings.parse(checklist.notify.to_dict(), window)
