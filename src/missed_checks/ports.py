@@ -17,8 +17,8 @@ if TYPE_CHECKING:
     from missed_checks.checklist import Checklist
     from missed_checks.contracts import JudgedWindowDetail
     from missed_checks.equipment import Assignment
-    from missed_checks.out_of_service import OutOfServicePeriod
     from missed_checks.notification import Notification
+    from missed_checks.out_of_service import OutOfServicePeriod
     from missed_checks.performed_check import PerformedCheck
     from missed_checks.recurrence import OccurrenceWindow
 

@@ -9,7 +9,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from missed_checks import clock, keys
-from missed_checks.aws.table.base import Conflict, NotFound, TableClient, error_code, serialize
+from missed_checks.aws.table.base import Conflict, NotFound, error_code, serialize
 from missed_checks.aws.table.calendars import CalendarItems, CalendarReferenceError
 from missed_checks.checklist import Checklist, Status, validate_checklist_id
 from missed_checks.closure_calendar import validate_closed_on
