@@ -127,6 +127,14 @@ class OutOfServicePeriod:
         return replace(self, end=when, planned_end=self.end, ended_by=_text(by, "by", MAX_BY_CHARS, "who ends it"),
                        ended_at=now)
 
+    def require_planned(self, now: datetime) -> None:
+        """Only a period that has not started may be cancelled (deleted): no window overlapping it can
+        have been judged yet, so history stays as it is. InvalidInput naming ``from`` otherwise."""
+        if self.start <= _aware(now, "now"):
+            raise InvalidInput("from", f"the period of {self.equipment_id} from {to_utc_iso(self.start)} has started "
+                                       f"(now is {to_utc_iso(now)}): only a planned period can be cancelled; end this "
+                                       "one with back-in-service")
+
     # -- the stored form ---------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """The period as the commands print it and the table stores it: ``from``/``to`` in UTC ISO."""

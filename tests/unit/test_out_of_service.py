@@ -109,3 +109,11 @@ def test_the_stored_form_reads_back_equal() -> None:
             "OUT_OF_SERVICE", f"{item['from']}#FL-001", "out_of_service")
         assert OutOfServicePeriod.from_item(item) == stored
         assert ("to" in item) == (stored.end is not None)
+
+
+def test_only_a_planned_period_can_be_cancelled() -> None:
+    period().require_planned(FROM - timedelta(seconds=1))
+    for now in (FROM, FROM + timedelta(days=1)):
+        with pytest.raises(InvalidInput, match="only a planned period can be cancelled") as refused:
+            period().require_planned(now)
+        assert refused.value.field == "from"
