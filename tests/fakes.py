@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -22,7 +22,7 @@ from missed_checks.equipment import Assignment, shard_of
 from missed_checks.errors import ScheduleRejected, TransientError
 from missed_checks.missed_check import judged_window_fields
 from missed_checks.performed_check import PerformedCheck
-from missed_checks.ports import ClaimHolder, WindowClaim
+from missed_checks.ports import ClaimHolder, ClientRequest, WindowClaim
 from missed_checks.recurrence import OccurrenceWindow
 from missed_checks.schedule import DesiredSchedule, Target
 from missed_checks.timefmt import to_utc_iso
@@ -45,6 +45,9 @@ class InMemoryTable:
     notes: list[dict[str, Any]] = field(default_factory=list)
     """schedule-sync's notes: ``{"revision", "schedule", "error"}``."""
     adopted: int = 0
+    recorded: dict[tuple[str, str, str], tuple[str, str | None]] = field(default_factory=dict)
+    """(checklist, equipment, performed_at UTC) -> (recorded_at, recorded_by) of recorded checks."""
+    client_requests: dict[tuple[str, str], ClientRequest] = field(default_factory=dict)
     fail_on: dict[str, Exception] = field(default_factory=dict)
     """Operation -> the error its next call raises (once), e.g. ``{"advance_watermark": TransientError()}``."""
 
@@ -161,6 +164,41 @@ class InMemoryTable:
         self.adopted += 1
         return True
 
+
+    # -- RecordingStore (recording performed checks, issue #19) --------------------------------------
+    def assignments_of_pairs(self, pairs: Collection[tuple[str, str]]) -> dict[tuple[str, str], Assignment]:
+        return {(a.checklist_id, a.equipment_id): a for checklist_id in {c for c, _ in pairs}
+                for a in self.assigned.get(checklist_id, []) if (checklist_id, a.equipment_id) in pairs}
+
+    def record_performed_checks(self, checks: Iterable[PerformedCheck], recorded_at: datetime,
+                                recorded_by: str | None = None) -> int:
+        written = {(c.checklist_id, c.equipment_id, to_utc_iso(c.performed_at)): c for c in checks}
+        for (checklist_id, equipment_id, at), check in written.items():
+            self._write("record_performed_check", f"{checklist_id}/{equipment_id}@{at}")
+            stored = self.performed.setdefault(checklist_id, [])
+            if all((c.equipment_id, to_utc_iso(c.performed_at)) != (equipment_id, at) for c in stored):
+                stored.append(check)
+            self.recorded[(checklist_id, equipment_id, at)] = (to_utc_iso(recorded_at), recorded_by)
+        return len(written)
+
+    def client_request(self, caller: str, idempotency_key: str) -> ClientRequest | None:
+        return self.client_requests.get((caller, idempotency_key))
+
+    def claim_client_request(self, caller: str, idempotency_key: str, fingerprint: str,
+                             recorded_at: datetime) -> ClientRequest:
+        earlier = self.client_requests.get((caller, idempotency_key))
+        if earlier is not None:
+            return earlier
+        self._write("claim_client_request", f"{caller}/{idempotency_key}")
+        claimed = ClientRequest(fingerprint, to_utc_iso(recorded_at), None)
+        self.client_requests[(caller, idempotency_key)] = claimed
+        return claimed
+
+    def finish_client_request(self, caller: str, idempotency_key: str, written: int) -> None:
+        self._write("finish_client_request", f"{caller}/{idempotency_key}")
+        earlier = self.client_requests[(caller, idempotency_key)]
+        self.client_requests[(caller, idempotency_key)] = ClientRequest(earlier.fingerprint, earlier.recorded_at,
+                                                                        written)
 
 @dataclass
 class RecordingAnnouncer:

@@ -97,3 +97,13 @@ def fleet_windows_pk(month: str) -> str:
 def fleet_windows_sk(window_start: str, checklist_id: str) -> str:
     """ByPeriod sort key of a judged window: its start (UTC ISO), then the checklist."""
     return f"{window_start}#{checklist_id}"
+
+
+# -- client requests (the HTTP API's idempotency keys, issue #19) --------------------------------
+CLIENT_REQUEST_SK = "REQUEST"
+
+
+def client_request_key(caller: str, idempotency_key: str) -> dict[str, str]:
+    """One item per (caller, idempotency key): the request's fingerprint, when it was recorded and
+    what it wrote, so a retry with the same key answers the same and never records twice."""
+    return {"pk": f"REQUEST#{caller}#{idempotency_key}", "sk": CLIENT_REQUEST_SK}
