@@ -86,7 +86,8 @@ def test_every_api_function_role_is_scoped_to_the_table() -> None:
         for statement in statements:
             actions = statement["Action"]
             if any(a.startswith("dynamodb:") for a in actions):
-                resources = statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
+                resource = statement["Resource"]
+                resources = resource if isinstance(resource, list) else [resource]
                 assert all("ChecklistsTable" in json.dumps(r) for r in resources), (logical_id, statement)
                 assert "dynamodb:Scan" not in actions and "dynamodb:*" not in actions
 
