@@ -232,6 +232,7 @@ class StackOutputs:
     EventBusName: str
     AlarmTopicArn: str
     EvaluationLogGroupName: str
+    HttpApiUrl: str  # the HTTP API's base URL (issue #19)
 
 
 # -- parsing and dumping ----------------------------------------------------------------------------

@@ -301,8 +301,11 @@ def _register_equipment(subparsers: Any) -> None:
             description=f"{verb} equipment {'to' if name == 'assign' else 'from'} a checklist, from --at (default "
                         "now) on. Ids come as arguments and/or from a file (one per line, or the first CSV column; "
                         "- reads standard input).",
-            examples=f"  missed-checks equipment {name} --checklist forklift-daily FL-001 FL-002 --stack mc\n"
-                     f"  missed-checks equipment {name} --checklist forklift-daily --file fleet.txt --stack mc",
+            # assigned from 1 March and FL-001 kept: the check examples below are of assigned equipment
+            examples=(f"  missed-checks equipment {name} --checklist forklift-daily "
+                      + ("FL-001 FL-002 --at 2026-03-01T00:00:00+01:00" if name == "assign" else "FL-002")
+                      + " --stack mc\n"
+                      f"  missed-checks equipment {name} --checklist forklift-daily --file fleet.txt --stack mc"),
             handler=equipment_change, formats=RESULT_FORMATS)
         command.add_argument("equipment", nargs="*", metavar="EQUIPMENT")
         command.add_argument("--checklist", required=True, metavar="ID")
@@ -372,7 +375,8 @@ def _register_check(subparsers: Any) -> None:
                     "(instants with an offset). Every row is checked before anything is written (each piece of "
                     "equipment must be assigned to its checklist at performed_at); every bad row is named.",
         examples="  missed-checks check import checks.csv --stack missed-checks\n"
-                 "  printf 'checklist_id,equipment_id,performed_at\\nforklift-daily,FL-1,2026-03-02T06:40:00Z\\n' \\\n"
+                 "  printf 'checklist_id,equipment_id,performed_at\\n"
+                 "forklift-daily,FL-001,2026-03-02T06:40:00Z\\n' \\\n"
                  f"      | missed-checks check import - --endpoint {LOCAL_ENDPOINT}",
         handler=check_import, formats=RESULT_FORMATS)
     imported.add_argument("path", metavar="FILE.csv", help="CSV file, or - for standard input")
