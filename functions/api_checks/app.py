@@ -22,14 +22,11 @@ from missed_checks.recording import Recorded, Row, check_from, record_checks, ro
 
 app = APIGatewayHttpResolver()
 http_api.install_problems(app, not_found_errors=(NotFound,), conflict_errors=(Conflict,))
-_table: ChecklistTable | None = None
 
 
 def table() -> ChecklistTable:
-    global _table  # noqa: PLW0603 - one client per execution environment, created on first use
-    if _table is None:
-        _table = ChecklistTable(settings.required("TABLE_NAME"))
-    return _table
+    """The stack's table (its client is the process's shared one: created once per environment)."""
+    return ChecklistTable(settings.required("TABLE_NAME"))
 
 
 def _record(rows: list[Row]) -> Response[Any]:

@@ -19,14 +19,11 @@ from missed_checks.timefmt import to_utc_iso
 
 app = APIGatewayHttpResolver()
 http_api.install_problems(app, not_found_errors=(NotFound,))
-_table: ChecklistTable | None = None
 
 
 def table() -> ChecklistTable:
-    global _table  # noqa: PLW0603 - one client per execution environment, created on first use
-    if _table is None:
-        _table = ChecklistTable(settings.required("TABLE_NAME"))
-    return _table
+    """The stack's table (its client is the process's shared one: created once per environment)."""
+    return ChecklistTable(settings.required("TABLE_NAME"))
 
 
 @app.get("/equipment/<equipment_id>/status")

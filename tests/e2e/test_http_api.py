@@ -8,9 +8,6 @@ and unsigned or badly signed requests refused with 403."""
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
-import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -24,6 +21,7 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
+from missed_checks_local.serve_process import serve_process
 from missed_checks_ops.target import stack_clock
 from tests.e2e.test_local_clock import BOUND_S, START, _cli, _environment, _free_port, run, utc, wait_until
 
@@ -34,30 +32,12 @@ SPEED = 120  # two simulated minutes per real second: the hour's 50-minute windo
 def serve(tmp_path: Path) -> Iterator[dict[str, Any]]:
     """``local serve`` in a process of its own, with its HTTP API on a port of its own."""
     port, api_port = _free_port(), _free_port()
-    process = subprocess.Popen(
-        [*_cli(), "local", "serve", "--port", str(port), "--api-port", str(api_port), "--start", START.isoformat(),
-         "--speed", str(SPEED), "--log-file", str(tmp_path / "serve.log")],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=_environment())
-    banner: list[str] = []
-    ready = threading.Event()
-
-    def read() -> None:
-        assert process.stdout is not None
-        for line in process.stdout:
-            banner.append(line)
-            if "Ctrl-C stops the server" in line:
-                ready.set()
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    try:
-        assert ready.wait(BOUND_S), "".join(banner)
+    output = tmp_path / "serve.out"
+    with serve_process([*_cli(), "local", "serve", "--port", str(port), "--api-port", str(api_port), "--start",
+                        START.isoformat(), "--speed", str(SPEED), "--log-file", str(tmp_path / "serve.log")],
+                       output, timeout_s=BOUND_S, env=_environment()):
         yield {"endpoint": f"http://127.0.0.1:{port}", "api": f"http://127.0.0.1:{api_port}",
-               "banner": "".join(banner)}
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.wait(timeout=60)
-        reader.join(timeout=10)
+               "banner": output.read_text()}
 
 
 def stack_now(serve: dict[str, Any]) -> datetime:
