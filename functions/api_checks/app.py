@@ -18,6 +18,7 @@ from missed_checks import clock, http_api
 from missed_checks.aws import settings
 from missed_checks.aws.observability import lambda_handler, metrics
 from missed_checks.aws.table import ChecklistTable, Conflict, NotFound
+from missed_checks.errors import InvalidInput, describe
 from missed_checks.recording import Recorded, Row, check_from, record_checks, rows_from
 
 app = APIGatewayHttpResolver()
@@ -47,7 +48,9 @@ def record_one() -> Response[Any]:
 @app.post("/checks/batch")
 def record_batch() -> Response[Any]:
     body = http_api.json_body(app)
-    checks = body.get("checks") if isinstance(body, dict) else body
+    if not isinstance(body, dict) or set(body) != {"checks"}:
+        raise InvalidInput("body", f"is {describe(body)}: send an object with one field, checks (a list)")
+    checks = body["checks"]
     if isinstance(checks, list) and len(checks) > http_api.MAX_BATCH:
         raise http_api.TooLarge("checks", f"{len(checks)} checks in one request: send at most "
                                           f"{http_api.MAX_BATCH} per batch")

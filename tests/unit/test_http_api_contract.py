@@ -145,3 +145,25 @@ def test_the_caller_is_the_iam_principal_or_the_jwt_subject() -> None:
     with pytest.raises(InvalidInput) as error:
         caller_identity(event("GET", "/", authorizer={"iam": {}}))
     assert error.value.field == "Authorization"
+
+
+def test_the_record_routes_refuse_a_bad_body_before_reading_the_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TABLE_NAME", "contract-test")
+    from functions.api_checks import app as checks_app
+
+    def no_table() -> None:
+        raise AssertionError("the table was read for a request refused by its shape")
+
+    monkeypatch.setattr(checks_app, "table", no_table)
+    check = {"checklist_id": "c", "equipment_id": "FL-1", "performed_at": "2026-03-02T05:00:00Z"}
+    answers = {
+        "too many": checks_app.app.resolve(event("POST", "/checks/batch", {"checks": [check] * 501}), None),
+        "a list": checks_app.app.resolve(event("POST", "/checks/batch", [check]), None),
+        "no json": checks_app.app.resolve({**event("POST", "/checks"), "body": "{"}, None),
+        "no offset": checks_app.app.resolve(event("POST", "/checks", {**check, "performed_at": "2026-03-02"}), None),
+    }
+    assert {name: a["statusCode"] for name, a in answers.items()} == {
+        "too many": 413, "a list": 400, "no json": 400, "no offset": 400}
+    assert json.loads(answers["too many"]["body"])["field"] == "checks"
+    assert json.loads(answers["no offset"]["body"])["field"] == "performed_at"
+    assert all(a["headers"]["Content-Type"] == "application/problem+json" for a in answers.values())
