@@ -38,7 +38,8 @@ def test_the_record_sample_records_once_with_its_caller(stack: Any) -> None:
     status, again = answer(stack, "ApiChecksFunction", event)
     assert (status, again["replayed"], again["recorded_at"]) == (200, True, recorded["recorded_at"])
     table = ChecklistTable(stack.table_name)
-    stored = [c for c in table.performed_checks_of_checklist(CHECKLIST, MONDAY_START, NOW) if c.equipment_id == "fl-001"]
+    stored = [c for c in table.performed_checks_of_checklist(CHECKLIST, MONDAY_START, NOW)
+              if c.equipment_id == "fl-001"]
     assert [c.performed_at.isoformat() for c in stored] == ["2026-03-02T06:12:00+00:00"]
     status, state = answer(stack, "ApiStatusFunction", {
         **event, "routeKey": "GET /equipment/{equipment_id}/status", "rawPath": "/equipment/fl-001/status",
