@@ -80,7 +80,8 @@ def register(subparsers: Any) -> None:
     serve.add_argument("--port", type=int, default=LOCAL_SERVE_PORT,
                        help=f"port of the local AWS endpoint (default {LOCAL_SERVE_PORT})")
     serve.add_argument("--api-port", type=int, default=None,
-                       help="port of the stack's HTTP API (default: --port + 1; docs/http-api.md)")
+                       help="port of the stack's HTTP API (default: --port + 1, or a free one when taken; "
+                            "docs/http-api.md)")
     serve.add_argument("--speed", type=float, default=1.0, help="simulated seconds per real second (default 1)")
     serve.add_argument("--start", help="simulated start instant (ISO 8601, default now)")
     serve.add_argument("--log-file", type=Path, help="where handler and moto logs go")

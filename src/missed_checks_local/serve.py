@@ -69,6 +69,7 @@ class LocalServer:
         self._stop = threading.Event()
         # the stack's HTTP API on its own port (issue #19), started with the stack
         self.api_port = port + 1 if api_port is None else api_port
+        self._api_port_given = api_port is not None
         self.http_api: Any = None
 
     def start(self) -> EmbeddedStack:
@@ -113,11 +114,19 @@ class LocalServer:
         apis = [res["Ref"] for res in self.stack.resources.values() if res["Type"] == "AWS::ApiGatewayV2::Api"]
         if len(apis) != 1:
             return
-        self.http_api = LocalHttpApi(
-            apigatewayv2=self.stack.client("apigatewayv2"), api_id=str(apis[0]),
-            invoke=self.runtime.lambda_runtime.invoke, region=self.stack.region,
-            account_id=self.stack.account_id, partition="aws", local_key=LOCAL_CREDENTIALS["aws_access_key_id"],
-            local_secret=LOCAL_CREDENTIALS["aws_secret_access_key"], host=self.host, port=self.api_port)
+        options = {"apigatewayv2": self.stack.client("apigatewayv2"), "api_id": str(apis[0]),
+                   "invoke": self.runtime.lambda_runtime.invoke, "region": self.stack.region,
+                   "account_id": self.stack.account_id, "partition": "aws",
+                   "local_key": LOCAL_CREDENTIALS["aws_access_key_id"],
+                   "local_secret": LOCAL_CREDENTIALS["aws_secret_access_key"], "host": self.host}
+        try:
+            self.http_api = LocalHttpApi(**options, port=self.api_port)
+        except OSError:
+            if self._api_port_given:
+                raise
+            # the default (the endpoint's port + 1) is taken: any free port, the banner says which
+            self.http_api = LocalHttpApi(**options, port=0)
+        self.api_port = self.http_api.port
         self.http_api.start()
 
     @property
