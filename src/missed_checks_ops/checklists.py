@@ -13,7 +13,7 @@ from missed_checks.aws.table import ChecklistTable, NotFound
 from missed_checks.checklist import Checklist, validate_checklist_id
 from missed_checks.equipment import Assignment
 from missed_checks.performed_check import PerformedCheck
-from missed_checks.recording import Recorded, Row, record_checks
+from missed_checks.recording import Problem, Recorded, Row, record_checks, refusals
 from missed_checks.recurrence import OccurrenceWindow, Recurrence, parse_recurrence
 from missed_checks.schedule_expression import schedule_for
 from missed_checks.timefmt import to_utc_iso
@@ -157,6 +157,11 @@ def record_check(target: StackTarget, check: PerformedCheck, now: datetime, reco
     table = target.table()
     require_checklist(table, check.checklist_id)
     return record_checks(table, [Row(check)], now=now, recorded_by=recorded_by)
+
+
+def refused_checks(target: StackTarget, rows: Sequence[Row], now: datetime) -> list[Problem]:
+    """Why each of ``rows`` would be refused (nothing written): to name them with a file's unreadable rows."""
+    return refusals(target.table(), rows, now) if rows else []
 
 
 def import_checks(target: StackTarget, rows: Sequence[Row], now: datetime, recorded_by: str,

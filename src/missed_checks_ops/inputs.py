@@ -119,6 +119,9 @@ class CsvChecks:
     rows: int
     lines: list[int] = field(default_factory=list)
     """The line of each of ``checks`` (its first, when a row was repeated)."""
+    errors: list[tuple[int, str]] = field(default_factory=list)
+    """(line, what is wrong) of the rows that could not be read: the caller names them, with the
+    rows the rules refuse (:func:`missed_checks.recording.refusals`), before writing anything."""
 
     def labelled(self) -> list[Row]:
         """The checks labelled with their line, for :func:`missed_checks.recording.record_checks`."""
@@ -133,7 +136,8 @@ def bad_rows(path: str, errors: Sequence[str]) -> InvalidInput:
 
 
 def performed_checks_csv(path: str) -> CsvChecks:
-    """Every row validated before anything is written; errors name the line."""
+    """Every row read, the unreadable ones in ``errors`` by line (a file without a needed column or
+    without rows raises)."""
     rows = csv.reader(io.StringIO(read_text(path, "file")))
     header = [name.strip().lower() for name in next(rows, [])]
     columns: dict[str, int] = {}
@@ -145,7 +149,7 @@ def performed_checks_csv(path: str) -> CsvChecks:
         columns[column] = found[0]
     checks: list[PerformedCheck] = []
     lines: list[int] = []
-    errors: list[str] = []
+    errors: list[tuple[int, str]] = []
     for number, row in enumerate(rows, 2):
         if not any(cell.strip() for cell in row):
             continue
@@ -158,13 +162,11 @@ def performed_checks_csv(path: str) -> CsvChecks:
             ))
             lines.append(number)
         except InvalidInput as error:
-            errors.append(f"line {number}: {error}")
-    if errors:
-        raise bad_rows(path, errors)
-    if not checks:
+            errors.append((number, f"line {number}: {error}"))
+    if not checks and not errors:
         raise InvalidInput("file", f"{path}: no rows")
     unique: dict[tuple[str, str, str], tuple[PerformedCheck, int]] = {}
     for check, line in zip(checks, lines, strict=True):
         unique.setdefault((check.checklist_id, check.equipment_id, to_utc_iso(check.performed_at)), (check, line))
-    return CsvChecks([c for c, _ in unique.values()], sorted({c.checklist_id for c in checks}), rows=len(checks),
-                     lines=[line for _, line in unique.values()])
+    return CsvChecks([c for c, _ in unique.values()], sorted({c.checklist_id for c in checks}),
+                     rows=len(checks) + len(errors), lines=[line for _, line in unique.values()], errors=errors)

@@ -176,6 +176,15 @@ def test_check_record_and_csv_import(runtime: LocalRuntime, cli: Cli, tmp_path) 
     assert "line 5: checklist_id: checklist 'nope' does not exist" in refused.err
     assert len(ChecklistTable(runtime.stack.table_name, table).performed_checks_of_checklist(
         "forklift-daily", datetime(2025, 1, 1, tzinfo=UTC), START)) == 401
+    both = tmp_path / "both.csv"  # an unreadable row and a refused one: both named, nothing written
+    both.write_text("checklist_id,equipment_id,performed_at\nforklift-daily,FL-9,2026-02-03T07:00:00\n"
+                    "forklift-daily,FL-TYPO,2026-02-03T06:00:00Z\nforklift-daily,FL-9,2026-02-04T06:00:00Z\n",
+                    encoding="utf-8")
+    refused = cli("check", "import", str(both))
+    assert refused.code == 2 and "2 bad row(s)" in refused.err
+    assert refused.err.index("line 2: performed_at") < refused.err.index("line 3: equipment_id: equipment 'FL-TYPO'")
+    assert len(ChecklistTable(runtime.stack.table_name, table).performed_checks_of_checklist(
+        "forklift-daily", datetime(2025, 1, 1, tzinfo=UTC), START)) == 401
     typo = cli("check", "record", "--checklist", "forklift-daily", "--equipment", "FL-TYPO")
     assert typo.code == 2 and "equipment 'FL-TYPO' was never assigned to checklist 'forklift-daily'" in typo.err
     no_column = tmp_path / "nocol.csv"

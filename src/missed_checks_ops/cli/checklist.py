@@ -27,6 +27,7 @@ from missed_checks_ops.checklists import (
     preview,
     put_checklist,
     record_check,
+    refused_checks,
     resume_checklist,
     validate_rule,
 )
@@ -413,6 +414,11 @@ def check_import(args: argparse.Namespace) -> int:
     parsed = performed_checks_csv(args.path)
     now = clock.now()
     target = target_of(args)
+    if parsed.errors:  # every bad row at once: the unreadable ones and those the rules refuse
+        line_of = {f"line {line}": line for line in parsed.lines}
+        found = [*parsed.errors, *((line_of[str(p.row)], str(p))
+                                   for p in refused_checks(target, parsed.labelled(), now))]
+        raise bad_rows(args.path, [text for _, text in sorted(found)])
     labels = [f"{c.checklist_id}/{c.equipment_id}@{to_utc_iso(c.performed_at)}" for c in parsed.checks]
     try:
         with bulk_progress("importing performed checks", "performed checks", labels) as advance:
