@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -24,7 +24,7 @@ from missed_checks.errors import ScheduleRejected, TransientError
 from missed_checks.missed_check import judged_window_fields
 from missed_checks.out_of_service import OutOfServicePeriod, overlapping
 from missed_checks.performed_check import PerformedCheck
-from missed_checks.ports import ClaimHolder, WindowClaim
+from missed_checks.ports import ClaimHolder, ClientRequest, WindowClaim
 from missed_checks.recurrence import OccurrenceWindow
 from missed_checks.schedule import DesiredSchedule, Target
 from missed_checks.timefmt import to_utc_iso
@@ -51,10 +51,13 @@ class InMemoryTable:
     """Out-of-service periods of the fleet (issue #23 item 1)."""
     out_of_service_reads: int = 0
     """How many times the periods were read (judging reads them once per batch)."""
+    recorded: dict[tuple[str, str, str], tuple[str, str | None]] = field(default_factory=dict)
+    """(checklist, equipment, performed_at UTC) -> (recorded_at, recorded_by) of recorded checks."""
+    client_requests: dict[tuple[str, str], ClientRequest] = field(default_factory=dict)
     fail_on: dict[str, Exception] = field(default_factory=dict)
+    """Operation -> the error its next call raises (once), e.g. ``{"advance_watermark": TransientError()}``."""
     calendars: dict[str, ClosureCalendar] = field(default_factory=dict)
     """Closure calendars by id (schedule-sync's ``with_closures`` reads them)."""
-    """Operation -> the error its next call raises (once), e.g. ``{"advance_watermark": TransientError()}``."""
 
     # -- arranging ----------------------------------------------------------------------
     def add_checklist(self, checklist: Checklist) -> None:
@@ -183,6 +186,41 @@ class InMemoryTable:
             return checklist
         return checklist.with_changes(closures={c: self.calendars.get(c) for c in checklist.closed_on})
 
+
+    # -- RecordingStore (recording performed checks, issue #19) --------------------------------------
+    def assignments_of_pairs(self, pairs: Collection[tuple[str, str]]) -> dict[tuple[str, str], Assignment]:
+        return {(a.checklist_id, a.equipment_id): a for checklist_id in {c for c, _ in pairs}
+                for a in self.assigned.get(checklist_id, []) if (checklist_id, a.equipment_id) in pairs}
+
+    def record_performed_checks(self, checks: Iterable[PerformedCheck], recorded_at: datetime,
+                                recorded_by: str | None = None) -> int:
+        written = {(c.checklist_id, c.equipment_id, to_utc_iso(c.performed_at)): c for c in checks}
+        for (checklist_id, equipment_id, at), check in written.items():
+            self._write("record_performed_check", f"{checklist_id}/{equipment_id}@{at}")
+            stored = self.performed.setdefault(checklist_id, [])
+            if all((c.equipment_id, to_utc_iso(c.performed_at)) != (equipment_id, at) for c in stored):
+                stored.append(check)
+            self.recorded[(checklist_id, equipment_id, at)] = (to_utc_iso(recorded_at), recorded_by)
+        return len(written)
+
+    def client_request(self, caller: str, idempotency_key: str) -> ClientRequest | None:
+        return self.client_requests.get((caller, idempotency_key))
+
+    def claim_client_request(self, caller: str, idempotency_key: str, fingerprint: str,
+                             recorded_at: datetime) -> ClientRequest:
+        earlier = self.client_requests.get((caller, idempotency_key))
+        if earlier is not None:
+            return earlier
+        self._write("claim_client_request", f"{caller}/{idempotency_key}")
+        claimed = ClientRequest(fingerprint, to_utc_iso(recorded_at), None)
+        self.client_requests[(caller, idempotency_key)] = claimed
+        return claimed
+
+    def finish_client_request(self, caller: str, idempotency_key: str, written: int) -> None:
+        self._write("finish_client_request", f"{caller}/{idempotency_key}")
+        earlier = self.client_requests[(caller, idempotency_key)]
+        self.client_requests[(caller, idempotency_key)] = ClientRequest(earlier.fingerprint, earlier.recorded_at,
+                                                                        written)
 
 @dataclass
 class RecordingAnnouncer:

@@ -236,6 +236,7 @@ class StackOutputs:
     EventBusName: str
     AlarmTopicArn: str
     EvaluationLogGroupName: str
+    HttpApiUrl: str  # the HTTP API's base URL (issue #19)
     # notifications (#18); empty for a stack deployed before them
     NotifyFunctionName: str = ""
     NotificationDeadLetterQueueUrl: str = ""

@@ -54,3 +54,10 @@ class Assignment:
             assigned <= window_start and (unassigned is None or unassigned >= window_end)
             for assigned, unassigned in periods
         )
+
+    # -- recording a performed check (issue #19 / #23 item 5) --------------------------------------
+    def assigned_at_instant(self, at: datetime) -> bool:
+        """The equipment was attached to the checklist at ``at``: one of its periods has
+        ``assigned_at <= at`` and no ``unassigned_at`` at or before ``at``."""
+        periods = ((self.assigned_at, self.unassigned_at), *self.earlier_periods)
+        return any(assigned <= at and (unassigned is None or at < unassigned) for assigned, unassigned in periods)

@@ -155,3 +155,13 @@ def notifications_pk(month: str) -> str:
 def notifications_sk(claimed_at: str, notification_id: str) -> str:
     """ByPeriod sort key of a notification: when it was first claimed (UTC ISO), then its id."""
     return f"{claimed_at}#{notification_id}"
+
+
+# -- client requests (the HTTP API's idempotency keys, issue #19) --------------------------------
+CLIENT_REQUEST_SK = "REQUEST"
+
+
+def client_request_key(caller: str, idempotency_key: str) -> dict[str, str]:
+    """One item per (caller, idempotency key): the request's fingerprint, when it was recorded and
+    what it wrote, so a retry with the same key answers the same and never records twice."""
+    return {"pk": f"REQUEST#{caller}#{idempotency_key}", "sk": CLIENT_REQUEST_SK}

@@ -8,7 +8,7 @@ and the fast tests one shared in-memory fake (``tests/fakes.py``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
@@ -159,4 +159,43 @@ class NotificationChannel(Protocol):
     def send(self, notification: Notification) -> str:
         """Deliver it; returns the channel's message id. Raises NotificationRejected when retrying
         cannot help (a rejected address), TransientError when it can."""
+        ...
+
+
+# -- recording performed checks (issue #19, the record-a-check use case in missed_checks.recording) --
+@dataclass(frozen=True)
+class ClientRequest:
+    """What the table holds for one (caller, idempotency key): written before the checks are."""
+
+    fingerprint: str
+    """A hash of the request's checks: the same key with another fingerprint is a conflict."""
+    recorded_at: str
+    """UTC ISO instant the first attempt recorded them at (a retry records them at the same one)."""
+    written: int | None
+    """How many checks the request wrote; None while the first attempt has not finished."""
+
+
+class RecordingStore(ChecklistReader, Protocol):
+    """What recording performed checks reads and writes."""
+
+    def assignments_of_pairs(self, pairs: Collection[tuple[str, str]]) -> dict[tuple[str, str], Assignment]:
+        """The assignments of these (checklist, equipment) pairs that exist, by pair."""
+        ...
+
+    def record_performed_checks(self, checks: Iterable[PerformedCheck], recorded_at: datetime,
+                                recorded_by: str | None = None) -> int:
+        """Write performed checks (the same checklist, equipment and instant twice keeps one)."""
+        ...
+
+    def client_request(self, caller: str, idempotency_key: str) -> ClientRequest | None:
+        """The request's item, None when the key was never claimed."""
+        ...
+
+    def claim_client_request(self, caller: str, idempotency_key: str, fingerprint: str,
+                             recorded_at: datetime) -> ClientRequest:
+        """Create the request's item unless one exists; the item as it now is (the earlier one if any)."""
+        ...
+
+    def finish_client_request(self, caller: str, idempotency_key: str, written: int) -> None:
+        """Note how many checks the request wrote."""
         ...

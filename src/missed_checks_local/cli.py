@@ -3,7 +3,7 @@
   local run SCENARIO.json [--format table|json|csv|html] [--output FILE]
                                                       play a scenario and print the fleet report
   local demo [--format ...] [--output FILE]           play the bundled five-week scenario
-  local serve [--port N] [--speed X]                  keep the stack running behind a local AWS endpoint
+  local serve [--port N] [--api-port N] [--speed X]   keep the stack running behind a local AWS endpoint
   local chaos [SCENARIO.json] [--seed N]              play it under injected faults, recover, compare
 
 See README "Local runtime" for the scenario format and what is emulated.
@@ -79,6 +79,9 @@ def register(subparsers: Any) -> None:
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=LOCAL_SERVE_PORT,
                        help=f"port of the local AWS endpoint (default {LOCAL_SERVE_PORT})")
+    serve.add_argument("--api-port", type=int, default=None,
+                       help="port of the stack's HTTP API (default: --port + 1, or a free one when taken; "
+                            "docs/http-api.md)")
     serve.add_argument("--speed", type=float, default=1.0, help="simulated seconds per real second (default 1)")
     serve.add_argument("--start", help="simulated start instant (ISO 8601, default now)")
     serve.add_argument("--log-file", type=Path, help="where handler and moto logs go")
@@ -379,6 +382,7 @@ def _serve(args: argparse.Namespace) -> int:
         parameters=parameters,
         log_path=log_path,
         on_firing=on_firing,
+        api_port=args.api_port,
     )
     for stop_signal in (signal.SIGINT, signal.SIGTERM):  # both stop it cleanly, wherever the loop is
         signal.signal(stop_signal, lambda *_: server.request_stop())
@@ -388,6 +392,10 @@ def _serve(args: argparse.Namespace) -> int:
         console.print(f"Clock: simulated, now {server.clock.now():%Y-%m-%dT%H:%M:%SZ}, speed x{args.speed:g}: "
                       f"the missed-checks commands with --endpoint {server.endpoint} take their \"now\" from it")
         console.print(f"Logs: {log_path}")
+        if server.api_url:  # the stack's HTTP API (issue #19; docs/http-api.md)
+            console.print(f"[bold]HTTP API[/bold]: {server.api_url}  (SigV4 with the local credentials: "
+                          f"curl --aws-sigv4 aws:amz:{stack.region}:execute-api --user testing:testing ...)",
+                          highlight=False, soft_wrap=True)
         console.print("[bold]Stack outputs[/bold]")
         for key, value in stack.outputs.items():
             console.print(f"  {key}: {value}", highlight=False, soft_wrap=True)

@@ -46,9 +46,11 @@ class LocalServer:
         poll_interval_s: float = 0.5,
         on_firing: Callable[[Firing], None] | None = None,
         clock: SimulatedClock | None = None,
+        api_port: int | None = None,
     ) -> None:
         """``clock``: a simulated clock the caller moves (a test drives time instead of racing the
-        wall clock); by default the clock runs from ``start`` at ``speed``."""
+        wall clock); by default the clock runs from ``start`` at ``speed``. ``api_port``: where the
+        stack's HTTP API answers (default ``port + 1``; 0 picks a free port), see :attr:`api_url`."""
         self.host, self.port = host, port
         self.endpoint = f"http://{host}:{port}"
         self._start, self._speed = start, speed
@@ -65,6 +67,10 @@ class LocalServer:
         self._environment: Any = None
         self._saved: dict[str, Any] = {}
         self._stop = threading.Event()
+        # the stack's HTTP API on its own port (issue #19), started with the stack
+        self.api_port = port + 1 if api_port is None else api_port
+        self._api_port_given = api_port is not None
+        self.http_api: Any = None
 
     def start(self) -> EmbeddedStack:
         from moto.core.config import default_user_config  # deferred: moto is a dev dependency and slow to import
@@ -96,7 +102,37 @@ class LocalServer:
         self.runtime = LocalRuntime(self.stack, self.clock, log_path=self.log_path, refresh_always=True)
         self.publish_clock()
         self.runtime.start()
+        self._start_http_api()
         return self.stack
+
+    def _start_http_api(self) -> None:
+        """Answer the stack's HTTP API (its ``AWS::ApiGatewayV2::Api``) on :attr:`api_port`."""
+        from missed_checks_local.apigateway.server import LocalHttpApi
+        from missed_checks_local.stack import LOCAL_CREDENTIALS
+
+        assert self.stack is not None and self.runtime is not None
+        apis = [res["Ref"] for res in self.stack.resources.values() if res["Type"] == "AWS::ApiGatewayV2::Api"]
+        if len(apis) != 1:
+            return
+        options = {"apigatewayv2": self.stack.client("apigatewayv2"), "api_id": str(apis[0]),
+                   "invoke": self.runtime.lambda_runtime.invoke, "region": self.stack.region,
+                   "account_id": self.stack.account_id, "partition": "aws",
+                   "local_key": LOCAL_CREDENTIALS["aws_access_key_id"],
+                   "local_secret": LOCAL_CREDENTIALS["aws_secret_access_key"], "host": self.host}
+        try:
+            self.http_api = LocalHttpApi(**options, port=self.api_port)
+        except OSError:
+            if self._api_port_given:
+                raise
+            # the default (the endpoint's port + 1) is taken: any free port, the banner says which
+            self.http_api = LocalHttpApi(**options, port=0)
+        self.api_port = self.http_api.port
+        self.http_api.start()
+
+    @property
+    def api_url(self) -> str | None:
+        """The local HTTP API's base URL (None before :meth:`start` or without an HTTP API)."""
+        return None if self.http_api is None else str(self.http_api.url)
 
     def publish_clock(self) -> None:
         """Put the simulated clock on the stack (tag ``missed-checks:clock``), where the
@@ -135,6 +171,9 @@ class LocalServer:
     def stop(self) -> None:
         from moto.core.config import default_user_config  # deferred: moto is a dev dependency and slow to import
 
+        if self.http_api is not None:
+            self.http_api.stop()
+            self.http_api = None
         if self.runtime is not None:
             self.runtime.close()
             self.runtime = None

@@ -4,7 +4,7 @@ windows and its schedule)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -14,6 +14,7 @@ from missed_checks.checklist import Checklist, validate_checklist_id
 from missed_checks.equipment import Assignment
 from missed_checks.errors import InvalidInput
 from missed_checks.performed_check import PerformedCheck
+from missed_checks.recording import Problem, Recorded, Row, record_checks, refusals
 from missed_checks.recurrence import OccurrenceWindow, Recurrence, parse_recurrence
 from missed_checks.schedule_expression import schedule_for
 from missed_checks.timefmt import to_utc_iso
@@ -158,23 +159,22 @@ def equipment_of(target: StackTarget, checklist_id: str) -> tuple[Checklist, lis
     return checklist, sorted(table.assignments(checklist.checklist_id), key=lambda a: a.equipment_id)
 
 
-# -- performed checks ---------------------------------------------------------------------------------
-def record_check(target: StackTarget, check: PerformedCheck, now: datetime) -> None:
+# -- performed checks (through the record-a-check use case, missed_checks.recording) -------------------
+def record_check(target: StackTarget, check: PerformedCheck, now: datetime, recorded_by: str) -> Recorded:
+    """Record one performed check; :class:`NotFound` when its checklist does not exist, else
+    :class:`missed_checks.recording.ChecksRefused` naming the field (nothing written)."""
     table = target.table()
     require_checklist(table, check.checklist_id)
-    table.record_performed_check(check, now)
+    return record_checks(table, [Row(check)], now=now, recorded_by=recorded_by)
 
 
-def import_checks(target: StackTarget, checks: Sequence[PerformedCheck], checklist_ids: Iterable[str],
-                  now: datetime, progress: Callable[[int], None] | None = None) -> int:
-    """Write performed checks in chunks (every checklist must exist); returns how many were written."""
-    table = target.table()
-    for checklist_id in checklist_ids:
-        require_checklist(table, checklist_id)
-    written = 0
-    for offset in range(0, len(checks), CHUNK):
-        chunk = checks[offset:offset + CHUNK]
-        written += table.record_performed_checks(chunk, now)
-        if progress:
-            progress(len(chunk))
-    return written
+def refused_checks(target: StackTarget, rows: Sequence[Row], now: datetime) -> list[Problem]:
+    """Why each of ``rows`` would be refused (nothing written): to name them with a file's unreadable rows."""
+    return refusals(target.table(), rows, now) if rows else []
+
+
+def import_checks(target: StackTarget, rows: Sequence[Row], now: datetime, recorded_by: str,
+                  progress: Callable[[int], None] | None = None) -> Recorded:
+    """Write performed checks in chunks once every row passed (every refused row is named in
+    :class:`missed_checks.recording.ChecksRefused` and nothing is written)."""
+    return record_checks(target.table(), rows, now=now, recorded_by=recorded_by, progress=progress)

@@ -6,7 +6,7 @@ import csv
 import io
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ from missed_checks.checklist import validate_checklist_id
 from missed_checks.equipment import validate_equipment_id
 from missed_checks.errors import InvalidInput
 from missed_checks.performed_check import PerformedCheck
+from missed_checks.recording import Row
 from missed_checks.timefmt import parse_instant, to_utc_iso
 
 CHECKLIST_FIELDS = ("id", "name", "recurrence", "timezone", "window", "grace", "closed_on")
@@ -142,10 +143,27 @@ class CsvChecks:
     """Without duplicates (the same checklist, equipment and instant twice)."""
     checklist_ids: list[str]
     rows: int
+    lines: list[int] = field(default_factory=list)
+    """The line of each of ``checks`` (its first, when a row was repeated)."""
+    errors: list[tuple[int, str]] = field(default_factory=list)
+    """(line, what is wrong) of the rows that could not be read: the caller names them, with the
+    rows the rules refuse (:func:`missed_checks.recording.refusals`), before writing anything."""
+
+    def labelled(self) -> list[Row]:
+        """The checks labelled with their line, for :func:`missed_checks.recording.record_checks`."""
+        return [Row(check, f"line {line}") for check, line in zip(self.checks, self.lines, strict=True)]
+
+
+def bad_rows(path: str, errors: Sequence[str]) -> InvalidInput:
+    """One error naming the file's bad rows (the first :data:`MAX_REPORTED_ERRORS`, and how many more)."""
+    more = f" (and {len(errors) - MAX_REPORTED_ERRORS} more)" if len(errors) > MAX_REPORTED_ERRORS else ""
+    return InvalidInput("file", f"{path}: nothing written, {len(errors)} bad row(s){more}:\n  "
+                        + "\n  ".join(errors[:MAX_REPORTED_ERRORS]))
 
 
 def performed_checks_csv(path: str) -> CsvChecks:
-    """Every row validated before anything is written; errors name the line."""
+    """Every row read, the unreadable ones in ``errors`` by line (a file without a needed column or
+    without rows raises)."""
     rows = csv.reader(io.StringIO(read_text(path, "file")))
     header = [name.strip().lower() for name in next(rows, [])]
     columns: dict[str, int] = {}
@@ -156,7 +174,8 @@ def performed_checks_csv(path: str) -> CsvChecks:
                                        f"{', '.join(CSV_COLUMNS)}; got {', '.join(header) or 'nothing'})")
         columns[column] = found[0]
     checks: list[PerformedCheck] = []
-    errors: list[str] = []
+    lines: list[int] = []
+    errors: list[tuple[int, str]] = []
     for number, row in enumerate(rows, 2):
         if not any(cell.strip() for cell in row):
             continue
@@ -167,13 +186,13 @@ def performed_checks_csv(path: str) -> CsvChecks:
                 validate_equipment_id(values["equipment_id"], "equipment_id"),
                 parse_instant(values["performed_at"], "performed_at"),
             ))
+            lines.append(number)
         except InvalidInput as error:
-            errors.append(f"line {number}: {error}")
-    if errors:
-        more = f" (and {len(errors) - MAX_REPORTED_ERRORS} more)" if len(errors) > MAX_REPORTED_ERRORS else ""
-        raise InvalidInput("file", f"{path}: nothing written, {len(errors)} bad row(s){more}:\n  "
-                           + "\n  ".join(errors[:MAX_REPORTED_ERRORS]))
-    if not checks:
+            errors.append((number, f"line {number}: {error}"))
+    if not checks and not errors:
         raise InvalidInput("file", f"{path}: no rows")
-    unique = {(c.checklist_id, c.equipment_id, to_utc_iso(c.performed_at)): c for c in checks}
-    return CsvChecks(list(unique.values()), sorted({c.checklist_id for c in checks}), rows=len(checks))
+    unique: dict[tuple[str, str, str], tuple[PerformedCheck, int]] = {}
+    for check, line in zip(checks, lines, strict=True):
+        unique.setdefault((check.checklist_id, check.equipment_id, to_utc_iso(check.performed_at)), (check, line))
+    return CsvChecks([c for c, _ in unique.values()], sorted({c.checklist_id for c in checks}),
+                     rows=len(checks) + len(errors), lines=[line for _, line in unique.values()], errors=errors)

@@ -33,6 +33,9 @@ LOCAL_SERVE_PORT = 5000
 """``missed-checks local serve``'s default port."""
 LOCAL_ENDPOINT = f"http://127.0.0.1:{LOCAL_SERVE_PORT}"
 """Where ``missed-checks local serve`` answers by default."""
+# the stack's HTTP API under local serve (issue #19): its own port, next to the AWS endpoint's
+LOCAL_API_PORT = LOCAL_SERVE_PORT + 1
+LOCAL_API_URL = f"http://127.0.0.1:{LOCAL_API_PORT}"
 STACK_ENV = "MISSED_CHECKS_STACK"
 CLOCK_TAG = "missed-checks:clock"
 """The stack tag under which ``missed-checks local serve`` publishes its simulated clock

@@ -134,6 +134,8 @@ def test_equipment_assign_and_unassign_many_ids_and_from_a_file(runtime: LocalRu
 def test_check_record_and_csv_import(runtime: LocalRuntime, cli: Cli, tmp_path) -> None:
     put_forklift(cli)
     table = runtime.stack.client("dynamodb")
+    cli.ok("equipment", "assign", "--checklist", "forklift-daily", *(f"FL-{n:03d}" for n in range(100)),
+           "FL-1", "FL-2", "FL-9", "--at", "2026-01-01T00:00:00Z")
     recorded = cli.ok("check", "record", "--checklist", "forklift-daily", "--equipment", "FL-1",
                       "--at", "2026-02-27T07:12:00+01:00")
     assert recorded["performed_at"] == "2026-02-27T06:12:00Z"
@@ -166,6 +168,30 @@ def test_check_record_and_csv_import(runtime: LocalRuntime, cli: Cli, tmp_path) 
     assert result.code == 2 and "line 3" in result.err
     assert len(ChecklistTable(runtime.stack.table_name, table).performed_checks_of_checklist(
         "forklift-daily", base, START)) == 401  # nothing of the broken file was written
+    # every row whose equipment is not assigned at performed_at (or whose checklist is unknown) is
+    # named, and nothing of the file is written (#23 item 5)
+    unassigned = tmp_path / "unassigned.csv"
+    unassigned.write_text("checklist_id,equipment_id,performed_at\nforklift-daily,FL-9,2026-02-03T06:00:00Z\n"
+                          "forklift-daily,FL-TYPO,2026-02-03T06:00:00Z\nforklift-daily,FL-9,2025-12-31T06:00:00Z\n"
+                          "nope,FL-9,2026-02-03T06:00:00Z\n", encoding="utf-8")
+    refused = cli("check", "import", str(unassigned))
+    assert refused.code == 2 and "3 bad row(s)" in refused.err
+    assert "line 3: equipment_id: equipment 'FL-TYPO' was never assigned" in refused.err
+    assert "line 4: equipment_id: equipment 'FL-9' was not assigned at 2025-12-31T06:00:00Z" in refused.err
+    assert "line 5: checklist_id: checklist 'nope' does not exist" in refused.err
+    assert len(ChecklistTable(runtime.stack.table_name, table).performed_checks_of_checklist(
+        "forklift-daily", datetime(2025, 1, 1, tzinfo=UTC), START)) == 401
+    both = tmp_path / "both.csv"  # an unreadable row and a refused one: both named, nothing written
+    both.write_text("checklist_id,equipment_id,performed_at\nforklift-daily,FL-9,2026-02-03T07:00:00\n"
+                    "forklift-daily,FL-TYPO,2026-02-03T06:00:00Z\nforklift-daily,FL-9,2026-02-04T06:00:00Z\n",
+                    encoding="utf-8")
+    refused = cli("check", "import", str(both))
+    assert refused.code == 2 and "2 bad row(s)" in refused.err
+    assert refused.err.index("line 2: performed_at") < refused.err.index("line 3: equipment_id: equipment 'FL-TYPO'")
+    assert len(ChecklistTable(runtime.stack.table_name, table).performed_checks_of_checklist(
+        "forklift-daily", datetime(2025, 1, 1, tzinfo=UTC), START)) == 401
+    typo = cli("check", "record", "--checklist", "forklift-daily", "--equipment", "FL-TYPO")
+    assert typo.code == 2 and "equipment 'FL-TYPO' was never assigned to checklist 'forklift-daily'" in typo.err
     no_column = tmp_path / "nocol.csv"
     no_column.write_text("checklist,when\nforklift-daily,2026-02-02T06:00:00Z\n", encoding="utf-8")
     assert cli("check", "import", str(no_column)).code == 2

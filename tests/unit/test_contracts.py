@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aws_lambda_powertools.utilities.data_classes import DynamoDBStreamEvent
+from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEventV2, DynamoDBStreamEvent
 
 from missed_checks import contracts, dead_letters
 from missed_checks.contracts import (
@@ -30,6 +30,7 @@ from missed_checks.dead_letters import (
     ScheduleSyncLetter,
 )
 from missed_checks.errors import InvalidInput
+from missed_checks.recording import check_from
 from missed_checks.schedule import TARGET_INPUT_TEMPLATE
 from missed_checks_local.cloudformation.deploy import load_sam_template
 from missed_checks_ops import dlq, target
@@ -55,6 +56,7 @@ SAMPLES = {
     "record_missed_checks.json": RecordMissedChecksInput,
     "close_window.json": CloseWindowInput,
     "schedule_sync.json": DynamoDBStreamEvent,  # Lambda's own event: Powertools' data class
+    "api_record_check.json": APIGatewayProxyEventV2,  # API Gateway's payload 2.0 (HTTP API, issue #19)
 }
 WINDOW = {"start": "2026-03-02T06:00:00+01:00", "end": "2026-03-02T14:00:00+01:00",
           "evaluate_at": "2026-03-02T14:30:00+01:00"}
@@ -122,6 +124,10 @@ def test_every_sample_event_validates_against_its_model(sample: str) -> None:
     if SAMPLES[sample] is DynamoDBStreamEvent:
         records = list(DynamoDBStreamEvent(event).records)
         assert records and all(r.dynamodb and r.dynamodb.keys["pk"].startswith("CHECKLIST#") for r in records)
+    elif SAMPLES[sample] is APIGatewayProxyEventV2:  # the body is a check, the caller an IAM principal
+        request = APIGatewayProxyEventV2(event)
+        assert request.version == "2.0" and request.request_context.authorizer.iam.user_arn
+        check_from(request.json_body)
     else:
         parse(SAMPLES[sample], event)
 

@@ -31,6 +31,8 @@ registered here, and nothing else is restated:
 - ``AWS::IAM::Role``: moto's model drops ``ManagedPolicyArns`` (SAM gives a function's generated
   role AWS managed policies such as ``AWSLambdaDynamoDBExecutionRole``); :mod:`~missed_checks_local.moto_patches`
   attaches them.
+- ``AWS::ApiGatewayV2::Api`` and ``AWS::ApiGatewayV2::Stage`` (the HTTP API, issue #19): no model;
+  :mod:`.http_api` creates them through moto's API Gateway v2 backend.
 
 One service fix rides along: moto's Scheduler ``CreateSchedule`` in a missing group raises a bare
 ``KeyError`` (an HTTP 500 that SDK clients retry for minutes); AWS answers
@@ -62,6 +64,7 @@ from moto.sqs.models import sqs_backends
 from moto.stepfunctions.responses import get_backend as stepfunctions_backend
 
 from missed_checks.errors import MissedChecksError
+from missed_checks_local.cloudformation import http_api  # noqa: F401 - HTTP API shims (issue #19) register by import
 
 __all__ = [
     "ARTIFACTS_BUCKET",

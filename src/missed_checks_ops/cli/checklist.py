@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import getpass
 import sys
 from datetime import date, timedelta
 from typing import Any
@@ -12,9 +13,11 @@ from rich.table import Table
 from missed_checks import clock
 from missed_checks.checklist import Checklist, validate_checklist_id
 from missed_checks.closure_calendar import validate_closed_on
+from missed_checks.equipment import validate_equipment_id
 from missed_checks.errors import InvalidInput
 from missed_checks.notification import NotifySettings
 from missed_checks.performed_check import PerformedCheck
+from missed_checks.recording import ChecksRefused
 from missed_checks.timefmt import to_utc_iso
 from missed_checks_ops.calendars import closures_of_specs
 from missed_checks_ops.checklists import (
@@ -28,6 +31,7 @@ from missed_checks_ops.checklists import (
     preview,
     put_checklist,
     record_check,
+    refused_checks,
     resume_checklist,
     validate_rule,
 )
@@ -45,10 +49,14 @@ from missed_checks_ops.cli.common import (
     target_of,
 )
 from missed_checks_ops.cli.out_of_service import register as register_out_of_service  # issue #23 item 1
-from missed_checks_ops.inputs import checklist_specs, equipment_ids, performed_checks_csv, within_item_size
+from missed_checks_ops.inputs import (
+    bad_rows,
+    checklist_specs,
+    equipment_ids,
+    performed_checks_csv,
+    within_item_size,
+)
 from missed_checks_ops.target import LOCAL_ENDPOINT
-
-FUTURE_TOLERANCE = timedelta(minutes=5)
 
 
 def register(subparsers: Any) -> None:
@@ -362,8 +370,11 @@ def _register_equipment(subparsers: Any) -> None:
             description=f"{verb} equipment {'to' if name == 'assign' else 'from'} a checklist, from --at (default "
                         "now) on. Ids come as arguments and/or from a file (one per line, or the first CSV column; "
                         "- reads standard input).",
-            examples=f"  missed-checks equipment {name} --checklist forklift-daily FL-001 FL-002 --stack mc\n"
-                     f"  missed-checks equipment {name} --checklist forklift-daily --file fleet.txt --stack mc",
+            # assigned from 1 March and FL-001 kept: the check examples below are of assigned equipment
+            examples=(f"  missed-checks equipment {name} --checklist forklift-daily "
+                      + ("FL-001 FL-002 --at 2026-03-01T00:00:00+01:00" if name == "assign" else "FL-002")
+                      + " --stack mc\n"
+                      f"  missed-checks equipment {name} --checklist forklift-daily --file fleet.txt --stack mc"),
             handler=equipment_change, formats=RESULT_FORMATS)
         command.add_argument("equipment", nargs="*", metavar="EQUIPMENT")
         command.add_argument("--checklist", required=True, metavar="ID")
@@ -417,7 +428,9 @@ def _register_check(subparsers: Any) -> None:
                       description="Performed checks: on time inside the window, late inside the grace period.")
     record = add_command(
         group, "record", help="record one performed check",
-        description="Record that a check was performed (recording the same instant twice keeps one).",
+        description="Record that a check was performed (recording the same instant twice keeps one). "
+                    "Refused when the equipment is not assigned to the checklist at that instant, or the "
+                    "instant is more than 5 minutes ahead of now.",
         examples="  missed-checks check record --checklist forklift-daily --equipment FL-001 --stack missed-checks\n"
                  "  missed-checks check record --checklist forklift-daily --equipment FL-001 "
                  "--at 2026-03-02T07:12:00+01:00 --format json --stack missed-checks",
@@ -425,30 +438,39 @@ def _register_check(subparsers: Any) -> None:
     record.add_argument("--checklist", required=True, metavar="ID")
     record.add_argument("--equipment", required=True, metavar="EQUIPMENT")
     record.add_argument("--at", metavar="INSTANT", help="when it was performed (default now)")
+    record.add_argument("--by", metavar="WHO", help="who records it (default cli:<login name>)")
     imported = add_command(
         group, "import", help="import performed checks from a CSV file (batch writes)",
         description="Import performed checks from CSV with a header: checklist_id,equipment_id,performed_at "
-                    "(instants with an offset). Every row is checked before anything is written.",
+                    "(instants with an offset). Every row is checked before anything is written (each piece of "
+                    "equipment must be assigned to its checklist at performed_at); every bad row is named.",
         examples="  missed-checks check import checks.csv --stack missed-checks\n"
-                 "  printf 'checklist_id,equipment_id,performed_at\\nforklift-daily,FL-1,2026-03-02T06:40:00Z\\n' \\\n"
+                 "  printf 'checklist_id,equipment_id,performed_at\\n"
+                 "forklift-daily,FL-001,2026-03-02T06:40:00Z\\n' \\\n"
                  f"      | missed-checks check import - --endpoint {LOCAL_ENDPOINT}",
         handler=check_import, formats=RESULT_FORMATS)
     imported.add_argument("path", metavar="FILE.csv", help="CSV file, or - for standard input")
+    imported.add_argument("--by", metavar="WHO", help="who records them (default cli:<login name>)")
 
 
-def _not_in_future(check: PerformedCheck, now: Any) -> None:
-    if check.performed_at > now + FUTURE_TOLERANCE:
-        raise InvalidInput("at", f"{to_utc_iso(check.performed_at)} is in the future (now is {to_utc_iso(now)})")
+def _recorded_by(args: argparse.Namespace) -> str:
+    """Who records: ``--by``, else ``cli:<login name>`` (kept on every performed check written)."""
+    if args.by:
+        return str(args.by)
+    try:
+        return f"cli:{getpass.getuser()}"
+    except (OSError, KeyError):  # no login name (a container without a passwd entry or USER)
+        return "cli:unknown"
 
 
 def check_record(args: argparse.Namespace) -> int:
     now = clock.now()
-    check = PerformedCheck(validate_checklist_id(args.checklist, "checklist"), args.equipment,
-                           instant_arg(args.at, "at"))
-    _not_in_future(check, now)
-    record_check(target_of(args), check, now)
+    check = PerformedCheck(validate_checklist_id(args.checklist, "checklist"),
+                           validate_equipment_id(args.equipment, "equipment"), instant_arg(args.at, "at"))
+    recorded = record_check(target_of(args), check, now, _recorded_by(args))
     document = {"checklist_id": check.checklist_id, "equipment_id": check.equipment_id,
-                "performed_at": to_utc_iso(check.performed_at), "recorded_at": to_utc_iso(now)}
+                "performed_at": to_utc_iso(check.performed_at), "recorded_at": to_utc_iso(recorded.recorded_at),
+                "recorded_by": recorded.recorded_by}
     out: Output = args.out
     if out.format == "json":
         out.json(document)
@@ -460,12 +482,18 @@ def check_record(args: argparse.Namespace) -> int:
 def check_import(args: argparse.Namespace) -> int:
     parsed = performed_checks_csv(args.path)
     now = clock.now()
-    for check in parsed.checks:
-        _not_in_future(check, now)
     target = target_of(args)
+    if parsed.errors:  # every bad row at once: the unreadable ones and those the rules refuse
+        line_of = {f"line {line}": line for line in parsed.lines}
+        found = [*parsed.errors, *((line_of[str(p.row)], str(p))
+                                   for p in refused_checks(target, parsed.labelled(), now))]
+        raise bad_rows(args.path, [text for _, text in sorted(found)])
     labels = [f"{c.checklist_id}/{c.equipment_id}@{to_utc_iso(c.performed_at)}" for c in parsed.checks]
-    with bulk_progress("importing performed checks", "performed checks", labels) as advance:
-        written = import_checks(target, parsed.checks, parsed.checklist_ids, now, progress=advance)
+    try:
+        with bulk_progress("importing performed checks", "performed checks", labels) as advance:
+            written = import_checks(target, parsed.labelled(), now, _recorded_by(args), progress=advance).written
+    except ChecksRefused as refused:  # every bad row, nothing written
+        raise bad_rows(args.path, [str(problem) for problem in refused.problems]) from None
     document = {"rows": parsed.rows, "written": written, "checklists": parsed.checklist_ids}
     out: Output = args.out
     if out.format == "json":

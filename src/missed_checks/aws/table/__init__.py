@@ -9,6 +9,7 @@ same items (see README "Data model"). One module per kind of item, over one low-
 * :mod:`.performed_checks`: performed checks;
 * :mod:`.windows`: judged windows (the evaluation's claim and announcement) and missed checks;
 * :mod:`.out_of_service`: out-of-service periods of equipment.
+* :mod:`.client_requests`: the HTTP API's idempotency keys.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from missed_checks.aws.table.base import (
     raise_transient,
     serialize,
 )
+from missed_checks.aws.table.client_requests import ClientRequestItems  # the HTTP API's idempotency keys (#19)
 from missed_checks.aws.table.out_of_service import OutOfServiceItems
 from missed_checks.aws.table.performed_checks import PerformedCheckItems
 from missed_checks.aws.table.windows import WindowItems
@@ -37,7 +39,7 @@ __all__ = ["THROTTLING_CODES", "ChecklistTable", "Conflict", "NotFound", "Window
            "raise_transient", "serialize"]
 
 
-class ChecklistTable(AssignmentItems, PerformedCheckItems, WindowItems, OutOfServiceItems):
+class ChecklistTable(AssignmentItems, PerformedCheckItems, WindowItems, OutOfServiceItems, ClientRequestItems):
     """Typed access to every kind of item of the table (the evaluation's
     :class:`missed_checks.ports.EvaluationStore`)."""
 

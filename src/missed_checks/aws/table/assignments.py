@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -121,6 +121,15 @@ class AssignmentItems(ChecklistItems):
                                                  ":prefix": keys.ASSIGNMENT_INDEX_PREFIX}),
         )
         return [_assignment(str(item["checklist_id"]), item) for item in items]
+
+    # -- recording performed checks (issue #19): is the equipment assigned? ----------------------
+    def assignments_of_pairs(self, pairs: Collection[tuple[str, str]]) -> dict[tuple[str, str], Assignment]:
+        """The assignments of these (checklist, equipment) pairs that exist: BatchGetItem by key, strongly
+        consistent (equipment assigned a moment ago counts)."""
+        wanted = [keys.assignment_key(c, shard_of(e), e) for c, e in sorted(pairs)]
+        return {(a.checklist_id, a.equipment_id): a
+                for a in (_assignment(str(item["checklist_id"]), item)
+                          for item in self.batch_get(wanted, consistent=True))}
 
 
 def _assignment(checklist_id: str, item: Mapping[str, Any]) -> Assignment:

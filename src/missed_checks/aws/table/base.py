@@ -139,12 +139,14 @@ class TableClient(ServiceAdapter):
             if progress is not None:
                 progress(len(chunk))
 
-    def batch_get(self, item_keys: Sequence[Mapping[str, str]]) -> list[dict[str, Any]]:
-        """BatchGetItem in chunks of 100 (eventually consistent), retrying UnprocessedKeys with backoff."""
+    def batch_get(self, item_keys: Sequence[Mapping[str, str]], consistent: bool = False) -> list[dict[str, Any]]:
+        """BatchGetItem in chunks of 100 (eventually consistent unless ``consistent``), retrying
+        UnprocessedKeys with backoff."""
         found: list[dict[str, Any]] = []
         for offset in range(0, len(item_keys), 100):
             found += self._batch("batch_get_item", "UnprocessedKeys",
-                                 {self.name: {"Keys": [serialize(k) for k in item_keys[offset : offset + 100]]}})
+                                 {self.name: {"Keys": [serialize(k) for k in item_keys[offset : offset + 100]],
+                                              "ConsistentRead": consistent}})
         return found
 
     def _batch(self, operation: str, unprocessed: str, pending: Any) -> list[dict[str, Any]]:

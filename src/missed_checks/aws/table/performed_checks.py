@@ -16,7 +16,8 @@ from missed_checks.timefmt import parse_instant, to_utc_iso
 
 class PerformedCheckItems(TableClient):
     @staticmethod
-    def performed_check_item(check: PerformedCheck, recorded_at: datetime) -> dict[str, Any]:
+    def performed_check_item(check: PerformedCheck, recorded_at: datetime,
+                             recorded_by: str | None = None) -> dict[str, Any]:
         validate_checklist_id(check.checklist_id, "checklist")
         validate_equipment_id(check.equipment_id)
         at = to_utc_iso(check.performed_at)
@@ -29,16 +30,18 @@ class PerformedCheckItems(TableClient):
             "equipment_id": check.equipment_id,
             "performed_at": at,
             "recorded_at": to_utc_iso(recorded_at),
+            "recorded_by": recorded_by,  # who recorded it (the API caller's identity; None: not kept)
         }
 
     def record_performed_check(self, check: PerformedCheck, recorded_at: datetime) -> None:
         """Record a performed check; recording the same (checklist, equipment, instant) twice keeps one."""
         self.record_performed_checks([check], recorded_at)
 
-    def record_performed_checks(self, checks: Iterable[PerformedCheck], recorded_at: datetime) -> int:
+    def record_performed_checks(self, checks: Iterable[PerformedCheck], recorded_at: datetime,
+                                recorded_by: str | None = None) -> int:
         items = {}
         for check in checks:
-            item = self.performed_check_item(check, recorded_at)
+            item = self.performed_check_item(check, recorded_at, recorded_by)
             items[(item["pk"], item["sk"])] = item  # BatchWriteItem rejects duplicate keys in one call
         self.batch_write([{"PutRequest": {"Item": serialize(item)}} for item in items.values()])
         return len(items)

@@ -1,0 +1,62 @@
+"""HTTP API, record routes: ``POST /checks`` (one performed check) and ``POST /checks/batch``.
+
+Thin: the body is read here, the rules are :mod:`missed_checks.recording`'s (every row validated
+before any write, the equipment assigned at ``performed_at``, a client ``Idempotency-Key`` so a
+retry never records twice); the caller's identity (SigV4 or JWT) is ``recorded_by``.
+"""
+
+from __future__ import annotations
+
+from http import HTTPStatus
+from typing import Any
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from missed_checks import clock, http_api
+from missed_checks.aws import settings
+from missed_checks.aws.observability import lambda_handler, metrics
+from missed_checks.aws.table import ChecklistTable, Conflict, NotFound
+from missed_checks.errors import InvalidInput, describe
+from missed_checks.recording import Recorded, Row, check_from, record_checks, rows_from
+
+app = APIGatewayHttpResolver()
+http_api.install_problems(app, not_found_errors=(NotFound,), conflict_errors=(Conflict,))
+
+
+def table() -> ChecklistTable:
+    """The stack's table (its client is the process's shared one: created once per environment)."""
+    return ChecklistTable(settings.required("TABLE_NAME"))
+
+
+def _record(rows: list[Row]) -> Response[Any]:
+    key = app.current_event.headers.get("idempotency-key")
+    recorded: Recorded = record_checks(table(), rows, now=clock.now(),
+                                       recorded_by=http_api.caller_identity(app.current_event.raw_event),
+                                       idempotency_key=key)
+    metrics.add_metric(name="ChecksRecorded", unit=MetricUnit.Count, value=0 if recorded.replayed else recorded.written)
+    return Response(status_code=HTTPStatus.OK if recorded.replayed else HTTPStatus.CREATED,
+                    content_type="application/json", body=recorded.to_dict())
+
+
+@app.post("/checks")
+def record_one() -> Response[Any]:
+    return _record([Row(check_from(http_api.json_body(app)))])
+
+
+@app.post("/checks/batch")
+def record_batch() -> Response[Any]:
+    body = http_api.json_body(app)
+    if not isinstance(body, dict) or set(body) != {"checks"}:
+        raise InvalidInput("body", f"is {describe(body)}: send an object with one field, checks (a list)")
+    checks = body["checks"]
+    if isinstance(checks, list) and len(checks) > http_api.MAX_BATCH:
+        raise http_api.TooLarge("checks", f"{len(checks)} checks in one request: send at most "
+                                          f"{http_api.MAX_BATCH} per batch")
+    return _record(rows_from(checks))
+
+
+@lambda_handler
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return app.resolve(event, context)

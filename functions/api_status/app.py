@@ -1,0 +1,42 @@
+"""HTTP API, status route: ``GET /equipment/{equipment_id}/status``, the equipment's current or next
+window on every checklist it is assigned to, done / undone / due by, and its open run of misses
+(:mod:`missed_checks.equipment_status`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from missed_checks import clock, http_api
+from missed_checks.aws import settings
+from missed_checks.aws.observability import lambda_handler
+from missed_checks.aws.table import ChecklistTable, NotFound
+from missed_checks.equipment import validate_equipment_id
+from missed_checks.equipment_status import status_of
+from missed_checks.timefmt import to_utc_iso
+
+app = APIGatewayHttpResolver()
+http_api.install_problems(app, not_found_errors=(NotFound,))
+
+
+def table() -> ChecklistTable:
+    """The stack's table (its client is the process's shared one: created once per environment)."""
+    return ChecklistTable(settings.required("TABLE_NAME"))
+
+
+@app.get("/equipment/<equipment_id>/status")
+def equipment_status(equipment_id: str) -> dict[str, Any]:
+    equipment_id = validate_equipment_id(equipment_id, "equipment_id")
+    now = clock.now()
+    statuses = status_of(table(), equipment_id, now)
+    if not statuses:
+        raise NotFound(f"equipment {equipment_id!r} is not assigned to any checklist now: check the id "
+                       "(equipment list --checklist ...)")
+    return {"equipment_id": equipment_id, "now": to_utc_iso(now), "checklists": [s.to_dict() for s in statuses]}
+
+
+@lambda_handler
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return app.resolve(event, context)

@@ -1,0 +1,277 @@
+"""Recording performed checks: the one use case every writer goes through (the HTTP API's record
+routes, the command line's ``check record`` and ``check import``).
+
+A performed check is refused, with every problem named before anything is written, when:
+
+* an id breaks its alphabet (:func:`missed_checks.checklist.validate_checklist_id`,
+  :func:`missed_checks.equipment.validate_equipment_id`);
+* ``performed_at`` is not an ISO 8601 instant with an offset, or lies more than
+  :data:`MAX_FUTURE_SKEW` after now (a device's clock may run a little ahead; a check cannot have
+  been performed in the future);
+* the checklist does not exist;
+* the equipment is not assigned to the checklist at ``performed_at`` (a typo in an id would
+  otherwise go unnoticed while the real unit is marked missed).
+
+A batch is all or nothing on validation. With a client idempotency key, the request's checks are
+fingerprinted; once they pass validation a (caller, key) item is claimed in a conditional write
+before the checks are written (a refused request claims nothing, so its corrected body may reuse
+the key): a retry with the same key and the same checks writes the same items again, with the same
+``recorded_at`` (they are keyed by checklist, equipment and instant, so nothing is recorded
+twice) and answers as the first attempt did; the same key with other checks is
+:class:`IdempotencyConflict`. No AWS call here: the store is a :class:`missed_checks.ports.RecordingStore`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from missed_checks.checklist import validate_checklist_id
+from missed_checks.equipment import validate_equipment_id
+from missed_checks.errors import InvalidInput, MissedChecksError, describe, matching
+from missed_checks.performed_check import PerformedCheck
+from missed_checks.ports import ClientRequest, RecordingStore
+from missed_checks.timefmt import parse_instant, to_utc_iso
+
+MAX_FUTURE_SKEW = timedelta(minutes=5)
+"""How far after now a ``performed_at`` may lie (clocks of phones and tablets drift a little)."""
+
+WRITE_CHUNK = 500
+"""Checks written per call to the store (and per progress step)."""
+
+CHECK_FIELDS = ("checklist_id", "equipment_id", "performed_at")
+
+_IDEMPOTENCY_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
+
+
+class Refusal:
+    """Kinds of :class:`Problem`: what a client must change."""
+
+    INVALID = "invalid"
+    """A value is malformed (an id outside its alphabet, an instant without an offset)."""
+    IN_FUTURE = "in_future"
+    UNKNOWN_CHECKLIST = "unknown_checklist"
+    NOT_ASSIGNED = "not_assigned"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One reason a check is refused: the row (None for a single check), the field and what to do."""
+
+    field: str
+    detail: str
+    kind: str = Refusal.INVALID
+    row: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.row + ': ' if self.row else ''}{self.field}: {self.detail}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"row": self.row, "field": self.field, "kind": self.kind, "detail": self.detail}
+
+
+class ChecksRefused(InvalidInput):
+    """Nothing was written: every problem of every row is in ``problems``."""
+
+    def __init__(self, problems: Sequence[Problem]) -> None:
+        first = problems[0]
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        super().__init__(first.field if first.row is None else f"{first.row}.{first.field}",
+                         f"{first.detail}{more}")
+        self.problems = list(problems)
+
+
+class IdempotencyConflict(MissedChecksError):
+    """The idempotency key was used before for other checks: use a new key for a new request."""
+
+    def __init__(self, idempotency_key: str) -> None:
+        super().__init__(f"idempotency key {idempotency_key!r} was used for a different request; "
+                         "send a new key with a new request (the same key only to retry the same request)")
+        self.idempotency_key = idempotency_key
+
+
+@dataclass(frozen=True)
+class Row:
+    """A check to record and where it came from (``checks[2]``, ``line 5``; None for a single one)."""
+
+    check: PerformedCheck
+    label: str | None = None
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What a request recorded (or, ``replayed``, what its first attempt recorded)."""
+
+    checks: list[PerformedCheck]
+    written: int
+    """Distinct checks written (the same checklist, equipment and instant twice is one)."""
+    recorded_at: datetime
+    recorded_by: str
+    replayed: bool = False
+    idempotency_key: str | None = None
+
+    def to_dict(self, with_checks: bool = True) -> dict[str, Any]:
+        document: dict[str, Any] = {
+            "written": self.written, "recorded_at": to_utc_iso(self.recorded_at), "recorded_by": self.recorded_by,
+            "replayed": self.replayed, "idempotency_key": self.idempotency_key}
+        if with_checks:
+            document["checks"] = [check_document(c) for c in self.checks]
+        return document
+
+
+def check_document(check: PerformedCheck) -> dict[str, str]:
+    return {"checklist_id": check.checklist_id, "equipment_id": check.equipment_id,
+            "performed_at": to_utc_iso(check.performed_at)}
+
+
+# -- reading checks from a client's document ------------------------------------------------------
+def check_from(values: object, label: str | None = None) -> PerformedCheck:
+    """One check from ``{"checklist_id", "equipment_id", "performed_at"}``; every bad field at once
+    in :class:`ChecksRefused`."""
+    problems: list[Problem] = []
+    check = _check_or_problems(values, label, problems)
+    if check is None:
+        raise ChecksRefused(problems)
+    return check
+
+
+def rows_from(values: object, name: str = "checks") -> list[Row]:
+    """A batch (a list of check documents), each labelled ``<name>[<index>]``; every bad field of
+    every row at once in :class:`ChecksRefused`."""
+    if not isinstance(values, list) or not values:
+        raise ChecksRefused([Problem(name, f"is {describe(values)}: give a non-empty list of checks, each "
+                                           f"with {', '.join(CHECK_FIELDS)}")])
+    problems: list[Problem] = []
+    rows = []
+    for index, value in enumerate(values):
+        label = f"{name}[{index}]"
+        check = _check_or_problems(value, label, problems)
+        if check is not None:
+            rows.append(Row(check, label))
+    if problems:
+        raise ChecksRefused(problems)
+    return rows
+
+
+def _check_or_problems(values: object, label: str | None, problems: list[Problem]) -> PerformedCheck | None:
+    if not isinstance(values, Mapping):
+        problems.append(Problem("check", f"is {describe(values)}: give an object with {', '.join(CHECK_FIELDS)}",
+                                row=label))
+        return None
+    found = len(problems)
+    unknown = sorted(str(k) for k in values if k not in CHECK_FIELDS)
+    if unknown:
+        problems.append(Problem(unknown[0], f"unknown field(s) {', '.join(unknown)}; a check has "
+                                            f"{', '.join(CHECK_FIELDS)}", row=label))
+    parsed: dict[str, Any] = {}
+    readers: dict[str, Callable[[Any, str], Any]] = {
+        "checklist_id": validate_checklist_id, "equipment_id": validate_equipment_id, "performed_at": parse_instant}
+    for name, read in readers.items():
+        if name not in values:
+            problems.append(Problem(name, "is missing", row=label))
+            continue
+        try:
+            parsed[name] = read(values[name], name)
+        except InvalidInput as error:
+            problems.append(Problem(name, error.message, row=label))
+    if len(problems) > found:
+        return None
+    return PerformedCheck(parsed["checklist_id"], parsed["equipment_id"], parsed["performed_at"])
+
+
+def validate_idempotency_key(key: object, field: str = "Idempotency-Key") -> str:
+    return matching(key, _IDEMPOTENCY_KEY, field,
+                    "idempotency key: use 1-128 letters, digits and . _ : -, starting with a letter or digit "
+                    "(a UUID fits)")
+
+
+def fingerprint(checks: Sequence[PerformedCheck]) -> str:
+    """The request's checks, as a hash (instants in UTC, order kept): two bodies that ask for the
+    same checks have the same fingerprint, however their offsets were written."""
+    canonical = json.dumps([check_document(c) for c in checks], separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+# -- the rules -------------------------------------------------------------------------------------
+def refusals(store: RecordingStore, rows: Sequence[Row], now: datetime) -> list[Problem]:
+    """Every reason the store would refuse these checks (empty when all may be written)."""
+    problems: list[Problem] = []
+    latest = now + MAX_FUTURE_SKEW
+    existing: dict[str, bool] = {}
+    for checklist_id in dict.fromkeys(row.check.checklist_id for row in rows):
+        existing[checklist_id] = store.get_checklist(checklist_id) is not None
+    pairs = {(r.check.checklist_id, r.check.equipment_id) for r in rows if existing[r.check.checklist_id]}
+    assignments = store.assignments_of_pairs(pairs) if pairs else {}
+    for row in rows:
+        check = row.check
+        at = to_utc_iso(check.performed_at)
+        if check.performed_at > latest:
+            problems.append(Problem(
+                "performed_at", f"{at} is in the future (now is {to_utc_iso(now)}; at most "
+                                f"{int(MAX_FUTURE_SKEW.total_seconds() // 60)} minutes ahead are accepted): "
+                                "send the instant the check was performed, with its offset",
+                Refusal.IN_FUTURE, row.label))
+        if not existing[check.checklist_id]:
+            problems.append(Problem("checklist_id", f"checklist {check.checklist_id!r} does not exist",
+                                    Refusal.UNKNOWN_CHECKLIST, row.label))
+            continue
+        assignment = assignments.get((check.checklist_id, check.equipment_id))
+        if assignment is None or not assignment.assigned_at_instant(check.performed_at):
+            when = "was never assigned to" if assignment is None else f"was not assigned at {at} to"
+            problems.append(Problem(
+                "equipment_id", f"equipment {check.equipment_id!r} {when} checklist {check.checklist_id!r}: "
+                                "check the id, or assign the equipment (equipment assign --at) first",
+                Refusal.NOT_ASSIGNED, row.label))
+    return problems
+
+
+def record_checks(store: RecordingStore, rows: Sequence[Row], *, now: datetime, recorded_by: str,
+                  idempotency_key: str | None = None,
+                  progress: Callable[[int], None] | None = None) -> Recorded:
+    """Validate every row, then write them all (:class:`ChecksRefused` and nothing written when one
+    is refused); with ``idempotency_key``, a retry of the same request answers as the first did
+    (``replayed``) and the same key for other checks is :class:`IdempotencyConflict`."""
+    checks = [row.check for row in rows]
+    if not checks:
+        raise ChecksRefused([Problem("checks", "no checks given")])
+    digest = ""
+    if idempotency_key is not None:
+        validate_idempotency_key(idempotency_key)
+        digest = fingerprint(checks)
+        earlier = store.client_request(recorded_by, idempotency_key)
+        if earlier is not None and (replay := _replay(earlier, digest, idempotency_key, checks, recorded_by)):
+            return replay
+    problems = refusals(store, rows, now)
+    if problems:  # nothing claimed: the key stays free for the corrected request
+        raise ChecksRefused(problems)
+    recorded_at = now
+    if idempotency_key is not None:
+        claim = store.claim_client_request(recorded_by, idempotency_key, digest, now)
+        if replay := _replay(claim, digest, idempotency_key, checks, recorded_by):
+            return replay
+        recorded_at = parse_instant(claim.recorded_at, "recorded_at")  # a retry of an unfinished attempt
+    written = 0
+    for offset in range(0, len(checks), WRITE_CHUNK):
+        chunk = checks[offset:offset + WRITE_CHUNK]
+        written += store.record_performed_checks(chunk, recorded_at, recorded_by)
+        if progress is not None:
+            progress(len(chunk))
+    if idempotency_key is not None:
+        store.finish_client_request(recorded_by, idempotency_key, written)
+    return Recorded(checks, written, recorded_at, recorded_by, idempotency_key=idempotency_key)
+
+
+def _replay(earlier: ClientRequest, digest: str, idempotency_key: str, checks: list[PerformedCheck],
+            recorded_by: str) -> Recorded | None:
+    """The first attempt's answer when it finished; :class:`IdempotencyConflict` for other checks."""
+    if earlier.fingerprint != digest:
+        raise IdempotencyConflict(idempotency_key)
+    if earlier.written is None:
+        return None
+    return Recorded(checks, earlier.written, parse_instant(earlier.recorded_at, "recorded_at"), recorded_by,
+                    replayed=True, idempotency_key=idempotency_key)

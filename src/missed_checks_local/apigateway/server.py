@@ -1,0 +1,177 @@
+"""An HTTP server answering the stack's HTTP API as API Gateway would (payload format 2.0, IAM auth)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from missed_checks_local.apigateway.routes import Route, match, read_routes
+from missed_checks_local.apigateway.sigv4 import Caller, Denied, KeyOwner, verify
+
+Invoke = Callable[[str, dict[str, Any]], Any]
+"""Run a function (by ARN) with an event; returns the emulator's Invocation (``result``, ``error``)."""
+
+MAX_PAYLOAD_BYTES = 10 * 1024 * 1024
+"""API Gateway HTTP APIs refuse larger request bodies (413)."""
+
+
+def key_owners(account_id: str, partition: str, local_key: str, local_secret: str) -> dict[str, KeyOwner]:
+    """Access key id -> its secret and owner: the local stack's own credentials (STS names their
+    caller ``user/moto``), and every active access key of a user of the local IAM."""
+    from moto.iam.models import iam_backends  # deferred: moto is a dev dependency and slow to import
+
+    owners = {local_key: KeyOwner(local_secret, f"arn:{partition}:sts::{account_id}:user/moto", "AKIAIOSFODNN7EXAMPLE")}
+    for user in list(iam_backends[account_id][partition].users.values()):
+        for key in user.access_keys:
+            if key.status == "Active":
+                owners[key.access_key_id] = KeyOwner(key.secret_access_key, user.arn, user.id)
+    return owners
+
+
+def http_api_event(route: Route, parameters: dict[str, str], method: str, raw_path: str, query: str,
+                   headers: dict[str, str], body: bytes, *, api_id: str, account_id: str, caller: Caller | None,
+                   source_ip: str) -> dict[str, Any]:
+    """The payload format 2.0 event API Gateway sends a Lambda proxy integration."""
+    now = datetime.now(UTC)
+    lower = {name.lower(): value for name, value in headers.items()}
+    text = None
+    encoded = False
+    if body:
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError:
+            text, encoded = base64.b64encode(body).decode("ascii"), True
+    query_parameters: dict[str, str] = {}
+    for name, value in parse_qsl(query, keep_blank_values=True):
+        query_parameters[name] = f"{query_parameters[name]},{value}" if name in query_parameters else value
+    request_context: dict[str, Any] = {
+        "accountId": account_id, "apiId": api_id, "domainName": lower.get("host", ""),
+        "domainPrefix": api_id, "http": {"method": method, "path": raw_path, "protocol": "HTTP/1.1",
+                                         "sourceIp": source_ip, "userAgent": lower.get("user-agent", "")},
+        "requestId": str(uuid.uuid4()), "routeKey": route.route_key, "stage": "$default",
+        "time": now.strftime("%d/%b/%Y:%H:%M:%S +0000"), "timeEpoch": int(now.timestamp() * 1000),
+    }
+    if caller is not None:
+        request_context["authorizer"] = {"iam": caller.to_event()}
+    event: dict[str, Any] = {
+        "version": "2.0", "routeKey": route.route_key, "rawPath": raw_path, "rawQueryString": query,
+        "headers": lower, "requestContext": request_context, "isBase64Encoded": encoded,
+    }
+    if query_parameters:
+        event["queryStringParameters"] = query_parameters
+    if parameters:
+        event["pathParameters"] = parameters
+    if text is not None:
+        event["body"] = text
+    if "cookie" in lower:
+        event["cookies"] = [c.strip() for c in lower["cookie"].split(";")]
+    return event
+
+
+def http_response(result: Any) -> tuple[int, dict[str, str], bytes]:
+    """Status, headers and body from what the function returned (payload format 2.0 rules: a dict
+    with ``statusCode`` is a response; anything else is a 200 JSON body)."""
+    if not isinstance(result, dict) or "statusCode" not in result:
+        return 200, {"content-type": "application/json"}, json.dumps(result).encode("utf-8")
+    headers = {str(k).lower(): str(v) for k, v in (result.get("headers") or {}).items()}
+    for name, values in (result.get("multiValueHeaders") or {}).items():
+        headers[str(name).lower()] = ",".join(str(v) for v in values)
+    body = result.get("body") or ""
+    raw = base64.b64decode(body) if result.get("isBase64Encoded") else str(body).encode("utf-8")
+    return int(result["statusCode"]), headers, raw
+
+
+class LocalHttpApi:
+    """The HTTP API of a provisioned local stack on ``host:port``; start it with :meth:`start`."""
+
+    def __init__(self, *, apigatewayv2: Any, api_id: str, invoke: Invoke, region: str, account_id: str,
+                 partition: str, local_key: str, local_secret: str, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.api_id, self.region, self.account_id, self.partition = api_id, region, account_id, partition
+        self.invoke = invoke
+        self._local = (local_key, local_secret)
+        self.routes = read_routes(apigatewayv2, api_id)
+        self._server = ThreadingHTTPServer((host, port), _handler_for(self))
+        self._server.daemon_threads = True
+        self.host, self.port = host, int(self._server.server_address[1])
+        self.url = f"http://{host}:{self.port}"
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._server.serve_forever, name="local-http-api", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def answer(self, method: str, target: str, headers: dict[str, str], body: bytes,
+               source_ip: str) -> tuple[int, dict[str, str], bytes]:
+        """API Gateway's answer to one request: 404 without a route, 403 when unsigned or badly
+        signed (IAM routes), 413 for a body over 10 MB, else the function's response (500 when it failed)."""
+        parts = urlsplit(target)
+        found = match(self.routes, method, parts.path)
+        if found is None:
+            return _message(404, "Not Found")
+        route, parameters = found
+        if len(body) > MAX_PAYLOAD_BYTES:
+            return _message(413, "Request Entity Too Large")
+        caller = None
+        if route.authorization == "AWS_IAM":
+            host = headers.get("Host") or headers.get("host") or f"{self.host}:{self.port}"
+            try:
+                caller = verify(method, f"http://{host}{target}", headers, body, region=self.region,
+                                account_id=self.account_id,
+                                owner_of=key_owners(self.account_id, self.partition, *self._local))
+            except Denied as denied:
+                return _message(403, str(denied))
+        elif route.authorization == "JWT":
+            return _message(401, "Unauthorized: the local HTTP API verifies SigV4 only; deploy without JwtIssuer")
+        event = http_api_event(route, parameters, method, parts.path, parts.query, headers, body, api_id=self.api_id,
+                               account_id=self.account_id, caller=caller, source_ip=source_ip)
+        invocation = self.invoke(route.function_arn, event)
+        if invocation.error is not None:
+            return _message(500, "Internal Server Error")
+        return http_response(invocation.result)
+
+
+def _message(status: int, message: str) -> tuple[int, dict[str, str], bytes]:
+    return status, {"content-type": "application/json"}, json.dumps({"message": message}).encode("utf-8")
+
+
+def _handler_for(api: LocalHttpApi) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def _serve(self) -> None:
+            started = time.perf_counter()
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else b""
+            headers = {name: value for name, value in self.headers.items()}
+            status, response_headers, payload = api.answer(self.command, self.path, headers, body,
+                                                           self.client_address[0])
+            self.send_response(status)
+            for name, value in response_headers.items():
+                if name not in ("content-length", "connection"):
+                    self.send_header(name, value)
+            self.send_header("Content-Length", str(len(payload)))
+            self.send_header("apigw-requestid", str(uuid.uuid4()))
+            self.send_header("x-local-latency-ms", f"{(time.perf_counter() - started) * 1000:.1f}")
+            self.end_headers()
+            self.wfile.write(payload)
+
+        do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _serve
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class names it so
+            return  # quiet: the functions' own logs go to the serve's log file
+
+    return Handler

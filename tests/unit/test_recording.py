@@ -1,0 +1,138 @@
+"""The record-a-check use case (missed_checks.recording) over the in-memory fake: validation of every
+row before anything is written, the assignment at performed_at, the future skew and the client
+idempotency key (a retry never records twice; the same key for other checks is a conflict)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from missed_checks.checklist import Checklist
+from missed_checks.equipment import Assignment
+from missed_checks.errors import InvalidInput
+from missed_checks.performed_check import PerformedCheck
+from missed_checks.recording import (
+    MAX_FUTURE_SKEW,
+    ChecksRefused,
+    IdempotencyConflict,
+    Refusal,
+    Row,
+    check_from,
+    record_checks,
+    rows_from,
+)
+from tests.fakes import InMemoryTable
+
+NOW = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+ASSIGNED = datetime(2026, 3, 1, tzinfo=UTC)
+RIGA = ZoneInfo("Europe/Riga")
+RULE = "DTSTART;TZID=Europe/Riga:20260301T060000\nRRULE:FREQ=DAILY"
+
+
+@pytest.fixture
+def table() -> InMemoryTable:
+    table = InMemoryTable()
+    table.add_checklist(Checklist("forklift-daily", RULE, window="PT8H", grace="PT30M", created_at=ASSIGNED))
+    table.assign("forklift-daily", ["FL-1", "FL-2"], ASSIGNED)
+    return table
+
+
+def one(equipment: str = "FL-1", at: datetime = NOW - timedelta(hours=1), checklist: str = "forklift-daily") -> Row:
+    return Row(PerformedCheck(checklist, equipment, at))
+
+
+def test_a_check_is_recorded_with_who_and_when(table: InMemoryTable) -> None:
+    recorded = record_checks(table, [one()], now=NOW, recorded_by="arn:aws:iam::123456789012:user/tablet")
+    assert (recorded.written, recorded.replayed) == (1, False)
+    assert table.recorded[("forklift-daily", "FL-1", "2026-03-02T08:00:00Z")] == (
+        "2026-03-02T09:00:00Z", "arn:aws:iam::123456789012:user/tablet")
+
+
+def test_equipment_not_assigned_at_performed_at_is_refused_and_nothing_is_written(table: InMemoryTable) -> None:
+    table.assigned["forklift-daily"].append(
+        Assignment("forklift-daily", "FL-9", ASSIGNED, unassigned_at=NOW - timedelta(hours=3)))
+    rows = [one("FL-1"), Row(PerformedCheck("forklift-daily", "FL-X", NOW), "line 3"),
+            Row(PerformedCheck("forklift-daily", "FL-9", NOW - timedelta(hours=2)), "line 4"),
+            Row(PerformedCheck("forklift-daily", "FL-2", ASSIGNED - timedelta(seconds=1)), "line 5")]
+    with pytest.raises(ChecksRefused) as refused:
+        record_checks(table, rows, now=NOW, recorded_by="cli:ops")
+    problems = refused.value.problems
+    assert [(p.row, p.field, p.kind) for p in problems] == [
+        ("line 3", "equipment_id", Refusal.NOT_ASSIGNED), ("line 4", "equipment_id", Refusal.NOT_ASSIGNED),
+        ("line 5", "equipment_id", Refusal.NOT_ASSIGNED)]
+    assert "was never assigned" in problems[0].detail and "was not assigned at" in problems[1].detail
+    assert table.writes == [] and table.recorded == {}
+
+
+def test_an_assignment_period_is_half_open_and_earlier_periods_count(table: InMemoryTable) -> None:
+    back = NOW - timedelta(hours=5)
+    table.assigned["forklift-daily"].append(Assignment(
+        "forklift-daily", "FL-7", back, earlier_periods=((ASSIGNED, ASSIGNED + timedelta(hours=2)),)))
+    ok = [one("FL-7", ASSIGNED), one("FL-7", back), one("FL-2", ASSIGNED)]
+    assert record_checks(table, ok, now=NOW, recorded_by="x").written == 3
+    for at in (ASSIGNED + timedelta(hours=2), back - timedelta(seconds=1)):
+        with pytest.raises(ChecksRefused):
+            record_checks(table, [one("FL-7", at)], now=NOW, recorded_by="x")
+
+
+def test_future_beyond_the_skew_and_unknown_checklists_are_named(table: InMemoryTable) -> None:
+    at_edge = NOW.astimezone(RIGA) + MAX_FUTURE_SKEW
+    assert record_checks(table, [one(at=at_edge)], now=NOW, recorded_by="x").written == 1
+    with pytest.raises(ChecksRefused) as refused:
+        record_checks(table, [one(at=at_edge + timedelta(seconds=1)), one(checklist="nope")], now=NOW,
+                      recorded_by="x")
+    assert [(p.field, p.kind) for p in refused.value.problems] == [
+        ("performed_at", Refusal.IN_FUTURE), ("checklist_id", Refusal.UNKNOWN_CHECKLIST)]
+    assert "in the future" in refused.value.problems[0].detail
+
+
+def test_documents_are_read_with_every_bad_field_named() -> None:
+    assert check_from({"checklist_id": "c", "equipment_id": "FL-1", "performed_at": "2026-03-02T08:00:00+02:00"}
+                      ).performed_at == datetime(2026, 3, 2, 6, tzinfo=UTC)
+    with pytest.raises(ChecksRefused) as refused:
+        rows_from([{"checklist_id": "c", "equipment_id": "FL-1", "performed_at": "2026-03-02T08:00:00"},
+                   {"checklist_id": "bad id", "equipment_id": "FL 1", "colour": "red"}, 5])
+    assert [(p.row, p.field) for p in refused.value.problems] == [
+        ("checks[0]", "performed_at"), ("checks[1]", "colour"), ("checks[1]", "checklist_id"),
+        ("checks[1]", "equipment_id"), ("checks[1]", "performed_at"), ("checks[2]", "check")]
+    assert "no UTC offset" in refused.value.problems[0].detail
+    for empty in ([], None, {"checks": []}):
+        with pytest.raises(ChecksRefused):
+            rows_from(empty)
+
+
+def test_a_retry_with_the_same_key_records_once_and_answers_the_same(table: InMemoryTable) -> None:
+    rows = [one("FL-1"), one("FL-2")]
+    first = record_checks(table, rows, now=NOW, recorded_by="app", idempotency_key="k-1")
+    later = NOW + timedelta(minutes=3)
+    again = record_checks(table, [one("FL-1"), one("FL-2")], now=later, recorded_by="app", idempotency_key="k-1")
+    assert (again.written, again.recorded_at, again.replayed) == (2, first.recorded_at, True)
+    assert [w for w in table.writes if w[0] == "record_performed_check"] == [
+        ("record_performed_check", "forklift-daily/FL-1@2026-03-02T08:00:00Z"),
+        ("record_performed_check", "forklift-daily/FL-2@2026-03-02T08:00:00Z")]
+    with pytest.raises(IdempotencyConflict):
+        record_checks(table, [one("FL-1")], now=later, recorded_by="app", idempotency_key="k-1")
+    # keys belong to a caller: another caller's k-1 is a request of its own
+    assert not record_checks(table, [one("FL-1")], now=later, recorded_by="other", idempotency_key="k-1").replayed
+
+
+def test_a_retry_after_an_unfinished_attempt_writes_the_same_recorded_at(table: InMemoryTable) -> None:
+    table.fail_on["finish_client_request"] = TimeoutError("the first attempt died after writing")
+    with pytest.raises(TimeoutError):
+        record_checks(table, [one()], now=NOW, recorded_by="app", idempotency_key="k-2")
+    retry = record_checks(table, [one()], now=NOW + timedelta(minutes=1), recorded_by="app", idempotency_key="k-2")
+    assert (retry.replayed, retry.recorded_at) == (False, NOW)
+    assert table.recorded[("forklift-daily", "FL-1", "2026-03-02T08:00:00Z")][0] == "2026-03-02T09:00:00Z"
+    assert len(table.performed["forklift-daily"]) == 1
+
+
+def test_a_refused_request_leaves_its_key_free_for_the_corrected_one(table: InMemoryTable) -> None:
+    with pytest.raises(ChecksRefused):
+        record_checks(table, [one("FL-TYPO")], now=NOW, recorded_by="app", idempotency_key="k-3")
+    assert table.client_requests == {}
+    assert record_checks(table, [one("FL-1")], now=NOW, recorded_by="app", idempotency_key="k-3").written == 1
+    with pytest.raises(InvalidInput) as refused:
+        record_checks(table, [one()], now=NOW, recorded_by="app", idempotency_key="not a key!")
+    assert refused.value.field == "Idempotency-Key"
