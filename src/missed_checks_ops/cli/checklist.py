@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import getpass
 import sys
-from datetime import date, timedelta
+from datetime import date
 from typing import Any
 
 from rich.table import Table
