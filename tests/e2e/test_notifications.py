@@ -49,7 +49,8 @@ SCENARIO = {
     "start": "2026-03-01T00:00:00Z", "end": "2026-03-06T00:00:00Z",
     "events": [
         {"at": "2026-03-01T12:00:00Z", "put_checklist": FORKLIFT},
-        {"at": "2026-03-01T12:00:00Z", "assign": {"checklist": "forklift-daily", "equipment": ["FL-1", "FL-2", "FL-3"]}},
+        {"at": "2026-03-01T12:00:00Z", "assign": {"checklist": "forklift-daily",
+                                                   "equipment": ["FL-1", "FL-2", "FL-3"]}},
         {"at": "2026-03-01T12:00:00Z", "put_checklist": DOCK},
         {"at": "2026-03-01T12:00:00Z", "assign": {"checklist": "dock-doors", "equipment": ["D-1"]}},
         {"at": "2026-03-01T12:00:00Z", "put_checklist": CRANE},
@@ -105,7 +106,8 @@ def test_the_messages_name_local_times_and_the_runs(run: dict[str, Any]) -> None
     subjects = {(n["kind"], n["checklist"], n["window_start"]): n["subject"] for n in run["notifications"]}
     assert subjects[("reminder", F, "2026-03-02T05:00:00Z")] == (
         "Reminder: Forklift pre-use check: 2 still to check before Mon 2 Mar 2026 14:00 CET")
-    assert subjects[("missed", D, "2026-03-05T13:00:00Z")] == "Missed: dock-doors: 1 not checked (Thu 5 Mar 2026 08:00 EST)"
+    assert subjects[("missed", D, "2026-03-05T13:00:00Z")] == (
+        "Missed: dock-doors: 1 not checked (Thu 5 Mar 2026 08:00 EST)")
     assert subjects[("escalation", D, "2026-03-05T13:00:00Z")] == (
         "Escalation: dock-doors: 1 piece(s) of equipment missed 2 times in a row")
 
