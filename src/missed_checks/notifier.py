@@ -17,14 +17,14 @@ stops the others.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
 from missed_checks.checklist import Checklist, Status
 from missed_checks.durations import parse_duration
-from missed_checks.equipment import Assignment
+from missed_checks.equipment import Assignment, shard_of
 from missed_checks.errors import InvalidInput
 from missed_checks.notification import Notification
 from missed_checks.notifying import (
@@ -63,7 +63,8 @@ class NotifierStore(NotificationRecords, Protocol):
 
     def missed_by_window(self, checklist_id: str, start: datetime, end: datetime) -> dict[str, set[str]]: ...
 
-    def performed_by(self, checklist_id: str, start: datetime, until: datetime, recorded_by: datetime) -> set[str]: ...
+    def performed_by(self, checklist_id: str, start: datetime, until: datetime, recorded_by: datetime,
+                     shards: Iterable[int] | None = None) -> set[str]: ...
 
 
 @dataclass(frozen=True)
@@ -149,8 +150,13 @@ def reminder_notifications(store: NotifierStore, checklist_id: str, lead_text: s
     watermark = checklist.watermark
     if window is None or at is None or (watermark is not None and window.end <= watermark):
         return []
-    done = store.performed_by(checklist_id, window.start, at, recorded_by=at)
-    undone = undone_equipment(window, store.assignments(checklist_id), done, excused)
+    assignments = store.assignments(checklist_id)
+    candidates = undone_equipment(window, assignments, set(), excused)
+    if not candidates:
+        return []
+    done = store.performed_by(checklist_id, window.start, at, recorded_by=at,
+                              shards={shard_of(equipment_id) for equipment_id in candidates})
+    undone = [equipment_id for equipment_id in candidates if equipment_id not in done]
     return reminders(checklist, settings, window, lead_text, undone)
 
 
