@@ -48,7 +48,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from missed_checks.aws.functions import function_environment
+from missed_checks.aws.functions import function_arn, function_environment, invoke_function
 from missed_checks.dead_letters import Replay, read_dead_letter
 from missed_checks.errors import MissedChecksError
 from missed_checks.schedule import Target
@@ -277,14 +277,9 @@ class Replayer:
         """Hand the letter back to the notifier (#18), synchronously: what it names is claimed and
         sent once (what went out already is not sent again). A notification that fails again is
         dead-lettered again by the notifier: that new message replaces this one."""
-        function = self.target.output("NotifyFunctionName")
-        response = self.target.client("lambda").invoke(FunctionName=function, InvocationType="RequestResponse",
-                                                        Payload=json.dumps(letter.body).encode())
-        try:
-            answer = json.loads(response["Payload"].read() or b"null")
-        except ValueError:
-            answer = None
-        if response.get("FunctionError") or not isinstance(answer, dict):
+        ok, answer = invoke_function(self.target.client("lambda"), self.target.output("NotifyFunctionName"),
+                                     letter.body)
+        if not ok or not isinstance(answer, dict):
             message = answer.get("errorMessage") if isinstance(answer, dict) else answer
             return Replayed(letter, False, f"the notifier failed: {message}; the message stays")
         counts = {key: int(answer.get(key) or 0) for key in ("sent", "already_sent", "in_flight", "failed")}
@@ -384,5 +379,5 @@ def _reminder_settings(target: StackTarget, sync: Target) -> Target | None:
     notifier = target.outputs.get("NotifyFunctionName")
     if not notifier or not target.outputs.get("NotificationDeadLetterQueueUrl"):
         return None
-    arn = target.client("lambda").get_function_configuration(FunctionName=notifier)["FunctionArn"]
-    return Target(str(arn), sync.role_arn, target.queue("notification").arn(), sync.max_retry_attempts)
+    return Target(function_arn(target.client("lambda"), notifier), sync.role_arn, target.queue("notification").arn(),
+                  sync.max_retry_attempts)

@@ -25,6 +25,7 @@ RECORD_COMMANDS: dict[tuple[str, ...], list[str]] = {
     ("dlq", "list"): [],
     ("report",): PERIOD,
     ("missed", "list"): ["--checklist", "forklift-daily", *PERIOD],
+    ("notifications", "list"): PERIOD,  # #18
 }
 HEADERS = {  # the CSV header (or its start) each command writes
     ("checklist", "list"): "checklist_id,name,status,recurrence",
@@ -32,6 +33,7 @@ HEADERS = {  # the CSV header (or its start) each command writes
     ("dlq", "list"): "queue,message_id,sent_at,kind,checklist_id,window_start",
     ("report",): "checklist_id,equipment_id",
     ("missed", "list"): "checklist_id,equipment_id,window_start,window_end,judged_at,dismissed",
+    ("notifications", "list"): "claimed_at,kind,checklist_id,window_start,to,equipment,status,sent_at",
 }
 
 
