@@ -51,6 +51,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from missed_checks.aws.functions import function_arn, function_environment, invoke_function
 from missed_checks.dead_letters import Replay, read_dead_letter
 from missed_checks.errors import MissedChecksError
+from missed_checks.reminders import checklist_of_reminder
 from missed_checks.schedule import Target
 from missed_checks.schedule_sync import Action, SyncResult, sync_checklist
 from missed_checks.timefmt import parse_instant, to_utc_iso
@@ -295,7 +296,10 @@ class Replayer:
     def _resync_everything(self, letter: DeadLetter) -> Replayed:
         table = self.target.table()
         ids = {c.checklist_id for c in table.list_checklists()}
-        ids.update(self.target.schedules().names())
+        for name in self.target.schedules().names():  # a reminder schedule (#18) is synced with its checklist
+            owner = checklist_of_reminder(name) if name.startswith("_") else name
+            if owner:
+                ids.add(owner)
         actions: dict[str, int] = {}
         failed = []
         for checklist_id in sorted(ids):
