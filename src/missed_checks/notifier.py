@@ -26,7 +26,7 @@ from missed_checks.checklist import Checklist, Status
 from missed_checks.durations import parse_duration
 from missed_checks.equipment import Assignment, shard_of
 from missed_checks.errors import InvalidInput
-from missed_checks.notification import Notification
+from missed_checks.notification import Kind, Notification, notification_id
 from missed_checks.notifying import (
     Delivery,
     Excused,
@@ -43,6 +43,7 @@ from missed_checks.out_of_service import OutOfServicePeriod
 from missed_checks.ports import NotificationChannel, NotificationRecords, OutOfServiceReader
 from missed_checks.recurrence import OccurrenceWindow
 from missed_checks.reminders import reminder_window
+from missed_checks.timefmt import to_utc_iso
 
 __all__ = ["NotifierStore", "Outcome", "deliver_each", "notify_judged_window", "remind"]
 
@@ -66,6 +67,8 @@ class NotifierStore(NotificationRecords, OutOfServiceReader, Protocol):
 
     def performed_by(self, checklist_id: str, start: datetime, until: datetime, recorded_by: datetime,
                      shards: Iterable[int] | None = None) -> set[str]: ...
+
+    def notification_sent(self, notification_id: str) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -166,6 +169,10 @@ def reminder_notifications(store: NotifierStore, checklist_id: str, lead_text: s
     watermark = checklist.watermark
     if window is None or at is None or (watermark is not None and window.end <= watermark):
         return []
+    start = to_utc_iso(window.start)
+    if all(store.notification_sent(notification_id(Kind.REMINDER, checklist_id, start, lead_text, to))
+           for to in settings.to):
+        return []  # a second chance, a duplicate or late firing: sent already, nothing to read
     assignments = store.assignments(checklist_id)
     counted = undone_equipment(window, assignments, set(), never_excused)
     if excused is None:

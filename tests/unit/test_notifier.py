@@ -11,6 +11,7 @@ from missed_checks.checklist import Checklist, Status
 from missed_checks.equipment import Assignment
 from missed_checks.notification import NotifySettings
 from missed_checks.notifier import judged_notifications, reminder_notifications
+from missed_checks.notifying import Delivery, deliver
 from missed_checks.out_of_service import OutOfServicePeriod
 from missed_checks.recurrence import OccurrenceWindow
 from missed_checks.timefmt import to_utc_iso
@@ -105,6 +106,18 @@ def test_a_reminder_skips_equipment_done_or_out_of_service() -> None:
         ("reminder", "crew@example.com", ("B",))]  # the second chance: the same reminder
     store.done = {"A", "B"}
     assert reminder_notifications(store, "fl", "PT2H", REMINDER_AT) == []  # nothing undone
+
+
+def test_a_reminder_sent_already_is_not_worked_out_again() -> None:
+    store = Store()
+    (reminder,) = reminder_notifications(store, "fl", "PT2H", REMINDER_AT)
+    assert deliver(reminder, store, [], lambda: REMINDER_AT) is Delivery.SENT
+
+    def not_read(*args: Any, **kwargs: Any) -> list[Assignment]:
+        raise AssertionError("the fleet was read again for a reminder sent already")
+
+    store.assignments = not_read  # type: ignore[method-assign]
+    assert reminder_notifications(store, "fl", "PT2H", REMINDER_AT + timedelta(minutes=10)) == []
 
 
 def test_no_reminder_when_paused_deleted_judged_for_a_lead_it_lost_or_off_its_instant() -> None:

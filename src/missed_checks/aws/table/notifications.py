@@ -88,6 +88,10 @@ class NotificationItems(TableClient):
     def get_notification(self, notification_id: str) -> dict[str, Any] | None:
         return self._get(keys.notification_key(notification_id))
 
+    def notification_sent(self, notification_id: str) -> bool:
+        """Its record says SENT (one strongly consistent GetItem)."""
+        return (self.get_notification(notification_id) or {}).get("status") == SENT
+
     def notifications(self, start: datetime, end: datetime) -> Iterator[dict[str, Any]]:
         """Notification records first claimed in ``[start, end)``, oldest first: one ByPeriod Query per month."""
         low, high = to_utc_iso(start), to_utc_iso(end)
