@@ -33,6 +33,7 @@ from missed_checks.schedule_sync import (
     calendar_needs_sync,
     checklists_to_resync,
     needs_sync,
+    noted_reminders,
     sync_checklist,
     takes_effect_at,
 )
@@ -132,6 +133,7 @@ def sync_one(checklist_id: str, table: ChecklistTable, report_rejected: Rejected
         now=clock.now(),
         report_rejected=report_rejected,
         reminder_target=reminder_target(),
+        known_reminders=noted_reminders(old_image) if event_name == "REMOVE" else None,
     )
     if result.action is Action.INVALID:
         logger.error("checklist cannot be scheduled", checklist_id=checklist_id, error=result.error)

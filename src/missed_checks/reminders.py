@@ -31,7 +31,8 @@ from missed_checks.recurrence import OccurrenceWindow, Recurrence
 from missed_checks.schedule import DesiredSchedule
 from missed_checks.schedule_expression import schedule_for
 
-__all__ = ["REMINDER_INPUT_TEMPLATE", "ReminderRecurrence", "desired_reminders", "reminder_schedule_name",
+__all__ = ["REMINDER_INPUT_TEMPLATE", "ReminderRecurrence", "checklist_of_reminder", "desired_reminders",
+           "reminder_schedule_name",
            "reminder_schedule_names", "reminder_window"]
 
 REMINDER_INPUT_TEMPLATE = ('{{"kind": "reminder", "checklist_id": "{checklist_id}", "lead": "{lead}", '
@@ -52,6 +53,16 @@ def reminder_schedule_name(checklist_id: str, position: int, second: bool = Fals
         return prefix + checklist_id
     digest = hashlib.sha256(checklist_id.encode("utf-8")).hexdigest()[:12]
     return f"{prefix}{checklist_id[:_NAME_LIMIT - len(prefix) - 13]}.{digest}"
+
+
+def checklist_of_reminder(name: str) -> str | None:
+    """The checklist id a reminder schedule's name carries (None: not a reminder's name). A cut name
+    (an id longer than 60 characters) gives a prefix of the id, which names no checklist: syncing it
+    only deletes schedules that do not exist."""
+    if len(name) > 4 and name[0] == "_" and name[1] in "rs" and name[2].isdigit() and name[3] == ".":
+        checklist_id = name[4:]
+        return checklist_id if reminder_schedule_name(checklist_id, int(name[2]), name[1] == "s") == name else None
+    return None
 
 
 def reminder_schedule_names(checklist_id: str) -> list[str]:

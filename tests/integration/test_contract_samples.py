@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -93,3 +94,26 @@ def test_a_malformed_task_payload_fails_with_invalid_input_naming_the_field(chec
                                              {**sample("record_missed_checks.json"), "shards": [0, True]})
     assert invocation.error["errorType"] == "InvalidInput"
     assert invocation.error["errorMessage"].startswith("shards[1]: ")
+
+
+def test_the_notifier_samples_send_the_mondays_reminder_and_missed_alert_once(checklist):
+    """#18: events/notify_reminder.json (11:00Z, two hours before the Monday window closes: nothing
+    half the fleet is checked by then) and events/notify_window_judged.json (after the window was judged)."""
+    from missed_checks.aws.table.notifications import NotificationItems
+    from missed_checks.notification import NotifySettings
+
+    stack, table = checklist
+    table.put_checklist(CHECKLIST, recurrence=RULE, window="PT8H", grace="PT30M", now=MONDAY_EVALUATE_AT,
+                        notify=NotifySettings(to=("crew@example.com",), remind_before=("PT2H",)))
+    reminded = invoke(stack, "NotifyFunction", sample("notify_reminder.json"))
+    assert (reminded["sent"], reminded["failed"]) == (1, 0), reminded
+    invoke(stack, "PlanEvaluationFunction", sample("plan_evaluation.json"))  # judges the Monday window
+    alerted = invoke(stack, "NotifyFunction", sample("notify_window_judged.json"))
+    assert (alerted["sent"], alerted["failed"]) == (1, 0), alerted
+    again = invoke(stack, "NotifyFunction", sample("notify_window_judged.json"))  # a duplicate delivery
+    assert (again["sent"], again["already_sent"]) == (0, 1), again
+    records = sorted(NotificationItems(stack.table_name).notifications(MONDAY_EVALUATE_AT - timedelta(days=1),
+                                                                       MONDAY_EVALUATE_AT + timedelta(days=1)),
+                     key=lambda record: str(record["kind"]))
+    assert [(r["kind"], r["status"], len(r["equipment"])) for r in records] == [
+        ("missed", "SENT", len(EQUIPMENT) // 2), ("reminder", "SENT", len(EQUIPMENT) // 2)]

@@ -27,6 +27,7 @@ RECORD_COMMANDS: dict[tuple[str, ...], list[str]] = {
     ("missed", "list"): ["--checklist", "forklift-daily", *PERIOD],
     ("equipment", "out-of-service-list"): [],  # out of service (issue #23 item 1)
     ("calendar", "list"): [],  # closure calendars (#23 item 2)
+    ("notifications", "list"): PERIOD,  # #18
 }
 HEADERS = {  # the CSV header (or its start) each command writes
     ("checklist", "list"): "checklist_id,name,status,recurrence",
@@ -36,6 +37,7 @@ HEADERS = {  # the CSV header (or its start) each command writes
     ("missed", "list"): "checklist_id,equipment_id,window_start,window_end,judged_at,dismissed",
     ("equipment", "out-of-service-list"): "equipment_id,from,to,reason,recorded_by,recorded_at,ended",
     ("calendar", "list"): "id,description,dates,first,last,revision,used_by",
+    ("notifications", "list"): "claimed_at,kind,checklist_id,window_start,to,equipment,status,sent_at",
 }
 
 

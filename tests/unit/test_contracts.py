@@ -16,6 +16,7 @@ from missed_checks.contracts import (
     CloseWindowInput,
     ExecutionInput,
     FanOutWindow,
+    JudgedWindowDetail,
     PlanEvaluationInput,
     RecordMissedChecksInput,
     StackOutputs,
@@ -26,6 +27,7 @@ from missed_checks.dead_letters import (
     EvaluationInstantLetter,
     EvaluationWindowLetter,
     InvalidExecutionInputLetter,
+    ReminderLetter,
     SchedulerLetter,
     ScheduleSyncLetter,
 )
@@ -57,6 +59,9 @@ SAMPLES = {
     "close_window.json": CloseWindowInput,
     "schedule_sync.json": DynamoDBStreamEvent,  # Lambda's own event: Powertools' data class
     "api_record_check.json": APIGatewayProxyEventV2,  # API Gateway's payload 2.0 (HTTP API, issue #19)
+    # the notifier (#18): EventBridge's envelope around the window event's detail, a reminder firing
+    "notify_window_judged.json": JudgedWindowDetail,
+    "notify_reminder.json": ReminderLetter,
 }
 WINDOW = {"start": "2026-03-02T06:00:00+01:00", "end": "2026-03-02T14:00:00+01:00",
           "evaluate_at": "2026-03-02T14:30:00+01:00"}
@@ -128,6 +133,9 @@ def test_every_sample_event_validates_against_its_model(sample: str) -> None:
         request = APIGatewayProxyEventV2(event)
         assert request.version == "2.0" and request.request_context.authorizer.iam.user_arn
         check_from(request.json_body)
+    elif SAMPLES[sample] is JudgedWindowDetail:  # as EventBridge delivers it to the notifier
+        assert (event["source"], event["detail-type"]) == ("missed-checks", "Occurrence window judged")
+        parse(JudgedWindowDetail, event["detail"])
     else:
         parse(SAMPLES[sample], event)
 

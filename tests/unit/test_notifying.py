@@ -173,6 +173,9 @@ class Records:
     def mark_notification_failed(self, notification_id: str, at: datetime, error: str) -> None:
         self.items[notification_id].update(status="FAILED", error=error)
 
+    def notification_sent(self, notification_id: str) -> bool:
+        return self.items.get(notification_id, {}).get("status") == "SENT"
+
 
 @dataclass
 class Channel:

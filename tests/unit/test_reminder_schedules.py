@@ -11,6 +11,7 @@ from missed_checks.checklist import Checklist, Status
 from missed_checks.durations import parse_duration
 from missed_checks.notification import NotifySettings
 from missed_checks.reminders import (
+    checklist_of_reminder,
     desired_reminders,
     reminder_schedule_name,
     reminder_schedule_names,
@@ -155,3 +156,22 @@ def test_a_change_of_leads_wakes_schedule_sync_and_a_change_of_addresses_does_no
 def test_a_lead_too_short_for_a_second_chance_has_one_schedule() -> None:
     short = checklist(notify=NotifySettings(to=("crew@example.com",), remind_before=("PT10M",)))
     assert [r.name for r in desired_reminders(short, "g", NOW)] == ["_r0.fl"]
+
+
+def test_a_reminder_schedules_name_gives_back_its_checklist() -> None:
+    assert [checklist_of_reminder(n) for n in ("_r0.fl", "_s2.a.b", "fl", "_x0.fl", "_r0")] == [
+        "fl", "a.b", None, None, None]
+
+
+def test_a_deleted_checklist_loses_the_reminder_schedules_its_last_item_noted() -> None:
+    schedules = Schedules()
+    for name in ("_r0.fl", "_s0.fl"):
+        schedules.existing[name] = desired_reminders(checklist(), "g", NOW)[0]
+    table = Table(None)
+    sync_checklist("fl", table=table, schedules=schedules, target=EVALUATION, group_name="g", now=NOW,
+                   report_rejected=lambda *args: None, reminder_target=REMINDER, known_reminders=["_r0.fl", "_s0.fl"])
+    assert schedules.existing == {} and schedules.calls == ["delete _r0.fl", "delete _s0.fl", "delete fl"]
+    schedules.calls.clear()
+    sync_checklist("fl", table=table, schedules=schedules, target=EVALUATION, group_name="g", now=NOW,
+                   report_rejected=lambda *args: None, reminder_target=REMINDER, known_reminders=[])
+    assert schedules.calls == ["delete fl"]  # a checklist that had no reminders costs no extra call

@@ -24,6 +24,7 @@ from collections import Counter
 from datetime import timedelta
 from typing import Any
 
+from missed_checks.aws.events import WINDOW_JUDGED
 from missed_checks_local.scenario import run_scenario
 from missed_checks_local.testing.faults import Fault, FaultInjector, random_faults
 
@@ -59,7 +60,9 @@ class _Announcements:
         self._url = sqs.create_queue(QueueName=_CAPTURE_QUEUE)["QueueUrl"]
         arn = sqs.get_queue_attributes(QueueUrl=self._url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
         bus = stack.outputs["EventBusName"]  # the template always outputs it (its default is the parameter's)
-        events.put_rule(Name=_CAPTURE_QUEUE, EventBusName=bus, EventPattern=json.dumps({"source": ["missed-checks"]}))
+        # The window events only: the notifications' own events (#18) share the source.
+        pattern = {"source": ["missed-checks"], "detail-type": [WINDOW_JUDGED]}
+        events.put_rule(Name=_CAPTURE_QUEUE, EventBusName=bus, EventPattern=json.dumps(pattern))
         events.put_targets(Rule=_CAPTURE_QUEUE, EventBusName=bus, Targets=[{"Id": "capture", "Arn": arn}])
 
     def observe(self, runtime: Any) -> None:
