@@ -100,7 +100,8 @@ def sync_record(record: DynamoDBRecord) -> None:
     if effective_from is not None and table.move_effective_from(checklist_id, effective_from):
         logger.warning("rule written outside the ops tools; it takes effect from the write", checklist_id=checklist_id,
                        event_name=event_name, effective_from=effective_from.isoformat())
-    sync_one(checklist_id, table, rejected_reporter(record))
+    sync_one(checklist_id, table, rejected_reporter(record),
+             known_reminders=noted_reminders(old_image) if event_name == "REMOVE" else None)
 
 
 def rejected_reporter(record: DynamoDBRecord) -> Rejected:
@@ -122,8 +123,10 @@ def rejected_reporter(record: DynamoDBRecord) -> Rejected:
     return report_rejected
 
 
-def sync_one(checklist_id: str, table: ChecklistTable, report_rejected: Rejected) -> None:
-    """Bring one checklist's schedule in step (from its current item) and log and count what was done."""
+def sync_one(checklist_id: str, table: ChecklistTable, report_rejected: Rejected,
+             known_reminders: list[str] | None = None) -> None:
+    """Bring one checklist's schedule in step (from its current item) and log and count what was done.
+    ``known_reminders``: a deleted checklist's reminder schedules, as its old image noted them (#18)."""
     result = sync_checklist(
         checklist_id,
         table=table,
@@ -133,7 +136,7 @@ def sync_one(checklist_id: str, table: ChecklistTable, report_rejected: Rejected
         now=clock.now(),
         report_rejected=report_rejected,
         reminder_target=reminder_target(),
-        known_reminders=noted_reminders(old_image) if event_name == "REMOVE" else None,
+        known_reminders=known_reminders,
     )
     if result.action is Action.INVALID:
         logger.error("checklist cannot be scheduled", checklist_id=checklist_id, error=result.error)
