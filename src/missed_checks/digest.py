@@ -153,14 +153,16 @@ def _midnight(day: date, zone: ZoneInfo) -> datetime:
     return datetime.combine(day, time(0), tzinfo=zone).astimezone(UTC).astimezone(zone)
 
 
+def _exists(day: date, local_time: time, zone: ZoneInfo) -> bool:
+    """Whether ``local_time`` happens on ``day`` in ``zone`` (False in a spring-forward gap)."""
+    wall = datetime.combine(day, local_time, tzinfo=zone)
+    return wall.astimezone(UTC).astimezone(zone).replace(tzinfo=None) == wall.replace(tzinfo=None)
+
+
 def _skipped_on(local_time: time, zone: ZoneInfo, start: date, days: int) -> date | None:
     """The first day in ``[start, start + days)`` on which ``local_time`` does not exist in ``zone``."""
-    for n in range(days):
-        day = start + timedelta(days=n)
-        wall = datetime.combine(day, local_time, tzinfo=zone)
-        if wall.astimezone(UTC).astimezone(zone).replace(tzinfo=None) != wall.replace(tzinfo=None):
-            return day
-    return None
+    return next((start + timedelta(days=n) for n in range(days)
+                 if not _exists(start + timedelta(days=n), local_time, zone)), None)
 
 
 @dataclass(frozen=True)
@@ -227,6 +229,23 @@ class Subscription:
         """``daily at 07:00 Europe/Berlin`` / ``weekly on MO at 07:00 Europe/Berlin``."""
         on = f" on {self.day}" if self.period is Period.WEEKLY else ""
         return f"{self.period.value}{on} at {self.at:%H:%M} {self.timezone}"
+
+    def next_firing(self, after: datetime) -> datetime:
+        """The first firing strictly after ``after`` (aware, in :attr:`timezone`), as Scheduler's cron
+        fires it: the local time on each day (weekly: on :attr:`day`); a day on which that time does
+        not exist is skipped, as Scheduler skips it."""
+        zone = self.zone
+        day = after.astimezone(zone).date()
+        for n in range(15):
+            candidate = day + timedelta(days=n)
+            if self.period is Period.WEEKLY and DAYS[candidate.weekday()] != self.day:
+                continue
+            if not _exists(candidate, self.at, zone):
+                continue  # in a spring-forward gap: Scheduler skips it
+            wall = datetime.combine(candidate, self.at, tzinfo=zone)
+            if wall > after:
+                return wall
+        raise ValueError(f"no firing of {self.describe_when()} within two weeks of {after.isoformat()}")
 
     # -- the period -------------------------------------------------------------------------
     def period_ending(self, instant: datetime) -> tuple[datetime, datetime]:

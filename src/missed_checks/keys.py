@@ -97,3 +97,15 @@ def fleet_windows_pk(month: str) -> str:
 def fleet_windows_sk(window_start: str, checklist_id: str) -> str:
     """ByPeriod sort key of a judged window: its start (UTC ISO), then the checklist."""
     return f"{window_start}#{checklist_id}"
+
+
+# -- digest subscriptions (issue 18, the digest) ---------------------------------------------------
+SUBSCRIPTION_SK = "SUBSCRIPTION"
+SUBSCRIPTIONS_INDEX_PK = "SUBSCRIPTIONS"
+"""ByPeriod partition listing every digest subscription (sort key: its id)."""
+
+
+def subscription_key(subscription_id: str) -> dict[str, str]:
+    """A digest subscription's item. Its sort key is not ``CHECKLIST``, so schedule-sync's stream
+    filter never wakes for it."""
+    return {"pk": f"SUBSCRIPTION#{subscription_id}", "sk": SUBSCRIPTION_SK}
