@@ -289,7 +289,7 @@ class Subscription:
         subscription = cls.create(item.get("subscription_id"), address=item.get("address"),
                                   period=item.get("period"), at=item.get("time"), timezone=item.get("timezone"),
                                   day=item.get("day"), checklists=item.get("checklists") or ())
-        known = {"pk", "sk", "type", "gsi2pk", "gsi2sk", *subscription.to_fields()}
+        known = {"pk", "sk", "type", "gsi2pk", "gsi2sk", "created_at", "updated_at", *subscription.to_fields()}
         return replace(subscription, created_at=instant("created_at"), updated_at=instant("updated_at"),
                        extra={k: v for k, v in item.items() if k not in known})
 
