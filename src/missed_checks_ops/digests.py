@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from missed_checks.aws.table import NotFound
+from missed_checks.aws.table import ChecklistTable, NotFound
 from missed_checks.aws.table.subscriptions import SubscriptionItems
 from missed_checks.digest import Subscription, validate_subscription_id
 from missed_checks.digest_email import render_digest, subject
@@ -84,12 +84,16 @@ class Digest:
                 "subject": self.subject, "total": self.report.total.to_dict()}
 
 
-def build_digest(target: StackTarget, subscription: Subscription, instant: datetime) -> Digest:
+def preview_digest(target: StackTarget, subscription_id: str, instant: datetime) -> Digest:
+    """The digest the subscription would get from a firing at ``instant`` (nothing sent)."""
+    return build_digest(target.table(), get_digest(target, subscription_id), instant)
+
+
+def build_digest(table: ChecklistTable, subscription: Subscription, instant: datetime) -> Digest:
     """The digest a firing at ``instant`` sends: the report of the period just ended (as of
     ``instant``), worst first, as the e-mail's HTML. A checklist the subscription names that was
     deleted since is left out, with a warning in the digest."""
     start, end = subscription.period_ending(instant)
-    table = target.table()
     gone = [c for c in subscription.checklists if table.get_checklist(c) is None]
     kept = [c for c in subscription.checklists if c not in gone]
     if subscription.checklists and not kept:

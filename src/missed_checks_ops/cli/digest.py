@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from missed_checks import clock
@@ -15,13 +16,11 @@ from missed_checks_ops.cli.common import (
     add_command,
     add_group,
     instant_arg,
-    say,
     target_of,
 )
 from missed_checks_ops.digests import (
-    build_digest,
-    get_digest,
     list_digests,
+    preview_digest,
     subscribe_digest,
     unsubscribe_digest,
 )
@@ -113,7 +112,7 @@ def digest_list(args: argparse.Namespace) -> int:
              "checklists": ", ".join(s.checklists) or "(all)"} for s in found]
     args.out.records(rows, COLUMNS, document=[s.to_dict() for s in found], empty="no digest subscriptions")
     for problem in problems:
-        say(f"missed-checks: warning: {problem}", "yellow")
+        print(f"missed-checks: warning: {problem}", file=sys.stderr)
     return 0
 
 
@@ -128,10 +127,8 @@ def digest_unsubscribe(args: argparse.Namespace) -> int:
 
 
 def digest_preview(args: argparse.Namespace) -> int:
-    target = target_of(args)
-    subscription = get_digest(target, args.subscription_id)
     instant = instant_arg(args.at, "at")
-    digest = build_digest(target, subscription, instant)
+    digest = preview_digest(target_of(args), args.subscription_id, instant)
     if args.html_output:
         try:
             with open(args.html_output, "w", encoding="utf-8") as html_file:
@@ -143,6 +140,6 @@ def digest_preview(args: argparse.Namespace) -> int:
         out.json({**digest.to_dict(), "html_output": args.html_output})
     else:
         out.say(f"digest {digest.digest_id}: {digest.subject}")
-        out.say(f"  to {subscription.address}" + (f"; HTML written to {args.html_output}" if args.html_output else
-                                                  " (give --html-output FILE for its HTML)"))
+        where = f"; HTML written to {args.html_output}" if args.html_output else " (--html-output FILE: its HTML)"
+        out.say(f"  to {digest.subscription.address}{where}")
     return 0

@@ -32,8 +32,8 @@ class SubscriptionItems(TableClient):
         response = self._request(
             "update_item", Key=serialize(keys.subscription_key(subscription.subscription_id)),
             UpdateExpression=update, ExpressionAttributeNames=names,
-            ExpressionAttributeValues=serialize({**values, ":now": to_utc_iso(now)}), ReturnValues="UPDATED_OLD")
-        return "created_at" not in deserialize(response.get("Attributes") or {})
+            ExpressionAttributeValues=serialize({**values, ":now": to_utc_iso(now)}), ReturnValues="ALL_OLD")
+        return not response.get("Attributes")
 
     def get_subscription(self, subscription_id: str) -> Subscription | None:
         """The subscription, or None; a hand-edited item that is not valid raises InvalidInput
