@@ -49,6 +49,20 @@ def scheduler_target() -> Target:
     )
 
 
+def reminder_target() -> Target | None:
+    """Where reminder schedules point (#18): the notifier, with its dead-letter queue; None on a
+    stack without notifications."""
+    arn = settings.optional("NOTIFY_FUNCTION_ARN")
+    if not arn:
+        return None
+    return Target(
+        state_machine_arn=arn,  # the schedule's target ARN: here a function
+        role_arn=settings.required("SCHEDULER_ROLE_ARN"),
+        dead_letter_arn=settings.required("NOTIFICATION_DLQ_ARN"),
+        max_retry_attempts=settings.required_int("SCHEDULER_MAX_RETRY_ATTEMPTS"),
+    )
+
+
 def checklist_id_of(record: DynamoDBRecord) -> str:
     pk = str(record.dynamodb.keys.get("pk", "")) if record.dynamodb else ""
     checklist_id = keys.checklist_id_of(pk)
@@ -95,6 +109,7 @@ def sync_record(record: DynamoDBRecord) -> None:
         group_name=settings.required("SCHEDULE_GROUP_NAME"),
         now=clock.now(),
         report_rejected=report_rejected,
+        reminder_target=reminder_target(),
     )
     if result.action is Action.INVALID:
         logger.error("checklist cannot be scheduled", checklist_id=checklist_id, error=result.error)

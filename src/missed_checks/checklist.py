@@ -11,6 +11,7 @@ from typing import Any
 
 from missed_checks import keys
 from missed_checks.errors import InvalidInput, describe, matching
+from missed_checks.notification import NotifySettings
 from missed_checks.recurrence import Recurrence, parse_recurrence
 from missed_checks.timefmt import parse_instant, to_utc_iso
 
@@ -55,6 +56,8 @@ class Checklist:
     Written only by edits, so an edit can never move the evaluation's watermark back."""
     revision: int = 0
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
+    # notifications (#18): who is told of reminders, missed windows and escalations
+    notify: NotifySettings | None = None
 
     def parsed(self) -> Recurrence:
         """The recurrence engine's view; raises InvalidRecurrence naming the bad field."""
@@ -94,6 +97,8 @@ class Checklist:
             value = getattr(self, name)
             if value is not None:
                 item[name] = to_utc_iso(value)
+        if self.notify is not None and not self.notify.is_empty:  # notifications (#18)
+            item["notify"] = self.notify.to_dict()
         return item
 
     @classmethod
@@ -124,6 +129,9 @@ class Checklist:
         known = {"pk", "sk", "type", "gsi2pk", "gsi2sk", "checklist_id", "name", "recurrence", "status",
                  "revision", "timezone", "window", "grace", "created_at", "updated_at", "evaluated_until",
                  "effective_from"}
+        notify = _notify_of(item)  # notifications (#18)
+        if notify is not None:
+            known = {*known, "notify"}
         return cls(
             checklist_id=_checklist_id_of(item),
             name=name if isinstance(name, str) else "" if name is None else str(name),
@@ -138,6 +146,7 @@ class Checklist:
             effective_from=instant("effective_from"),
             revision=revision_of(item),
             extra={k: v for k, v in item.items() if k not in known},
+            notify=notify,
         )
 
 
@@ -167,3 +176,16 @@ def _checklist_id_of(item: dict[str, Any]) -> str:
     if not isinstance(attribute, str) or not attribute:
         raise InvalidInput("checklist_id", f"the item has no checklist key (pk {describe(pk)})")
     return attribute
+
+
+# -- notifications (#18) ------------------------------------------------------------------------------
+def _notify_of(item: dict[str, Any]) -> NotifySettings | None:
+    """The item's ``notify`` block; None when absent, or when a hand edit made it unreadable (it then
+    stays in ``extra`` as it is, and the notifier tells nobody until it is fixed)."""
+    value = item.get("notify")
+    if value is None:
+        return None
+    try:
+        return NotifySettings.parse(value, window=None)
+    except InvalidInput:
+        return None

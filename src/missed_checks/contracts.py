@@ -232,6 +232,9 @@ class StackOutputs:
     EventBusName: str
     AlarmTopicArn: str
     EvaluationLogGroupName: str
+    # notifications (#18); empty for a stack deployed before them
+    NotifyFunctionName: str = ""
+    NotificationDeadLetterQueueUrl: str = ""
 
 
 # -- parsing and dumping ----------------------------------------------------------------------------

@@ -23,7 +23,8 @@ from missed_checks.timefmt import parse_instant, to_utc_iso
 
 __all__ = [
     "LETTERS", "DeadLetter", "EvaluationInstantLetter", "EvaluationWindowLetter", "InvalidExecutionInputLetter",
-    "LetterView", "Replay", "ScheduleSyncLetter", "SchedulerLetter", "StreamBatchLetter", "SyncError",
+    "LetterView", "NotificationLetter", "ReminderLetter", "Replay", "ScheduleSyncLetter", "SchedulerLetter",
+    "StreamBatchLetter", "SyncError", "WindowEventLetter",
     "decode_dead_letter", "failed_window", "failed_window_message", "read_dead_letter",
 ]
 
@@ -41,6 +42,8 @@ class Replay(StrEnum):
     """Start the evaluation at the letter's own instant (a firing that never started)."""
     NONE = "none"
     """Not replayable: left in the queue."""
+    NOTIFY_AGAIN = "notify-again"
+    """Hand the letter back to the notifier (#18): whatever was sent already is not sent again."""
 
 
 @dataclass(frozen=True)
@@ -212,8 +215,68 @@ class SchedulerLetter:
                           cause=attributes.get("ERROR_MESSAGE", ""))
 
 
+# -- notifications (#18): the notification dead-letter queue ---------------------------------------------
+@dataclass(frozen=True)
+class NotificationLetter:
+    """A notification a channel refused, or that kept failing: the notifier's own letter, one per
+    notification (the others of its window went out)."""
+
+    kind: Literal["notification"]
+    source: Literal["notify"]
+    notification: dict[str, Any]
+    """``missed_checks.notification.Notification.to_dict()``: replayed as it is."""
+    error: str
+    failed_at: str
+
+    def view(self, attributes: Mapping[str, str]) -> LetterView:
+        n = self.notification
+        what = f"{n.get('kind')} of {n.get('checklist_id')} to {n.get('to')}"
+        window = f" (window {n.get('window_start')})" if n.get("window_start") else ""
+        return LetterView("notification", Replay.NOTIFY_AGAIN, f"{what}{window} not sent: {self.error}",
+                          checklist_id=str(n.get("checklist_id") or "") or None, instant=self.failed_at,
+                          error=self.error)
+
+
+@dataclass(frozen=True)
+class ReminderLetter:
+    """A reminder schedule's firing the notifier could not handle (Lambda's own dead letter of the
+    asynchronous invocation, or Scheduler's when it could not invoke): the schedule's input."""
+
+    kind: Literal["reminder"]
+    checklist_id: str
+    lead: str
+    instant: str
+
+    def view(self, attributes: Mapping[str, str]) -> LetterView:
+        code = attributes.get("ErrorCode") or attributes.get("ERROR_CODE", "")
+        message = attributes.get("ErrorMessage") or attributes.get("ERROR_MESSAGE", "")
+        return LetterView("notification", Replay.NOTIFY_AGAIN,
+                          f"reminder of {self.checklist_id} ({self.lead} before the window closes) at {self.instant} "
+                          f"not handled: {code or 'failed'}", checklist_id=self.checklist_id,
+                          instant=_utc(self.instant), error=code, cause=message)
+
+
+@dataclass(frozen=True)
+class WindowEventLetter:
+    """An ``Occurrence window judged`` event the notifier could not handle (the rule's or the
+    function's dead letter: the event as EventBridge delivered it)."""
+
+    kind: Literal["window-event"]
+    detail: dict[str, Any]
+
+    def view(self, attributes: Mapping[str, str]) -> LetterView:
+        window = self.detail.get("window") if isinstance(self.detail.get("window"), dict) else None
+        code = attributes.get("ErrorCode") or attributes.get("ERROR_CODE", "")
+        return LetterView("notification", Replay.NOTIFY_AGAIN,
+                          f"notifications of {self.detail.get('checklist_id')} (window "
+                          f"{(window or {}).get('start')}) not handled: {code or 'failed'}",
+                          checklist_id=str(self.detail.get("checklist_id") or "") or None, window=window, error=code,
+                          cause=attributes.get("ErrorMessage") or attributes.get("ERROR_MESSAGE", ""))
+
+
 DeadLetter = (ScheduleSyncLetter | StreamBatchLetter | EvaluationWindowLetter | EvaluationInstantLetter
-              | InvalidExecutionInputLetter | SchedulerLetter)
+              | InvalidExecutionInputLetter | SchedulerLetter
+              | NotificationLetter | ReminderLetter | WindowEventLetter)
 LETTERS: dict[str, type[DeadLetter]] = {
     "schedule-sync": ScheduleSyncLetter,
     "stream-batch": StreamBatchLetter,
@@ -221,6 +284,9 @@ LETTERS: dict[str, type[DeadLetter]] = {
     "evaluation-run": EvaluationInstantLetter,
     "invalid-execution-input": InvalidExecutionInputLetter,
     "scheduler": SchedulerLetter,
+    "notification": NotificationLetter,  # notifications (#18)
+    "reminder": ReminderLetter,
+    "window-event": WindowEventLetter,
 }
 """Every dead letter by its tag (``kind``)."""
 
@@ -230,6 +296,8 @@ def _untagged_kind(body: Mapping[str, Any]) -> str | None:
     sent before the tag existed."""
     if "DDBStreamBatchInfo" in body:
         return "stream-batch"
+    if body.get("detail-type") == "Occurrence window judged" and isinstance(body.get("detail"), Mapping):
+        return "window-event"  # notifications (#18): the event the notifier could not handle
     if body.get("source") == "schedule-sync":
         return "schedule-sync"
     if body.get("source") == "evaluation":

@@ -99,6 +99,25 @@ def fleet_windows_sk(window_start: str, checklist_id: str) -> str:
     return f"{window_start}#{checklist_id}"
 
 
+# -- notifications (#18, people in the loop): one record per notification, by its deterministic id --
+NOTIFICATION_SK = "NOTIFICATION"
+
+
+def notification_key(notification_id: str) -> dict[str, str]:
+    """The once-only record of one notification (``missed_checks.notification.notification_id``)."""
+    return {"pk": f"NOTIFICATION#{notification_id}", "sk": NOTIFICATION_SK}
+
+
+def notifications_pk(month: str) -> str:
+    """ByPeriod partition of the notifications first claimed in ``month`` (``YYYY-MM``, UTC)."""
+    return f"NOTIFICATIONS#{month}"
+
+
+def notifications_sk(claimed_at: str, notification_id: str) -> str:
+    """ByPeriod sort key of a notification: when it was first claimed (UTC ISO), then its id."""
+    return f"{claimed_at}#{notification_id}"
+
+
 # -- digest subscriptions (issue 18, the digest) ---------------------------------------------------
 SUBSCRIPTION_SK = "SUBSCRIPTION"
 SUBSCRIPTIONS_INDEX_PK = "SUBSCRIPTIONS"

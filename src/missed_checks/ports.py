@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from missed_checks.checklist import Checklist
     from missed_checks.contracts import JudgedWindowDetail
     from missed_checks.equipment import Assignment
+    from missed_checks.notification import Notification
     from missed_checks.performed_check import PerformedCheck
     from missed_checks.recurrence import OccurrenceWindow
 
@@ -107,4 +108,45 @@ class EvaluationStore(ChecklistReader, EquipmentReader, WindowRecords, Protocol)
 class Announcer(Protocol):
     def window_judged(self, detail: JudgedWindowDetail) -> None:
         """Publish one ``Occurrence window judged`` event."""
+        ...
+
+
+# -- notifications (#18, people in the loop): the once-only record and the channels ------------------
+@dataclass(frozen=True)
+class NotificationClaim:
+    """What claiming a notification's record (:meth:`NotificationRecords.claim_notification`) found."""
+
+    won: bool
+    """This caller sends it now (it created the record, or took over a failed or abandoned one)."""
+    sent: bool
+    """It was sent already (nothing to do)."""
+    channels_done: tuple[str, ...] = ()
+    """Channels that delivered it on an earlier attempt (not used again)."""
+
+
+class NotificationRecords(Protocol):
+    def claim_notification(self, notification: Notification, now: datetime, lease: timedelta) -> NotificationClaim:
+        """Create the record unless it exists (conditional put), or take over one whose last attempt
+        failed or was abandoned ``lease`` ago; exactly one caller wins."""
+        ...
+
+    def mark_channel_sent(self, notification_id: str, channel: str, at: datetime, message_id: str) -> None:
+        """Note that ``channel`` delivered it (a retry skips that channel)."""
+        ...
+
+    def mark_notification_sent(self, notification_id: str, at: datetime) -> None:
+        ...
+
+    def mark_notification_failed(self, notification_id: str, at: datetime, error: str) -> None:
+        ...
+
+
+class NotificationChannel(Protocol):
+    """One way a notification goes out (SES e-mail, an EventBridge event)."""
+
+    name: str
+
+    def send(self, notification: Notification) -> str:
+        """Deliver it; returns the channel's message id. Raises NotificationRejected when retrying
+        cannot help (a rejected address), TransientError when it can."""
         ...

@@ -39,6 +39,8 @@ class DesiredSchedule:
     enabled: bool
     exact: bool
     target_input: str
+    purpose: str = ""
+    """The schedule's Description when it is not the evaluation's (a reminder schedule, #18)."""
 
     def request(self, target: Target) -> dict[str, Any]:
         """The complete CreateSchedule/UpdateSchedule request. UpdateSchedule replaces everything,
@@ -51,7 +53,7 @@ class DesiredSchedule:
             "FlexibleTimeWindow": {"Mode": "OFF"},
             "State": "ENABLED" if self.enabled else "DISABLED",
             "ActionAfterCompletion": "NONE",
-            "Description": f"missed-checks: evaluates checklist {self.name} "
+            "Description": self.purpose or f"missed-checks: evaluates checklist {self.name} "
             f"({'exact' if self.exact else 'superset, the state machine skips firings that close no window'})",
             "Target": {
                 "Arn": target.state_machine_arn,

@@ -13,6 +13,8 @@ about the item's content makes :func:`sync_checklist` raise (only AWS errors do)
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -21,6 +23,7 @@ from typing import Any, Protocol
 
 from missed_checks.checklist import RULE_FIELDS, Checklist, revision_of
 from missed_checks.errors import InvalidInput, ScheduleRejected
+from missed_checks.reminders import desired_reminders, reminder_schedule_names
 from missed_checks.schedule import DesiredSchedule, Target, desired_schedule
 from missed_checks.timefmt import parse_instant, to_utc_iso
 
@@ -70,6 +73,8 @@ def needs_sync(event_name: str, old_image: Mapping[str, Any] | None, new_image: 
     sync noting its own result): those records cost no call at all."""
     if event_name != "MODIFY" or old_image is None or new_image is None:
         return True
+    if _reminders_changed(old_image, new_image):  # reminder schedules (#18)
+        return True
     return any(old_image.get(name) != new_image.get(name) for name in SCHEDULE_FIELDS)
 
 
@@ -117,9 +122,14 @@ def sync_checklist(
     group_name: str,
     now: datetime,
     report_rejected: Rejected,
+    reminder_target: Target | None = None,
 ) -> SyncResult:
+    """Bring the checklist's schedule (and, with ``reminder_target``, its reminder schedules: #18)
+    in step with its item."""
     item = table.get_checklist_item(checklist_id)
     if item is None:
+        if reminder_target is not None:
+            _delete_reminders(schedules, reminder_schedule_names(checklist_id))
         deleted = schedules.delete(checklist_id)
         return SyncResult(checklist_id, Action.DELETED if deleted else Action.UNCHANGED, "checklist deleted")
     if "revision" not in item:
@@ -135,15 +145,21 @@ def sync_checklist(
     try:
         checklist = Checklist.from_item(item)
         desired = desired_schedule(checklist, group_name, now)
+        reminders = (desired_reminders(checklist, group_name, now)
+                     if reminder_target is not None and desired is not None else [])
     except InvalidInput as invalid:
         return _reject(checklist_id, revision, item, invalid, table, schedules, now, report_rejected)
+    recorded_reminders = [str(name) for name in recorded.get("reminders") or []]
     if desired is None:
+        _delete_reminders(schedules, recorded_reminders)
         deleted = schedules.delete(checklist_id)
         table.record_schedule_sync(checklist_id, revision, schedule={"state": "FINISHED", "synced_at": to_utc_iso(now)},
                                    error=None)
         return SyncResult(checklist_id, Action.DELETED if deleted else Action.UNCHANGED,
                           "the recurrence has no windows left to judge")
     fingerprint = desired.fingerprint(target)
+    if reminders and reminder_target is not None:  # the reminders' requests change it too (#18)
+        fingerprint = _combined(fingerprint, [reminder.fingerprint(reminder_target) for reminder in reminders])
     if recorded.get("fingerprint") == fingerprint and not item.get("sync_error"):
         return SyncResult(checklist_id, Action.UNCHANGED, "schedule already matches")
     try:
@@ -151,6 +167,18 @@ def sync_checklist(
     except ScheduleRejected as rejected:
         return _reject(checklist_id, revision, item, InvalidInput("schedule", str(rejected)), table, schedules,
                        now, report_rejected)
+    note: dict[str, Any] = {}
+    if reminder_target is not None:  # reminder schedules (#18): one per lead, stale ones deleted
+        try:
+            for reminder in reminders:
+                schedules.upsert(reminder, reminder_target, probably_exists=reminder.name in recorded_reminders)
+        except ScheduleRejected as rejected:
+            return _reject(checklist_id, revision, item, InvalidInput("notify.remind_before", str(rejected)), table,
+                           schedules, now, report_rejected)
+        _delete_reminders(schedules, [name for name in recorded_reminders
+                                      if name not in {reminder.name for reminder in reminders}])
+        if reminders:
+            note["reminders"] = [reminder.name for reminder in reminders]
     table.record_schedule_sync(
         checklist_id, revision,
         schedule={
@@ -160,6 +188,7 @@ def sync_checklist(
             "state": "ENABLED" if desired.enabled else "DISABLED",
             "fingerprint": fingerprint,
             "synced_at": to_utc_iso(now),
+            **note,
         },
         error=None,
     )
@@ -180,6 +209,7 @@ def _reject(checklist_id: str, revision: int, item: Mapping[str, Any], invalid: 
         schedules.delete(checklist_id)
     except ScheduleRejected:
         pass  # an id Scheduler refuses as a name: no schedule by that name can exist
+    _delete_reminders(schedules, [str(name) for name in _mapping(item.get("schedule")).get("reminders") or []])
     # Dead-letter first: if noting the error on the item then fails, the retry reports again rather
     # than never (at least once).
     report_rejected(checklist_id, error, revision)
@@ -191,3 +221,26 @@ def _reject(checklist_id: str, revision: int, item: Mapping[str, Any], invalid: 
 def _mapping(value: Any) -> Mapping[str, Any]:
     """The sync's own notes on the item, or nothing when a hand edit made them something else."""
     return value if isinstance(value, Mapping) else {}
+
+
+# -- reminder schedules (#18) ------------------------------------------------------------------------
+def _reminders_changed(old_image: Mapping[str, Any], new_image: Mapping[str, Any]) -> bool:
+    """A change of ``notify`` that moves reminder schedules (its leads, or whether anyone is told)."""
+    def leads(image: Mapping[str, Any]) -> tuple[Any, Any]:
+        notify = _mapping(image.get("notify"))
+        return notify.get("remind_before"), bool(notify.get("to"))
+
+    return leads(old_image) != leads(new_image)
+
+
+def _delete_reminders(schedules: Schedules, names: list[str]) -> None:
+    for name in names:
+        try:
+            schedules.delete(name)
+        except ScheduleRejected:
+            pass  # a name Scheduler refuses: no such schedule can exist
+
+
+def _combined(fingerprint: str, reminders: list[str]) -> str:
+    document = json.dumps([fingerprint, *reminders])
+    return hashlib.sha256(document.encode("utf-8")).hexdigest()[:32]

@@ -73,6 +73,10 @@ While a runtime runs (context managers, undone on exit):
     statement's ``Resource`` match when moto does not know the request's resource and maps
     moto's action names to IAM's (*upstream candidate*: moto should know resources),
     ``settings.INITIAL_NO_AUTH_ACTION_COUNT`` 0 (*local*: enforcement from the first request).
+11. :func:`event_rule_lambda_targets`: ``Rule.send_to_targets`` hands a matching event's Lambda
+    targets to Lambda's asynchronous invocation (:mod:`missed_checks_local.awslambda.async_invoke`);
+    moto raises ``NotImplementedError`` for them (the notifier, #18). *Upstream candidate* for the
+    delivery, *local* for running it on the local runtime.
 
 Not a change of behaviour, so not here: :mod:`missed_checks_local.testing.metering` wraps a few
 backend methods to count request units (test and benchmark tooling), and ``embedded.MOTO_CONFIG``
@@ -84,6 +88,7 @@ from __future__ import annotations
 import base64
 import calendar
 import contextvars
+import copy
 import functools
 import importlib
 import json
@@ -471,3 +476,27 @@ def service_of(headers: Any) -> str:
     """The service a SigV4 request was signed for (its credential scope)."""
     scope = str(headers.get("Authorization") or "").split("Credential=", 1)[1].split(",", 1)[0]
     return scope.split("/")[3]
+
+
+@contextmanager
+def event_rule_lambda_targets(deliver: Callable[[str, Any], bool]) -> Iterator[None]:
+    """An EventBridge rule's Lambda targets (#18, notifications): moto raises NotImplementedError for
+    them; ``deliver(function_arn, event)`` gets each matching event instead (Lambda's asynchronous
+    invocation, :mod:`missed_checks_local.awslambda.async_invoke`), and moto keeps the other targets."""
+    from moto.events.models import Rule  # deferred: moto is a dev dependency and slow to import
+
+    original = Rule.send_to_targets
+
+    def send_to_targets(self: Any, original_event: Any, transform_input: bool = True) -> None:
+        if not self.event_pattern.matches_event(original_event):
+            return
+        ours = [target for target in self.targets if ":lambda:" in str(target.get("Arn"))]
+        for target in ours:
+            deliver(str(target["Arn"]), json.loads(json.dumps(original_event, default=str)))
+        if len(ours) < len(self.targets):
+            others = copy.copy(self)
+            others.targets = [target for target in self.targets if target not in ours]
+            original(others, original_event, transform_input)
+
+    with mock.patch.object(Rule, "send_to_targets", send_to_targets):
+        yield

@@ -28,6 +28,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from missed_checks_local import moto_patches
+from missed_checks_local.awslambda.async_invoke import AsyncInvocations
 from missed_checks_local.awslambda.runtime import LambdaRuntime
 from missed_checks_local.clock import RealTimeClock, SimulatedClock, installed
 from missed_checks_local.iam.enforcement import observed
@@ -105,6 +106,8 @@ class LocalRuntime:
         ]
         self.invocation_counts: Counter[tuple[str, bool]] = Counter()
         self.failed_invocations: list[Any] = []
+        # Lambda's asynchronous invocations: EventBridge rule targets and Scheduler's Lambda targets (#18)
+        self.async_invocations = AsyncInvocations(self.stack, self.lambda_runtime)
 
     def _count_invocation(self, invocation: Any) -> None:
         self.invocation_counts[(invocation.function, invocation.ok)] += 1
@@ -112,6 +115,9 @@ class LocalRuntime:
             self.failed_invocations.append(invocation)
 
     def _invoke_lambda(self, arn: str, event: Any) -> Any:
+        """Scheduler invokes a Lambda target asynchronously: queued, run when the runtime settles (#18)."""
+        if self.async_invocations.submit(arn, event, "scheduler"):
+            return None
         return self.lambda_runtime.invoke(arn, event)
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -134,6 +140,8 @@ class LocalRuntime:
         self._exit.enter_context(installed(self.clock))
         self._exit.enter_context(moto_on_simulated_time(self.clock))
         self._exit.enter_context(moto_patches.parse_each_definition_once())
+        self._exit.enter_context(moto_patches.event_rule_lambda_targets(
+            lambda arn, event: self.async_invocations.submit(arn, event, "events")))
         self._exit.enter_context(_quiet_moto_logs(self.log_path))
         self.settle()
 
@@ -160,6 +168,7 @@ class LocalRuntime:
             if self._schedules_may_have_changed():
                 self.scheduler.refresh()
             finished = self._wait_for_executions()
+            invoked += self.async_invocations.drain()  # EventBridge and Scheduler's Lambda targets (#18)
             if not invoked and not finished:
                 return
         raise RuntimeStuck("streams and executions kept changing after 50 rounds of settling")

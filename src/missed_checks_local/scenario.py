@@ -6,7 +6,9 @@ A scenario file is JSON::
      "events": [
        {"at": "...", "put_checklist": {"id": "forklift-daily", "name": "...", "recurrence": "...",
                                        "timezone": "...", "window": "PT8H", "grace": "PT30M",
-                                       "validate": true}},
+                                       "validate": true, "notify": {"to": ["crew@example.com"],
+                                       "remind_before": ["PT1H"], "escalate_to": ["lead@example.com"],
+                                       "escalate_after": 3}}},
        {"at": "...", "assign": {"checklist": "forklift-daily", "equipment": ["fl-01", "fl-02"]}},
        {"at": "...", "unassign": {"checklist": "forklift-daily", "equipment": ["fl-02"]}},
        {"at": "...", "performed": {"checklist": "forklift-daily", "equipment": "fl-01",
@@ -48,6 +50,7 @@ from typing import Any
 from missed_checks.checklist import Checklist, validate_checklist_id
 from missed_checks.equipment import validate_equipment_id
 from missed_checks.errors import InvalidInput
+from missed_checks.notification import NotifySettings
 from missed_checks.performed_check import PerformedCheck
 from missed_checks.timefmt import parse_instant
 from missed_checks_local.testing.faults import FaultInjector, parse_faults
@@ -66,7 +69,8 @@ ACTIONS = (
     "fail_next_firing",
     "dismiss",
 )
-_PUT_KEYS = {"id", "name", "recurrence", "timezone", "window", "grace", "validate"}
+_PUT_KEYS = {"id", "name", "recurrence", "timezone", "window", "grace", "validate",
+             "notify"}  # notify: who is told (#18), as `checklist put --file` takes it
 _TOP_KEYS = {"name", "description", "start", "end", "events", "parameters", "faults"}
 
 
@@ -230,6 +234,12 @@ def _put(where: str, value: Any, at: datetime) -> dict[str, Any]:
             checklist.parsed()
         except InvalidInput as error:
             raise InvalidInput(f"{where}.{error.field}", error.message) from None
+    # notifications (#18): the same notify object as `checklist put --file`, validated against the window
+    args["notify"] = None
+    if "notify" in fields:
+        window = Checklist(checklist_id=args["id"], recurrence=args["recurrence"], timezone=args["timezone"],
+                           window=args["window"], grace=args["grace"]).parsed().window if validate else None
+        args["notify"] = NotifySettings.parse(fields["notify"], window, f"{where}.notify")
     return args
 
 
@@ -496,6 +506,7 @@ def _apply(event: ScenarioEvent, table: Any, runtime: Any) -> bool:
                 window=args["window"],
                 grace=args["grace"],
                 validate=args["validate"],
+                notify=args.get("notify"),
             )
         elif event.action == "assign":
             table.assign_equipment(args["checklist"], args["equipment"], at)

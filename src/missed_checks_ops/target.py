@@ -43,6 +43,7 @@ QUEUE_OUTPUTS = {
     "schedule-sync": "ScheduleSyncDeadLetterQueueUrl",
     "scheduler": "SchedulerDeadLetterQueueUrl",
     "evaluation": "EvaluationDeadLetterQueueUrl",
+    "notification": "NotificationDeadLetterQueueUrl",  # notifications (#18)
 }
 # Override flag (without dashes, as argparse names it) -> output it replaces.
 OVERRIDES = {

@@ -27,3 +27,8 @@ def required_int(name: str) -> int:
         return int(value)
     except ValueError as error:
         raise MissingSetting(f"environment variable {name} must be a whole number, got {value!r}") from error
+
+
+def optional(name: str) -> str:
+    """An environment variable a feature may leave empty (the notifications' sender, #18): "" when unset."""
+    return os.environ.get(name, "").strip()

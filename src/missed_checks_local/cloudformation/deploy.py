@@ -21,6 +21,8 @@ registered here, and nothing else is restated:
   backend.
 - ``AWS::CloudWatch::Alarm``: moto has no CloudFormation model for it. :class:`AlarmResource`
   creates it through moto's CloudWatch backend (a single-metric alarm; nothing evaluates it).
+- ``AWS::SQS::QueuePolicy``: no model either (the notification DLQ's, #18). :class:`QueuePolicyResource`
+  sets each queue's ``Policy`` attribute through moto's SQS backend.
 - ``AWS::SNS::Subscription``: no model either. :class:`SubscriptionResource` subscribes through
   moto's SNS backend.
 - ``AWS::Lambda::LayerVersion``: moto gives it no physical id, so ``Ref`` (the layer version
@@ -56,6 +58,7 @@ from moto.cloudwatch.models import cloudwatch_backends
 from moto.core.common_models import CloudFormationModel
 from moto.scheduler.models import scheduler_backends
 from moto.sns.models import sns_backends
+from moto.sqs.models import sqs_backends
 from moto.stepfunctions.responses import get_backend as stepfunctions_backend
 
 from missed_checks.errors import MissedChecksError
@@ -399,3 +402,34 @@ class SubscriptionResource(CloudFormationModel):
         cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str
     ) -> None:
         sns_backends[account_id][region_name].unsubscribe(resource_name)
+
+
+class QueuePolicyResource(CloudFormationModel):
+    """``AWS::SQS::QueuePolicy`` through moto's SQS backend (the queues' ``Policy`` attribute)."""
+
+    def __init__(self, name: str, queues: list[str]) -> None:
+        self.name = name
+        self.queues = queues
+
+    @staticmethod
+    def cloudformation_type() -> str:
+        return "AWS::SQS::QueuePolicy"
+
+    @staticmethod
+    def cloudformation_name_type() -> str:
+        return ""
+
+    @property
+    def physical_resource_id(self) -> str:
+        return self.name
+
+    @classmethod
+    def create_from_cloudformation_json(  # type: ignore[override]
+        cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str, **kwargs: Any
+    ) -> QueuePolicyResource:
+        properties = cloudformation_json.get("Properties") or {}
+        queues = [str(url) for url in properties.get("Queues") or []]
+        for url in queues:
+            sqs_backends[account_id][region_name].set_queue_attributes(
+                url.rsplit("/", 1)[-1], {"Policy": json.dumps(properties.get("PolicyDocument") or {})})
+        return cls(resource_name, queues)

@@ -11,6 +11,7 @@ from botocore.exceptions import ClientError
 from missed_checks import keys
 from missed_checks.aws.table.base import Conflict, NotFound, TableClient, error_code, serialize
 from missed_checks.checklist import Checklist, Status, validate_checklist_id
+from missed_checks.notification import NotifySettings
 from missed_checks.timefmt import to_utc_iso
 
 
@@ -48,13 +49,15 @@ class ChecklistItems(TableClient):
         window: str | None = None,
         grace: str | None = None,
         validate: bool = True,
+        notify: NotifySettings | None = None,
     ) -> Checklist:
         """Create a checklist or edit an existing one.
 
         A new checklist takes effect now; an edit that changes the rule (recurrence, time zone,
         window or grace) takes effect now (``effective_from``), so the new rule never judges
         windows that closed before it existed. ``validate=False`` writes the rule unchecked, as a
-        hand edit in the console would (schedule-sync then reports it).
+        hand edit in the console would (schedule-sync then reports it). ``notify`` (#18) replaces
+        who is told (an empty one tells nobody); None keeps what the checklist has.
         """
         validate_checklist_id(checklist_id)
         current = self.get_checklist(checklist_id)
@@ -64,8 +67,12 @@ class ChecklistItems(TableClient):
             recurrence=recurrence, name=name or base.name, timezone=timezone or None, window=window or None,
             grace=grace or None, updated_at=now, revision=base.revision + 1,
         )
+        if notify is not None:  # notifications (#18)
+            updated = updated.with_changes(notify=notify)
         if validate:
-            updated.parsed()
+            rule = updated.parsed()
+            if updated.notify is not None:  # a lead must stay shorter than the (possibly new) window
+                NotifySettings.parse(updated.notify.to_dict(), rule.window)
         if current is None:
             self._create_checklist(updated)
             return updated
@@ -87,8 +94,10 @@ class ChecklistItems(TableClient):
         """Write only the fields a user owns, conditional on the revision read. The evaluation's
         ``evaluated_until`` and schedule-sync's notes are never written back from a stale read."""
         item = checklist.to_item()
-        owned = ("name", "recurrence", "timezone", "window", "grace", "status", "updated_at", "effective_from",
-                 "revision")
+        owned: tuple[str, ...] = ("name", "recurrence", "timezone", "window", "grace", "status", "updated_at",
+                                  "effective_from", "revision")
+        if "notify" not in checklist.extra:  # notifications (#18); a hand-edited, unreadable one is left as it is
+            owned = (*owned, "notify")
         sets = [f"#{n} = :{n}" for n in owned if n in item]
         removes = [f"#{n}" for n in owned if n not in item]
         values = {f":{n}": item[n] for n in owned if n in item}

@@ -1,0 +1,76 @@
+"""The channels a notification goes out on (#18): an e-mail through Amazon SES, and an EventBridge
+event of its own detail-type on the stack's bus (integrators route it to chat or paging).
+
+Each is a :class:`missed_checks.ports.NotificationChannel`. Throttling and service errors are
+retried by botocore's ``standard`` mode (:mod:`missed_checks.aws.clients`); what is left raises
+:class:`~missed_checks.errors.TransientError`, a refusal that retrying cannot change (a rejected
+address, an unverified sender) :class:`~missed_checks.notification.NotificationRejected`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from missed_checks.aws.clients import ServiceAdapter
+from missed_checks.aws.events import SOURCE
+from missed_checks.errors import TransientError
+from missed_checks.notification import Notification, NotificationRejected
+
+NOTIFICATION_DETAIL_TYPE = "Checklist notification"
+"""The detail-type of the event every notification publishes (``source: missed-checks``)."""
+
+_SES_REFUSALS = {"MessageRejected", "MailFromDomainNotVerifiedException", "InvalidParameterValue",
+                 "AccountSendingPausedException", "ConfigurationSetDoesNotExist"}
+
+
+class SesChannel(ServiceAdapter):
+    """E-mail from ``sender`` (an SES identity verified in the stack's account and Region)."""
+
+    service_name = "ses"
+    name = "email"
+
+    def __init__(self, sender: str, ses: Any | None = None) -> None:
+        super().__init__(ses)
+        self.sender = sender
+
+    def send(self, notification: Notification) -> str:
+        try:
+            response = self.client.send_email(
+                Source=self.sender,
+                Destination={"ToAddresses": [notification.recipient]},
+                Message={"Subject": {"Data": notification.subject, "Charset": "UTF-8"},
+                         "Body": {"Text": {"Data": notification.body, "Charset": "UTF-8"}}},
+            )
+        except ClientError as error:
+            code = str(error.response.get("Error", {}).get("Code", ""))
+            if code in _SES_REFUSALS:
+                raise NotificationRejected(f"SES refused the message to {notification.recipient}: {error}") from error
+            raise TransientError(f"SES: {error}") from error
+        return str(response["MessageId"])
+
+
+class EventBusChannel(ServiceAdapter):
+    """One ``Checklist notification`` event per notification on ``bus_name``."""
+
+    service_name = "events"
+    name = "eventbridge"
+
+    def __init__(self, bus_name: str, events: Any | None = None) -> None:
+        super().__init__(events)
+        self.bus_name = bus_name
+
+    def send(self, notification: Notification) -> str:
+        detail = {key: value for key, value in notification.to_dict().items() if key != "body"}
+        try:
+            response = self.client.put_events(Entries=[{
+                "Source": SOURCE, "DetailType": NOTIFICATION_DETAIL_TYPE, "Detail": json.dumps(detail),
+                "EventBusName": self.bus_name,
+            }])
+        except ClientError as error:
+            raise TransientError(f"EventBridge: {error}") from error
+        if response.get("FailedEntryCount"):
+            raise TransientError(f"EventBridge did not accept the notification event: {response.get('Entries')}")
+        return str(response["Entries"][0].get("EventId", ""))
