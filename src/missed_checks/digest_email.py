@@ -56,7 +56,7 @@ _BANDS = ((95.0, "#e3f9e5", "#05400a", "good"), (80.0, "#fffbea", "#513c06", "fa
 
 
 class ChecklistInfoView(Protocol):
-    """What the digest shows of a checklist (``missed_checks_ops.reporting.ChecklistInfo``)."""
+    """What the digest shows of a checklist (``missed_checks.fleet_report.ChecklistInfo``)."""
 
     @property
     def name(self) -> str: ...
@@ -69,7 +69,7 @@ class ChecklistInfoView(Protocol):
 
 
 class DigestReport(Protocol):
-    """The fleet report the digest shows (``missed_checks_ops.reporting.Report``, built with detail)."""
+    """The fleet report the digest shows (``missed_checks.fleet_report.Report``, built with detail)."""
 
     @property
     def start(self) -> datetime: ...

@@ -16,8 +16,8 @@ from missed_checks.aws.table.subscriptions import SubscriptionItems
 from missed_checks.digest import Subscription, validate_subscription_id
 from missed_checks.digest_email import render_digest, subject
 from missed_checks.errors import InvalidInput
+from missed_checks.fleet_report import Report, build_report
 from missed_checks.timefmt import to_utc_iso
-from missed_checks_ops.reporting import Report, build_report
 from missed_checks_ops.target import StackTarget
 
 

@@ -25,6 +25,7 @@ RECORD_COMMANDS: dict[tuple[str, ...], list[str]] = {
     ("dlq", "list"): [],
     ("report",): PERIOD,
     ("missed", "list"): ["--checklist", "forklift-daily", *PERIOD],
+    ("digest", "list"): [],  # digest subscriptions (#18)
 }
 HEADERS = {  # the CSV header (or its start) each command writes
     ("checklist", "list"): "checklist_id,name,status,recurrence",
@@ -32,6 +33,7 @@ HEADERS = {  # the CSV header (or its start) each command writes
     ("dlq", "list"): "queue,message_id,sent_at,kind,checklist_id,window_start",
     ("report",): "checklist_id,equipment_id",
     ("missed", "list"): "checklist_id,equipment_id,window_start,window_end,judged_at,dismissed",
+    ("digest", "list"): "subscription_id,address,when,checklists",  # digest subscriptions (#18)
 }
 
 

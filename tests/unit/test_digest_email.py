@@ -11,8 +11,8 @@ import pytest
 
 from missed_checks.digest import Subscription
 from missed_checks.digest_email import COUNT_COLUMNS, EQUIPMENT_ROWS, render_digest, subject, worst_first
+from missed_checks.fleet_report import ChecklistInfo, Report
 from missed_checks.report import ReportRow, WindowOutcome
-from missed_checks_ops.reporting import ChecklistInfo, Report
 
 BERLIN = ZoneInfo("Europe/Berlin")
 FIRING = datetime(2026, 3, 30, 7, 0, tzinfo=BERLIN)  # the Monday after the clocks went forward

@@ -11,6 +11,9 @@ checklists. Every Query follows ``LastEvaluatedKey``. See README "Operate" for t
 
 With ``detail=True`` the report also keeps every counted window's outcome (``Report.outcomes``),
 which the HTML report and local runs need; the rows are the same either way.
+
+In the product package (not the operator's) because the digest Lambda builds the same report
+(``missed_checks.digesting``); the ``report`` command reads it through ``missed_checks_ops.report_reading``.
 """
 
 from __future__ import annotations
@@ -38,7 +41,6 @@ from missed_checks.report import (
     total,
 )
 from missed_checks.timefmt import to_utc_iso
-from missed_checks_ops.target import StackTarget
 
 Progress = Callable[[str], None]
 
@@ -95,11 +97,6 @@ class Report:
         return data
 
 
-def read_report(target: StackTarget, start: datetime, end: datetime, **options: Any) -> Report:
-    """:func:`build_report` of the stack's table (the ``report`` command)."""
-    return build_report(target.table(), start, end, **options)
-
-
 def build_report(
     table: ChecklistTable,
     start: datetime,
@@ -131,6 +128,7 @@ def build_report(
 
 
 def _info(checklist: Checklist) -> ChecklistInfo:
+    zone: str | None
     try:
         zone = checklist.parsed().timezone
     except InvalidInput:
