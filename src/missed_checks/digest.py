@@ -31,6 +31,10 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from missed_checks.checklist import validate_checklist_id
 from missed_checks.errors import InvalidInput, describe, matching, shorten
+from missed_checks.notification import Kind, notification_id
+from missed_checks.notification import validate_address as validate_notify_address
+from missed_checks.report import TOTAL
+from missed_checks.schedule import DesiredSchedule
 from missed_checks.timefmt import parse_instant, to_utc_iso
 
 __all__ = [
@@ -40,20 +44,13 @@ __all__ = [
     "Subscription",
     "digest_id",
     "period_ending",
+    "schedule_name",
     "validate_address",
     "validate_subscription_id",
 ]
 
-# Schedule names allow [0-9a-zA-Z-_.]{1,64}; the digest's schedule is named after the subscription.
-_SUBSCRIPTION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-# One address, as SES sends to it: local part @ a domain with at least one dot, no spaces, no
-# display name, no list. Deliberately narrower than RFC 5322 (no quoted local parts, no comments).
-_ADDRESS = re.compile(
-    r"^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*"
-    r"@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}$"
-)
-_MAX_ADDRESS = 254  # RFC 5321's limit on a forward path
-_MAX_LOCAL_PART = 64
+# Schedule names allow [0-9a-zA-Z-_.]{1,64}; the digest's schedule is ``_d.<id>`` (schedule_name).
+_SUBSCRIPTION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,60}$")
 _TIME = re.compile(r"^(?P<hour>[01]\d|2[0-3]):(?P<minute>[0-5]\d)$")
 
 MAX_CHECKLISTS = 100
@@ -75,21 +72,25 @@ class Period(StrEnum):
 
 
 def validate_subscription_id(value: object, field: str = "id") -> str:
-    return matching(value, _SUBSCRIPTION_ID, field, "subscription id: use 1-64 letters, digits, '.', '_' or '-', "
+    return matching(value, _SUBSCRIPTION_ID, field, "subscription id: use 1-61 letters, digits, '.', '_' or '-', "
                     "starting with a letter or digit (it names the digest's schedule)")
 
 
+DIGEST_INPUT_TEMPLATE = ('{{"kind": "digest", "subscription_id": "{subscription_id}", '
+                         '"instant": "<aws.scheduler.scheduled-time>"}}')
+"""The digest function's input from a subscription's schedule (and so the body of its dead letter)."""
+SCHEDULE_PREFIX = "_d."
+
+
+def schedule_name(subscription_id: str) -> str:
+    """``_d.<id>``: in the stack's schedule group beside the checklists' schedules (named by checklist
+    id, which never starts with ``_``) and the reminders' (``_r<n>.``), so no name collides."""
+    return SCHEDULE_PREFIX + subscription_id
+
+
 def validate_address(value: object, field: str = "to") -> str:
-    """One e-mail address (surrounding spaces dropped), or InvalidInput naming ``field``."""
-    if not isinstance(value, str):
-        raise InvalidInput(field, f"is {describe(value)}, not an e-mail address such as fleet@example.com")
-    address = value.strip()
-    if len(address) > _MAX_ADDRESS:
-        raise InvalidInput(field, f"{shorten(address)} is longer than {_MAX_ADDRESS} characters")
-    if not _ADDRESS.match(address) or len(address.split("@", 1)[0]) > _MAX_LOCAL_PART:
-        raise InvalidInput(field, f"{address!r} is not an e-mail address: give one address such as "
-                                  "fleet@example.com (no name, no list)")
-    return address
+    """One e-mail address, as the notifications validate them, or InvalidInput naming ``field``."""
+    return validate_notify_address(value, field)
 
 
 def _period(value: object) -> Period:
@@ -225,6 +226,14 @@ class Subscription:
             return f"cron({self.at.minute} {self.at.hour} * * ? *)"
         return f"cron({self.at.minute} {self.at.hour} ? * {_CRON_DAYS[DAYS.index(self.day or DAYS[0])]} *)"
 
+    def desired_schedule(self, group_name: str) -> DesiredSchedule:
+        """The EventBridge Scheduler schedule that fires this digest (always enabled, no end)."""
+        return DesiredSchedule(
+            name=schedule_name(self.subscription_id), group_name=group_name, expression=self.schedule_expression,
+            timezone=self.timezone, start_date=None, end_date=None, enabled=True, exact=True,
+            target_input=DIGEST_INPUT_TEMPLATE.format(subscription_id=self.subscription_id),
+            purpose=f"missed-checks: digest {self.subscription_id}, {self.describe_when()}")
+
     def describe_when(self) -> str:
         """``daily at 07:00 Europe/Berlin`` / ``weekly on MO at 07:00 Europe/Berlin``."""
         on = f" on {self.day}" if self.period is Period.WEEKLY else ""
@@ -254,7 +263,7 @@ class Subscription:
 
     def digest_id(self, instant: datetime) -> str:
         """The id of the digest a firing at ``instant`` sends (:func:`digest_id`)."""
-        return digest_id(self.subscription_id, self.period_ending(instant)[0])
+        return digest_id(self.subscription_id, self.address, self.period_ending(instant)[0])
 
     # -- table item -------------------------------------------------------------------------
     def to_fields(self) -> dict[str, Any]:
@@ -310,8 +319,8 @@ def period_ending(period: Period, zone: ZoneInfo, instant: datetime,
     return _midnight(end_day - timedelta(days=length), zone), _midnight(end_day, zone)
 
 
-def digest_id(subscription_id: str, period_start: datetime) -> str:
-    """The digest's deterministic id: kind, subscription and the period's start (UTC), so every
-    firing, retry or replay for one period names the same digest."""
-    return f"digest#{subscription_id}#{to_utc_iso(period_start)}"
-
+def digest_id(subscription_id: str, address: str, period_start: datetime) -> str:
+    """The digest's deterministic id, its notification's (:func:`missed_checks.notification.notification_id`:
+    kind ``digest``, the whole fleet, the period's start in UTC, the subscription, the address), so
+    every firing, retry or replay for one period names the same digest."""
+    return notification_id(Kind.DIGEST, TOTAL, to_utc_iso(period_start), subscription_id, address)

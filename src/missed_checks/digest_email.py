@@ -29,8 +29,8 @@ from missed_checks.digest import Period, Subscription
 from missed_checks.report import COLUMNS, TOTAL, ReportRow, WindowOutcome, total
 from missed_checks.report_insights import local, missed_checks
 
-__all__ = ["EQUIPMENT_ROWS", "MISSED_ROWS", "ChecklistInfoView", "DigestReport", "render_digest", "subject",
-           "worst_first"]
+__all__ = ["EQUIPMENT_ROWS", "MISSED_ROWS", "ChecklistInfoView", "DigestReport", "render_digest", "render_text",
+           "subject", "worst_first"]
 
 EQUIPMENT_ROWS = 25
 """The equipment table lists the worst this many (the rest are counted in a line)."""
@@ -267,3 +267,35 @@ def render_digest(subscription: Subscription, report: DigestReport) -> str:
         f"missed-checks digest unsubscribe {escape(subscription.subscription_id)}</p>"
         "</td></tr></table></td></tr></table></body></html>"
     )
+
+
+def render_text(subscription: Subscription, report: DigestReport) -> str:
+    """The same digest as plain text (the message's text part, for clients that show no HTML)."""
+    zone = subscription.zone
+    lines = [f"{'Daily' if subscription.period is Period.DAILY else 'Weekly'} missed-checks digest: "
+             f"{_period_text(subscription, report.start, report.end)} ({subscription.timezone})", ""]
+    lines += [f"Warning: {w}" for w in report.warnings]
+    if not report.rows:
+        lines.append("No window was due in this period.")
+    else:
+        fleet = total(report.rows).to_dict()
+        lines.append(f"Fleet compliance: {_pct(total(report.rows).compliance)} ("
+                     + ", ".join(f"{fleet[c]} {_label(c)}" for c in COUNT_COLUMNS) + ")")
+        by_checklist: dict[str, list[ReportRow]] = defaultdict(list)
+        for row in report.rows:
+            by_checklist[row.checklist_id].append(row)
+        lines += ["", "Checklists, worst first:"]
+        lines += [f"  - {_checklist_name(report, row.checklist_id)}: {_pct(row.compliance)}, {row.missed} missed"
+                  for row in worst_first(total(rows, c, TOTAL) for c, rows in by_checklist.items())]
+        equipment = worst_first(report.rows)
+        missed = missed_checks(report.outcomes or (), [r.equipment_id for r in equipment])
+        if missed:
+            lines += ["", "Missed checks:"]
+            lines += [f"  - {o.equipment_id} ({o.checklist_id}): {_window(o, _zone_of(report, o.checklist_id))}"
+                      for o in missed[:MISSED_ROWS]]
+            if len(missed) > MISSED_ROWS:
+                lines.append(f"  ... and {len(missed) - MISSED_ROWS} more")
+    lines += ["", f"As of {report.as_of.astimezone(zone):%Y-%m-%d %H:%M %Z}. Subscription "
+                  f"{subscription.subscription_id}: {subscription.describe_when()}; to stop it: "
+                  f"missed-checks digest unsubscribe {subscription.subscription_id}"]
+    return "\n".join(lines) + "\n"

@@ -2,22 +2,23 @@
 report and HTML for a period (what the digest e-mail holds; ``digest preview`` writes it).
 
 A subscription is validated in full before anything is written (address, period, local time,
-zone, day, and that every checklist it names exists), then written as one table item.
+zone, day, and that every checklist it names exists), then written as one table item, and its
+EventBridge Scheduler schedule is created or replaced by the same command (removed by
+``unsubscribe``): see docs/digest.md for why the command, not the table stream, keeps them in step.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from missed_checks.aws.table import ChecklistTable, NotFound
+from missed_checks.aws.scheduler import ScheduleStore
+from missed_checks.aws.table import NotFound
 from missed_checks.aws.table.subscriptions import SubscriptionItems
-from missed_checks.digest import Subscription, validate_subscription_id
-from missed_checks.digest_email import render_digest, subject
+from missed_checks.digest import Subscription, schedule_name, validate_subscription_id
+from missed_checks.digesting import Digest, build_digest
 from missed_checks.errors import InvalidInput
-from missed_checks.fleet_report import Report, build_report
-from missed_checks.timefmt import to_utc_iso
+from missed_checks.schedule import Target
 from missed_checks_ops.target import StackTarget
 
 
@@ -25,15 +26,42 @@ def subscriptions(target: StackTarget) -> SubscriptionItems:
     return SubscriptionItems(target.output("TableName"), target.client("dynamodb"))
 
 
+def digest_target(target: StackTarget) -> Target:
+    """Where digest schedules point: the stack's digest function, with its scheduler role and the
+    notification dead-letter queue."""
+    return Target(target.output("DigestFunctionArn"), target.output("DigestSchedulerRoleArn"),
+                  target.output("DigestDeadLetterQueueArn"), int(target.parameter("SchedulerMaximumRetryAttempts")))
+
+
+def put_digest(items: SubscriptionItems, schedules: ScheduleStore, where: Target, subscription: Subscription,
+               now: datetime) -> bool:
+    """Write the subscription's item, then its schedule (created, or replaced whole); True when the
+    subscription is new. The item is the truth: a schedule whose item is gone sends nothing (the
+    digest function finds no subscription), and subscribing again repairs a schedule a failure
+    left behind."""
+    created = items.put_subscription(subscription, now)
+    schedules.upsert(subscription.desired_schedule(schedules.group_name), where, probably_exists=not created)
+    return created
+
+
+def remove_digest(items: SubscriptionItems, schedules: ScheduleStore, subscription_id: str) -> dict[str, Any] | None:
+    """Delete the subscription's item, then its schedule; the item it was (None: there was none;
+    a schedule left by an earlier failure is deleted all the same)."""
+    item = items.delete_subscription(subscription_id)
+    schedules.delete(schedule_name(subscription_id))
+    return item
+
+
 def subscribe_digest(target: StackTarget, subscription: Subscription, now: datetime) -> dict[str, Any]:
-    """Write the (validated) subscription after checking that its checklists exist; what was done,
-    the subscription, its next firing and the period that firing will cover."""
+    """Write the (validated) subscription and its schedule after checking that its checklists exist;
+    what was done, the subscription, its next firing and the period that firing will cover."""
     table = target.table()
     for checklist_id in subscription.checklists:
         if table.get_checklist(checklist_id) is None:
             raise InvalidInput("checklist", f"{checklist_id!r} does not exist: create it first, or leave "
                                             "--checklist out for the whole fleet")
-    created = subscriptions(target).put_subscription(subscription, now)
+    where = digest_target(target)
+    created = put_digest(subscriptions(target), target.schedules(), where, subscription, now)
     return {"action": "created" if created else "updated", **preview(subscription, now)}
 
 
@@ -41,7 +69,7 @@ def preview(subscription: Subscription, now: datetime) -> dict[str, Any]:
     """The subscription as shown, with its next firing and that firing's period (in its zone)."""
     firing = subscription.next_firing(now)
     start, end = subscription.period_ending(firing)
-    return {"subscription": subscription.to_dict(),
+    return {"subscription": {**subscription.to_dict(), "schedule_name": schedule_name(subscription.subscription_id)},
             "next_digest": {"at": firing.isoformat(), "from": start.isoformat(), "to": end.isoformat(),
                             "id": subscription.digest_id(firing)}}
 
@@ -60,46 +88,12 @@ def get_digest(target: StackTarget, subscription_id: str) -> Subscription:
 
 def unsubscribe_digest(target: StackTarget, subscription_id: str) -> dict[str, Any]:
     """Delete the subscription; :class:`NotFound` when there is none."""
-    item = subscriptions(target).delete_subscription(validate_subscription_id(subscription_id))
+    item = remove_digest(subscriptions(target), target.schedules(), validate_subscription_id(subscription_id))
     if item is None:
         raise NotFound(f"digest subscription {subscription_id!r} does not exist")
     return {"action": "deleted", "subscription_id": subscription_id, "address": item.get("address")}
 
 
-@dataclass(frozen=True)
-class Digest:
-    """One digest: the subscription, the period it covers, its id, the report and the message."""
-
-    subscription: Subscription
-    start: datetime
-    end: datetime
-    digest_id: str
-    report: Report
-    subject: str
-    html: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.digest_id, "subscription_id": self.subscription.subscription_id,
-                "to": self.subscription.address, "from": to_utc_iso(self.start), "to_instant": to_utc_iso(self.end),
-                "subject": self.subject, "total": self.report.total.to_dict()}
-
-
 def preview_digest(target: StackTarget, subscription_id: str, instant: datetime) -> Digest:
-    """The digest the subscription would get from a firing at ``instant`` (nothing sent)."""
+    """The digest the subscription would get from a firing at ``instant`` (nothing sent or recorded)."""
     return build_digest(target.table(), get_digest(target, subscription_id), instant)
-
-
-def build_digest(table: ChecklistTable, subscription: Subscription, instant: datetime) -> Digest:
-    """The digest a firing at ``instant`` sends: the report of the period just ended (as of
-    ``instant``), worst first, as the e-mail's HTML. A checklist the subscription names that was
-    deleted since is left out, with a warning in the digest."""
-    start, end = subscription.period_ending(instant)
-    gone = [c for c in subscription.checklists if table.get_checklist(c) is None]
-    kept = [c for c in subscription.checklists if c not in gone]
-    if subscription.checklists and not kept:
-        report = Report(start, end, instant, [], outcomes=[])
-    else:
-        report = build_report(table, start, end, now=instant, checklist_ids=kept, detail=True)
-    report.warnings[:0] = [f"checklist {c} no longer exists; it is not in this digest" for c in gone]
-    return Digest(subscription, start, end, subscription.digest_id(instant), report,
-                  subject(subscription, report), render_digest(subscription, report))

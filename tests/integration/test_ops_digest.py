@@ -4,11 +4,13 @@ digest of the period just ended."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ops_support import BERLIN_WORKDAYS, Cli
 
 from missed_checks.aws.table.subscriptions import SubscriptionItems
+from missed_checks.digest import digest_id
 from missed_checks_local.runtime import LocalRuntime
 
 SUBSCRIBE = ["digest", "subscribe", "fleet-daily", "--to", "fleet@example.com", "--period", "daily",
@@ -31,7 +33,8 @@ def test_subscribe_list_replace_unsubscribe(runtime: LocalRuntime, cli: Cli) -> 
     # The runtime's clock is Sunday 1 March 09:00Z: the next digest is Monday 07:00, covering Sunday.
     assert created["next_digest"] == {"at": "2026-03-02T07:00:00+01:00", "from": "2026-03-01T00:00:00+01:00",
                                       "to": "2026-03-02T00:00:00+01:00",
-                                      "id": "digest#fleet-daily#2026-02-28T23:00:00Z"}
+                                      "id": digest_id("fleet-daily", "fleet@example.com",
+                                                      datetime(2026, 2, 28, 23, tzinfo=UTC))}
 
     weekly = cli.ok("digest", "subscribe", "lead-weekly", "--to", "lead@example.com", "--period", "weekly",
                     "--day", "FR", "--time", "16:00", "--timezone", "America/New_York")
@@ -105,8 +108,8 @@ def test_preview_writes_the_digest_of_the_period_just_ended(runtime: LocalRuntim
     shown = cli.ok("digest", "preview", "fleet-daily", "--at", "2026-03-04T07:00:00+01:00",
                    "--html-output", str(html))
     # Tuesday 3 March, Berlin: FL-001 on time, FL-002 missed.
-    assert shown["id"] == "digest#fleet-daily#2026-03-02T23:00:00Z"
-    assert (shown["from"], shown["to_instant"]) == ("2026-03-02T23:00:00Z", "2026-03-03T23:00:00Z")
+    assert shown["id"] == digest_id("fleet-daily", "fleet@example.com", datetime(2026, 3, 2, 23, tzinfo=UTC))
+    assert (shown["period_from"], shown["period_to"]) == ("2026-03-02T23:00:00Z", "2026-03-03T23:00:00Z")
     assert shown["total"]["on_time"] == 1 and shown["total"]["missed"] == 1
     text = html.read_text(encoding="utf-8")
     assert text.index('data-id="FL-002"') < text.index('data-id="FL-001"')  # worst first

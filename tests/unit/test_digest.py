@@ -9,6 +9,7 @@ import pytest
 
 from missed_checks.digest import MAX_CHECKLISTS, Period, Subscription, digest_id, period_ending
 from missed_checks.errors import InvalidInput
+from missed_checks.notification import Kind, notification_id
 
 BERLIN = ZoneInfo("Europe/Berlin")
 BRISBANE = ZoneInfo("Australia/Brisbane")  # no DST
@@ -32,10 +33,9 @@ def elapsed(start: datetime, end: datetime) -> timedelta:
     ({"subscription_id": ""}, "id", "subscription id"),
     ({"address": "fleet"}, "to", "not an e-mail address"),
     ({"address": "Fleet <fleet@example.com>"}, "to", "not an e-mail address"),
-    ({"address": "a@example.com, b@example.com"}, "to", "no list"),
+    ({"address": "a@example.com, b@example.com"}, "to", "not an e-mail address"),
     ({"address": "fleet@localhost"}, "to", "not an e-mail address"),
-    ({"address": "x" * 65 + "@example.com"}, "to", "not an e-mail address"),
-    ({"address": "a@" + "b" * 250 + ".com"}, "to", "longer than 254"),
+    ({"address": "a@" + "b" * 250 + ".com"}, "to", "not an e-mail address"),
     ({"address": 42}, "to", "a number"),
     ({"period": "monthly"}, "period", "daily or weekly"),
     ({"at": "7am"}, "time", "HH:MM"),
@@ -115,7 +115,8 @@ def test_a_late_or_retried_firing_reports_the_same_period_and_id() -> None:
     on_time = datetime(2026, 3, 30, 7, 0, tzinfo=BERLIN)
     late = datetime(2026, 3, 30, 23, 59, tzinfo=BERLIN)
     assert sub.period_ending(on_time) == sub.period_ending(late)
-    assert sub.digest_id(on_time) == sub.digest_id(late) == "digest#fleet-daily#2026-03-28T23:00:00Z"
+    assert sub.digest_id(on_time) == sub.digest_id(late) == digest_id("fleet-daily", "fleet@example.com",
+                                                                       datetime(2026, 3, 28, 23, tzinfo=UTC))
     assert sub.digest_id(on_time + timedelta(days=1)) != sub.digest_id(on_time)
 
 
@@ -158,5 +159,11 @@ def test_next_firing_follows_the_local_time_and_day() -> None:
     assert weekly.next_firing(NOW) == datetime(2026, 3, 4, 7, tzinfo=BERLIN)
 
 
-def test_digest_ids_name_subscription_and_period_start_in_utc() -> None:
-    assert digest_id("s", datetime(2026, 3, 29, tzinfo=BERLIN)) == "digest#s#2026-03-28T23:00:00Z"
+def test_digest_ids_are_the_notification_ids_of_subscription_address_and_period() -> None:
+    start = datetime(2026, 3, 29, tzinfo=BERLIN)
+    assert digest_id("s", "a@example.com", start) == notification_id(Kind.DIGEST, "*", "2026-03-28T23:00:00Z", "s",
+                                                                      "a@example.com")
+    assert digest_id("s", "a@example.com", start) == digest_id("s", "A@example.com", start.astimezone(UTC))
+    others = {digest_id("t", "a@example.com", start), digest_id("s", "b@example.com", start),
+              digest_id("s", "a@example.com", start + timedelta(days=1))}
+    assert digest_id("s", "a@example.com", start) not in others and len(others) == 3

@@ -7,6 +7,7 @@ from typing import Any
 
 from missed_checks import keys
 from missed_checks.aws.table.base import TableClient, deserialize, serialize
+from missed_checks.aws.table.notifications import NotifierTable
 from missed_checks.digest import Subscription
 from missed_checks.errors import InvalidInput
 from missed_checks.timefmt import to_utc_iso
@@ -61,3 +62,8 @@ class SubscriptionItems(TableClient):
                                  ReturnValues="ALL_OLD")
         item = response.get("Attributes")
         return deserialize(item) if item else None
+
+
+class DigestTable(NotifierTable, SubscriptionItems):
+    """What the digest function reads (the subscription, the report's items) and writes (the
+    notification record): :class:`missed_checks.digesting.DigestStore`."""
