@@ -60,6 +60,7 @@ def _window_start(event: dict[str, Any]) -> tuple[str, datetime]:
 
 @lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    logger.remove_keys(["checklist_id", "window_start", "lead", "instant", "trigger"])  # a warm start's earlier input
     table = NotifierTable(settings.required("TABLE_NAME"))
     used = channels()
     if not isinstance(event, dict):

@@ -296,8 +296,13 @@ def _untagged_kind(body: Mapping[str, Any]) -> str | None:
     sent before the tag existed."""
     if "DDBStreamBatchInfo" in body:
         return "stream-batch"
+    # notifications (#18): the notifier's letters, and the inputs it could not handle
     if body.get("detail-type") == "Occurrence window judged" and isinstance(body.get("detail"), Mapping):
-        return "window-event"  # notifications (#18): the event the notifier could not handle
+        return "window-event"
+    if body.get("source") == "notify":
+        return "notification"
+    if {"checklist_id", "lead", "instant"} <= set(body):
+        return "reminder"
     if body.get("source") == "schedule-sync":
         return "schedule-sync"
     if body.get("source") == "evaluation":

@@ -15,6 +15,9 @@
 * ``executions`` (counts by status and by the plan's outcome), ``failed_executions``,
   ``firings``, ``dead_letters`` (per queue logical id, bodies decoded), ``schedules``,
   ``schedule_problems``, ``lambda``, ``deployment_problems`` and ``stream`` statistics.
+* ``notifications``: every notification sent (#18: ``kind``, ``checklist``, ``window_start``, ``to``,
+  ``equipment``, ``sent_at`` simulated, ``subject``), as the embedded SES captured them
+  (:mod:`missed_checks_local.notifications`).
 
 :func:`print_run` prints it for people: the report's table (the ``report`` command's), its
 warnings, then what the run did (firings, executions, dead letters) and where to look next.
@@ -30,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from missed_checks.dead_letters import read_dead_letter
 from missed_checks.fleet_report import Report, build_report
 from missed_checks.timefmt import to_utc_iso
+from missed_checks_local.notifications import captured_notifications, count_line
 from missed_checks_ops.report_output import print_table
 
 if TYPE_CHECKING:
@@ -94,6 +98,8 @@ def build_result(scenario: Scenario, runtime: LocalRuntime, table: Any) -> dict[
         "lambda": runtime.invocation_summary(),
         "deployment_problems": runtime.deployment_problems(),
         "stream": stream_stats[0] if len(stream_stats) == 1 else stream_stats,
+        # notifications (#18): what the embedded SES captured, with what each is about
+        "notifications": captured_notifications(runtime.stack, table.name),
     }
 
 
@@ -125,6 +131,8 @@ def print_run(result: dict[str, Any], console: Console, *, where_next: list[str]
     dismissed = sum(1 for m in result["missed"] if m.get("dismissal"))
     console.print(f"Missed checks recorded: {len(result['missed'])} ({dismissed} dismissed); "
                   f"performed checks: {len(result['performed'])}.")
+    if "notifications" in result:  # notifications (#18)
+        console.print(count_line(result["notifications"]))
     letters = result["dead_letters"]
     if any(letters.values()):
         console.print("\n[bold]Dead-letter queues[/bold]")

@@ -105,7 +105,8 @@ def put_checklist(target: StackTarget, spec: Mapping[str, Any], now: datetime, *
     checked the rule with :func:`validate_rule` (the recurrence engine is not run a second time)."""
     written = target.table().put_checklist(
         str(spec["id"]), recurrence=str(spec["recurrence"]), now=now, name=spec.get("name") or "",
-        timezone=spec.get("timezone"), window=spec.get("window"), grace=spec.get("grace"), validate=not validated)
+        timezone=spec.get("timezone"), window=spec.get("window"), grace=spec.get("grace"), validate=not validated,
+        notify=spec.get("notify"))  # notifications (#18): a NotifySettings, or None to keep the checklist's
     return "created" if written.revision == 1 and written.created_at == now else "updated"
 
 

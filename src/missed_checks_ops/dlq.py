@@ -21,6 +21,11 @@ Each message is read once, by its ``kind`` tag, with :func:`missed_checks.dead_l
   and announces it. The replay waits for its runs; a window message whose window the watermark has
   since passed unjudged (a resume or an edit) cannot be judged any more and stays in the queue,
   with that said.
+* **notification** (``NotificationDeadLetterQueue``, #18): a notification that was not sent
+  (``{"kind": "notification", "source": "notify", "notification", "error", "failed_at"}``), or an
+  input the notifier could not handle (the ``Occurrence window judged`` event, a reminder firing
+  ``{"kind": "reminder", "checklist_id", "lead", "instant"}``). Replay hands it back to the notifier
+  and waits: what was sent already is not sent again.
 * **scheduler** (``SchedulerDeadLetterQueue``): a firing EventBridge Scheduler could not deliver;
   the body is the schedule's target input ``{"kind": "scheduler", "checklist_id", "instant"}`` and the message
   attributes say why (``ERROR_CODE``, ``ERROR_MESSAGE``, ``SCHEDULE_ARN`` ...). Replay starts the
@@ -112,14 +117,17 @@ def _sent_at(millis: str | None) -> str | None:
 
 
 # -- reading queues -------------------------------------------------------------------------------
-def queue_kinds(selected: str | None) -> list[str]:
-    return list(QUEUE_OUTPUTS) if selected in (None, "all") else [str(selected)]
+def queue_kinds(selected: str | None, target: StackTarget | None = None) -> list[str]:
+    kinds = list(QUEUE_OUTPUTS) if selected in (None, "all") else [str(selected)]
+    if selected in (None, "all") and target is not None and not target.outputs.get(QUEUE_OUTPUTS["notification"]):
+        kinds.remove("notification")  # a stack deployed before notifications (#18) has no such queue
+    return kinds
 
 
 def list_dead_letters(target: StackTarget, selected: str | None = None) -> dict[str, list[DeadLetter]]:
     """Every message of the selected queues, decoded; they stay in their queue, visible."""
     found: dict[str, list[DeadLetter]] = {}
-    for kind in queue_kinds(selected):
+    for kind in queue_kinds(selected, target):
         queue = target.queue(kind)
         letters = [decode(kind, message) for message in queue.receive_all(LIST_VISIBILITY_S)]
         queue.release([letter.receipt_handle for letter in letters])
@@ -155,6 +163,7 @@ class Replayer:
         self.target = target
         self.now = now
         self._sync_target: Target | None = None
+        self._reminder_target: tuple[Target | None] | None = None
 
     # schedule-sync needs what the function has in its environment
     def sync_target(self) -> Target:
@@ -162,12 +171,19 @@ class Replayer:
             self._sync_target = _sync_settings(self.target)
         return self._sync_target
 
+    def reminder_target(self) -> Target | None:
+        """Where reminder schedules point (#18), None for a stack without the notifier."""
+        if self._reminder_target is None:
+            self._reminder_target = (_reminder_settings(self.target, self.sync_target()),)
+        return self._reminder_target[0]
+
     def _sync(self, checklist_id: str) -> SyncResult:
         schedules = self.target.schedules()
         return sync_checklist(
             checklist_id, table=self.target.table(), schedules=schedules,
             target=self.sync_target(), group_name=schedules.group_name, now=self.now,
             report_rejected=lambda *_args: None,  # this message already reports it; it stays until fixed
+            reminder_target=self.reminder_target(),
         )
 
     def replay_one(self, letter: DeadLetter) -> Replayed:
@@ -185,6 +201,8 @@ class Replayer:
                     return self._evaluate(letter)
                 case Replay.NONE:
                     return Replayed(letter, False, "not a message missed-checks knows; left in the queue")
+                case Replay.NOTIFY_AGAIN:
+                    return self._notify_again(letter)
         except Exception as error:  # one failed replay must not stop the others; the message stays
             return Replayed(letter, False, f"replay failed: {type(error).__name__}: {error}")
 
@@ -255,6 +273,30 @@ class Replayer:
                 return Replayed(letter, False, detail, executions)
         return Replayed(letter, True, f"evaluation {how} and succeeded: {runs}", executions)
 
+    def _notify_again(self, letter: DeadLetter) -> Replayed:
+        """Hand the letter back to the notifier (#18), synchronously: what it names is claimed and
+        sent once (what went out already is not sent again). A notification that fails again is
+        dead-lettered again by the notifier: that new message replaces this one."""
+        function = self.target.output("NotifyFunctionName")
+        response = self.target.client("lambda").invoke(FunctionName=function, InvocationType="RequestResponse",
+                                                        Payload=json.dumps(letter.body).encode())
+        try:
+            answer = json.loads(response["Payload"].read() or b"null")
+        except ValueError:
+            answer = None
+        if response.get("FunctionError") or not isinstance(answer, dict):
+            message = answer.get("errorMessage") if isinstance(answer, dict) else answer
+            return Replayed(letter, False, f"the notifier failed: {message}; the message stays")
+        counts = {key: int(answer.get(key) or 0) for key in ("sent", "already_sent", "in_flight", "failed")}
+        detail = ", ".join(f"{n} {key.replace('_', ' ')}" for key, n in counts.items() if n) or "nothing to send"
+        if counts["failed"]:
+            return Replayed(letter, False, f"notified again: {detail}; the failed ones are dead-lettered again",
+                            superseded=True)
+        if counts["in_flight"]:
+            return Replayed(letter, False, f"notified again: {detail}; another sender holds the rest, replay "
+                                           "later to confirm")
+        return Replayed(letter, True, f"notified again: {detail}")
+
     def _resync_everything(self, letter: DeadLetter) -> Replayed:
         table = self.target.table()
         ids = {c.checklist_id for c in table.list_checklists()}
@@ -284,7 +326,7 @@ def replay_queues(target: StackTarget, now: datetime, selected: str | None = Non
     newer dead letter replaces)."""
     replayer = Replayer(target, now)
     results = []
-    for kind in queue_kinds(selected):
+    for kind in queue_kinds(selected, target):
         queue = target.queue(kind)
         letters = [decode(kind, message) for message in queue.receive_all(REPLAY_VISIBILITY_S)]
         for letter in sorted(letters, key=lambda item: (item.sent_at or "", item.message_id)):
@@ -325,3 +367,22 @@ def _sync_settings(target: StackTarget) -> Target:
         dead_letter_arn=target.queue("scheduler").arn(),
         max_retry_attempts=int(target.parameters.get("SchedulerMaximumRetryAttempts") or 10),
     )
+
+
+def _reminder_settings(target: StackTarget, sync: Target) -> Target | None:
+    """schedule-sync's reminder target (#18): the notifier and its dead-letter queue, from the
+    function's environment or the stack's outputs; None for a stack without them."""
+    function = target.outputs.get("ScheduleSyncFunctionName")
+    if function:
+        try:
+            env = function_environment(target.client("lambda"), function)
+            if env.get("NOTIFY_FUNCTION_ARN"):
+                return Target(env["NOTIFY_FUNCTION_ARN"], sync.role_arn, env["NOTIFICATION_DLQ_ARN"],
+                              sync.max_retry_attempts)
+        except (ClientError, BotoCoreError, KeyError, ValueError):
+            pass  # as _sync_settings: use the outputs
+    notifier = target.outputs.get("NotifyFunctionName")
+    if not notifier or not target.outputs.get("NotificationDeadLetterQueueUrl"):
+        return None
+    arn = target.client("lambda").get_function_configuration(FunctionName=notifier)["FunctionArn"]
+    return Target(str(arn), sync.role_arn, target.queue("notification").arn(), sync.max_retry_attempts)

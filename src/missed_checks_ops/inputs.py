@@ -59,8 +59,9 @@ def within_item_size(values: Mapping[str, Any], where: str = "") -> None:
                                               f"{MAX_ITEM_BYTES // 1024} KB, all its fields together")
 
 
-def checklist_specs(path: str) -> list[dict[str, str | None]]:
-    """One checklist or a list of them from a YAML or JSON file (JSON is YAML)."""
+def checklist_specs(path: str) -> list[dict[str, Any]]:
+    """One checklist or a list of them from a YAML or JSON file (JSON is YAML); an entry's ``notify``
+    (#18) is kept as it came, for :meth:`missed_checks.notification.NotifySettings.parse`."""
     try:
         document = yaml.safe_load(read_text(path, "file"))
     except yaml.YAMLError as error:
@@ -74,11 +75,14 @@ def checklist_specs(path: str) -> list[dict[str, str | None]]:
         entry = dict(given)
         if "checklist_id" in entry and "id" not in entry:
             entry["id"] = entry.pop("checklist_id")
-        unknown = sorted(str(key) for key in set(entry) - set(CHECKLIST_FIELDS))  # YAML keys may be numbers
+        unknown = sorted(str(key) for key in set(entry) - {*CHECKLIST_FIELDS, "notify"})  # YAML keys may be numbers
         if unknown:
             raise InvalidInput("file", f"{where}: unknown field(s) {', '.join(unknown)}; "
-                                       f"expected {', '.join(CHECKLIST_FIELDS)}")
-        specs.append({name: _text(entry.get(name)) for name in CHECKLIST_FIELDS})
+                                       f"expected {', '.join((*CHECKLIST_FIELDS, 'notify'))}")
+        spec: dict[str, Any] = {name: _text(entry.get(name)) for name in CHECKLIST_FIELDS}
+        if "notify" in entry:  # notifications (#18)
+            spec["notify"] = entry["notify"]
+        specs.append(spec)
     return specs
 
 

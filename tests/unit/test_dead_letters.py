@@ -33,6 +33,14 @@ TAGGED = {
     "scheduler": {"kind": "scheduler", "checklist_id": "fl", "instant": "2026-03-02T13:30:00Z"},
     "stream-batch": {"DDBStreamBatchInfo": {"batchSize": 2, "startSequenceNumber": "1", "endSequenceNumber": "2"},
                      "requestContext": {"condition": "RetryAttemptsExhausted", "approximateInvokeCount": 3}},
+    # notifications (#18)
+    "notification": {"kind": "notification", "source": "notify", "error": "NotificationRejected: refused",
+                     "failed_at": "2026-03-02T13:30:00Z",
+                     "notification": {"kind": "missed", "checklist_id": "fl", "window_start": "2026-03-02T05:00:00Z",
+                                      "to": "crew@example.com", "equipment": ["A"], "subject": "s", "body": "b"}},
+    "reminder": {"kind": "reminder", "checklist_id": "fl", "lead": "PT1H", "instant": "2026-03-02T12:00:00Z"},
+    "window-event": {"version": "0", "detail-type": "Occurrence window judged", "source": "missed-checks",
+                     "detail": {"checklist_id": "fl", "window": WINDOW, "missed": 1}},
 }
 EXPECTED = {
     "evaluation-window": ("evaluation", Replay.EVALUATE_FROM_NOW),
@@ -41,6 +49,9 @@ EXPECTED = {
     "schedule-sync": ("schedule-sync", Replay.SYNC_CHECKLIST),
     "scheduler": ("scheduler", Replay.EVALUATE_AT_INSTANT),
     "stream-batch": ("stream-batch", Replay.SYNC_EVERYTHING),
+    "notification": ("notification", Replay.NOTIFY_AGAIN),
+    "reminder": ("notification", Replay.NOTIFY_AGAIN),
+    "window-event": ("notification", Replay.NOTIFY_AGAIN),
 }
 
 

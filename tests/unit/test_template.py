@@ -144,7 +144,7 @@ def test_table_keys_and_indexes_match_the_code():
 
 def test_dead_letter_queues_are_encrypted_and_keep_messages_fourteen_days():
     queues = {n: r for n, r in RESOURCES.items() if r["Type"] == "AWS::SQS::Queue"}
-    assert len(queues) == 3
+    assert len(queues) == 4  # three, and the notification DLQ (#18)
     for name, queue in queues.items():
         assert queue["Properties"]["SqsManagedSseEnabled"] is True, name
         assert queue["Properties"]["MessageRetentionPeriod"] == 14 * 24 * 3600, name
@@ -271,7 +271,7 @@ def test_the_iterator_age_alarm_watches_schedule_sync():
 
 
 def test_every_alarm_notifies_the_topic_and_tells_the_on_call_what_to_do():
-    assert len(alarms()) == 6
+    assert len(alarms()) == 7  # six, and the notification DLQ's (#18)
     for name, alarm in alarms().items():
         assert alarm["AlarmActions"] == [{"Ref": "AlarmTopic"}], name
         assert alarm["OKActions"] == [{"Ref": "AlarmTopic"}], name

@@ -12,6 +12,7 @@ from rich.table import Table
 from missed_checks import clock
 from missed_checks.checklist import Checklist, validate_checklist_id
 from missed_checks.errors import InvalidInput
+from missed_checks.notification import NotifySettings
 from missed_checks.performed_check import PerformedCheck
 from missed_checks.timefmt import to_utc_iso
 from missed_checks_ops.checklists import (
@@ -70,11 +71,14 @@ def _register_checklist(subparsers: Any) -> None:
   missed-checks checklist put --file checklists.yaml --endpoint {LOCAL_ENDPOINT}
   missed-checks checklist put fire-monthly --recurrence 'DTSTART:20260105T080000' \\
       --recurrence 'RRULE:FREQ=MONTHLY;BYDAY=1MO' --timezone Europe/Riga --dry-run --format json \\
-      --stack missed-checks""",
+      --stack missed-checks
+  missed-checks checklist put forklift-daily --recurrence 'DTSTART;TZID=Europe/Berlin:20260105T060000' \\
+      --recurrence 'RRULE:FREQ=DAILY' --window PT8H --notify-to crew@example.com --remind-before PT1H \\
+      --escalate-to lead@example.com --escalate-after 3 --stack missed-checks""",
         handler=checklist_put, formats=RESULT_FORMATS)
     put.add_argument("checklist_id", nargs="?", metavar="ID", help="checklist id (or `id:` in --file)")
     put.add_argument("--file", metavar="FILE", help="YAML or JSON: one checklist or a list "
-                                                    "(id, name, recurrence, timezone, window, grace)")
+                                                    "(id, name, recurrence, timezone, window, grace, notify)")
     put.add_argument("--name")
     put.add_argument("--recurrence", action="append", metavar="LINE",
                      help="RFC 5545 text; repeat for several lines (DTSTART, RRULE, EXDATE) or separate them "
@@ -84,6 +88,16 @@ def _register_checklist(subparsers: Any) -> None:
     put.add_argument("--grace", metavar="DURATION", help="ISO 8601 grace after the window, e.g. PT30M")
     put.add_argument("--windows", type=int, default=5, metavar="N", help="how many next windows to show")
     put.add_argument("--dry-run", action="store_true", help="validate and show, write nothing")
+    # notifications (#18): who is told; any of these replaces the checklist's notify block, none keeps it
+    notify = put.add_argument_group("who is told (docs/notifications.md); without these flags a put keeps them")
+    notify.add_argument("--notify-to", action="append", metavar="ADDRESS",
+                        help="told of reminders and missed windows (repeat for several)")
+    notify.add_argument("--remind-before", action="append", metavar="DURATION",
+                        help="a reminder this long before each window closes, e.g. PT1H (repeat, up to 3)")
+    notify.add_argument("--escalate-to", action="append", metavar="ADDRESS",
+                        help="told when the same equipment is missed --escalate-after windows in a row")
+    notify.add_argument("--escalate-after", type=int, metavar="N", help="consecutive misses that escalate (1 or more)")
+    notify.add_argument("--no-notify", action="store_true", help="tell nobody any more")
 
     show = add_command(group, "show", help="one checklist, its schedule and next windows",
                        description="Show a checklist: rule, status, watermark, schedule (or sync error), "
@@ -135,8 +149,20 @@ def _rule_args(args: argparse.Namespace) -> list[dict[str, str | None]]:
     return [flags]
 
 
+def _notify_flags(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The notify block the flags give (#18), None when no flag is given (the checklist keeps its own)."""
+    if args.no_notify:
+        if args.notify_to or args.remind_before or args.escalate_to or args.escalate_after is not None:
+            raise InvalidInput("no-notify", "give either --no-notify or the --notify-to ... flags, not both")
+        return {}
+    given = {"to": args.notify_to, "remind_before": args.remind_before, "escalate_to": args.escalate_to,
+             "escalate_after": args.escalate_after}
+    return {k: v for k, v in given.items() if v is not None} if any(v is not None for v in given.values()) else None
+
+
 def checklist_put(args: argparse.Namespace) -> int:
     specs = _rule_args(args)
+    flags = _notify_flags(args)
     now = clock.now()
     previews = []
     for spec in specs:  # validate every one before writing any
@@ -147,6 +173,8 @@ def checklist_put(args: argparse.Namespace) -> int:
             raise InvalidInput("recurrence", f"checklist {spec['id']} has no recurrence")
         within_item_size({key: spec.get(key) for key in ("name", "recurrence", "timezone", "window", "grace")})
         rule = validate_rule(str(spec["recurrence"]), spec.get("timezone"), spec.get("window"), spec.get("grace"))
+        if flags is not None or "notify" in spec:  # notifications (#18): checked against this rule's window
+            spec["notify"] = NotifySettings.parse(flags if flags is not None else spec["notify"], rule.window)
         previews.append(preview(rule, now, max(0, args.windows)))
     target = None if args.dry_run else target_of(args)
     results = []
@@ -157,7 +185,8 @@ def checklist_put(args: argparse.Namespace) -> int:
             if target is not None:
                 action = put_checklist(target, spec, now, validated=True)
                 advance(1)
-            results.append({"checklist_id": checklist_id, "action": action, **shown.to_dict()})
+            results.append({"checklist_id": checklist_id, "action": action, **shown.to_dict(),
+                            **_notify_document(spec.get("notify"))})
     out: Output = args.out
     if out.format == "json":
         out.json(results if len(results) > 1 else results[0])
@@ -168,7 +197,27 @@ def checklist_put(args: argparse.Namespace) -> int:
     return 0
 
 
+def _notify_document(settings: NotifySettings | None) -> dict[str, Any]:
+    return {} if settings is None else {"notify": settings.to_dict()}
+
+
+def _print_notify(document: dict[str, Any], out: Output) -> None:
+    """Who is told (#18), one line each."""
+    notify = document.get("notify")
+    if not isinstance(notify, dict) or not (notify.get("to") or notify.get("escalate_to")):
+        if isinstance(notify, dict):
+            out.say("  notify:         nobody")
+        return
+    out.say(f"  {'notify:':<16}{', '.join(notify.get('to') or []) or '-'}"
+            + (f"; reminders {', '.join(notify['remind_before'])} before a window closes"
+               if notify.get("remind_before") else ""))
+    if notify.get("escalate_to"):
+        out.say(f"  {'escalate:':<16}{', '.join(notify['escalate_to'])} after "
+                f"{notify.get('escalate_after')} consecutive misses of the same equipment")
+
+
 def _print_preview(document: dict[str, Any], out: Output) -> None:
+    _print_notify(document, out)
     schedule = document["schedule"]
     exact = "exact" if schedule["exact"] else "superset: the evaluation skips firings that close no window"
     out.say(f"  schedule: {schedule['expression']} in {schedule['timezone']} ({exact})")

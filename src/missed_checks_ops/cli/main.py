@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "missed_checks_ops.cli.checklist",
     "missed_checks_ops.cli.report",
     "missed_checks_ops.cli.operate",
+    "missed_checks_ops.cli.notifications",  # notifications (#18)
     "missed_checks_ops.cli.digest",  # digest subscriptions (issue 18)
 )
 

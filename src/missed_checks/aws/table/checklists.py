@@ -11,6 +11,7 @@ from botocore.exceptions import ClientError
 from missed_checks import keys
 from missed_checks.aws.table.base import Conflict, NotFound, TableClient, error_code, serialize
 from missed_checks.checklist import Checklist, Status, validate_checklist_id
+from missed_checks.errors import InvalidRecurrence
 from missed_checks.notification import NotifySettings
 from missed_checks.timefmt import to_utc_iso
 
@@ -73,6 +74,8 @@ class ChecklistItems(TableClient):
             rule = updated.parsed()
             if updated.notify is not None:  # a lead must stay shorter than the (possibly new) window
                 NotifySettings.parse(updated.notify.to_dict(), rule.window)
+        elif updated.notify is not None and updated.notify.remind_before and notify is None:
+            _kept_leads_fit(updated)
         if current is None:
             self._create_checklist(updated)
             return updated
@@ -213,3 +216,14 @@ def _with_watermark(item: Mapping[str, Any], watermark: object) -> dict[str, Any
         return {**item, "evaluated_until": watermark}
     return dict(item)
 
+
+
+def _kept_leads_fit(checklist: Checklist) -> None:
+    """Reminders a put kept (#18) must stay shorter than the window the put may have changed; an
+    unchecked rule (``validate=False``) that does not parse is left for schedule-sync to report."""
+    try:
+        window = checklist.parsed().window
+    except InvalidRecurrence:
+        return
+    if checklist.notify is not None:
+        NotifySettings.parse(checklist.notify.to_dict(), window)

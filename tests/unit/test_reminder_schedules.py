@@ -1,0 +1,145 @@
+"""Reminder schedules (#18): one per checklist and lead, at ``end - lead``, kept in step by schedule-sync."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from missed_checks.checklist import Checklist, Status
+from missed_checks.durations import parse_duration
+from missed_checks.notification import NotifySettings
+from missed_checks.reminders import (
+    desired_reminders,
+    reminder_schedule_name,
+    reminder_schedule_names,
+    reminder_window,
+)
+from missed_checks.schedule import DesiredSchedule, Target
+from missed_checks.schedule_sync import Action, needs_sync, sync_checklist
+
+NOW = datetime(2026, 3, 1, tzinfo=UTC)
+WEEKDAYS = "DTSTART;TZID=Europe/Berlin:20260302T060000\nRRULE:FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR"
+TOLD = NotifySettings(to=("crew@example.com",), remind_before=("PT2H30M", "PT1H"))
+EVALUATION = Target("arn:aws:states:us-east-1:1:stateMachine:sm", "arn:aws:iam::1:role/s",
+                    "arn:aws:sqs:us-east-1:1:d", 3)
+REMINDER = Target("arn:aws:lambda:us-east-1:1:function:notify", "arn:aws:iam::1:role/s", "arn:aws:sqs:us-east-1:1:n", 3)
+
+
+def checklist(**changes: Any) -> Checklist:
+    base = Checklist("fl", WEEKDAYS, window="PT8H", grace="PT30M", notify=TOLD, created_at=NOW, revision=1)
+    return base.with_changes(**changes)
+
+
+def test_one_schedule_per_lead_shifted_from_the_window_end_in_the_checklists_zone() -> None:
+    first, second = desired_reminders(checklist(), "g", NOW)
+    assert (first.name, first.expression, first.exact) == ("_r0.fl", "cron(30 11 ? * MON-FRI *)", True)
+    assert (second.name, second.expression) == ("_r1.fl", "cron(0 13 ? * MON-FRI *)")
+    assert first.timezone == "Europe/Berlin" and first.enabled
+    assert second.target_input == ('{"kind": "reminder", "checklist_id": "fl", "lead": "PT1H", '
+                                   '"instant": "<aws.scheduler.scheduled-time>"}')
+    request = second.request(REMINDER)
+    assert request["Target"]["Arn"] == REMINDER.state_machine_arn
+    assert request["Description"].startswith("missed-checks: reminds of checklist fl PT1H before each window")
+
+
+def test_no_reminders_without_leads_or_recipients_and_disabled_while_paused() -> None:
+    assert desired_reminders(checklist(notify=None), "g", NOW) == []
+    assert desired_reminders(checklist(notify=NotifySettings(to=("a@example.com",))), "g", NOW) == []
+    assert not any(r.enabled for r in desired_reminders(checklist(status=Status.PAUSED), "g", NOW))
+
+
+def test_names_never_collide_with_a_checklists_and_fit_scheduler() -> None:
+    long_id = "a" * 64
+    names = reminder_schedule_names(long_id)
+    assert len(set(names)) == 3 and all(len(name) <= 64 and name.startswith("_r") for name in names)
+    assert reminder_schedule_name("a" * 63 + "b", 0) != reminder_schedule_name("a" * 64, 0)
+
+
+@pytest.mark.parametrize(("instant", "day"), [
+    ("2026-03-28T21:00:00Z", 28),  # 22:00 CET, the night before the change
+    ("2026-03-29T20:00:00Z", 29),  # 22:00 CEST, on the short day itself
+    ("2026-03-29T20:00:40Z", 29),  # inside the firing's minute
+])
+def test_a_firing_finds_the_window_whose_reminder_it_is(instant: str, day: int) -> None:
+    recurrence = Checklist("d", "DTSTART;TZID=Europe/Berlin:20260301T000000\nRRULE:FREQ=DAILY", window="P1D").parsed()
+    found = reminder_window(recurrence, parse_duration("PT2H", "lead"), datetime.fromisoformat(instant))
+    assert found is not None and found.start.day == day
+
+
+@pytest.mark.parametrize("instant", ["2026-03-29T21:00:00Z", "2026-03-29T20:01:00Z", "2026-03-29T19:59:00Z"])
+def test_a_firing_that_is_no_reminder_instant_finds_none(instant: str) -> None:
+    recurrence = Checklist("d", "DTSTART;TZID=Europe/Berlin:20260301T000000\nRRULE:FREQ=DAILY", window="P1D").parsed()
+    assert reminder_window(recurrence, parse_duration("PT2H", "lead"), datetime.fromisoformat(instant)) is None
+
+
+# -- schedule-sync -------------------------------------------------------------------------------------
+class Table:
+    def __init__(self, item: dict[str, Any] | None) -> None:
+        self.item = item
+
+    def get_checklist_item(self, checklist_id: str) -> dict[str, Any] | None:
+        return self.item
+
+    def record_schedule_sync(self, checklist_id: str, revision: int, *, schedule: Any, error: Any) -> bool:
+        assert self.item is not None
+        if schedule is not None:
+            self.item["schedule"] = schedule
+        return True
+
+    def adopt_checklist(self, checklist_id: str) -> bool:
+        return False
+
+
+class Schedules:
+    def __init__(self) -> None:
+        self.existing: dict[str, DesiredSchedule] = {}
+        self.calls: list[str] = []
+
+    def upsert(self, desired: DesiredSchedule, target: Target, *, probably_exists: bool) -> str:
+        self.calls.append(f"upsert {desired.name}")
+        created = desired.name not in self.existing
+        self.existing[desired.name] = desired
+        return "created" if created else "updated"
+
+    def delete(self, name: str) -> bool:
+        self.calls.append(f"delete {name}")
+        return self.existing.pop(name, None) is not None
+
+
+def sync(table: Table, schedules: Schedules, reminders: Target | None = REMINDER) -> Action:
+    return sync_checklist("fl", table=table, schedules=schedules, target=EVALUATION, group_name="g", now=NOW,
+                          report_rejected=lambda *args: None, reminder_target=reminders).action
+
+
+def test_sync_creates_replaces_and_deletes_the_reminder_schedules_with_the_checklist() -> None:
+    table, schedules = Table(checklist().to_item()), Schedules()
+    assert sync(table, schedules) is Action.CREATED
+    assert set(schedules.existing) == {"fl", "_r0.fl", "_r1.fl"}
+    assert table.item is not None and table.item["schedule"]["reminders"] == ["_r0.fl", "_r1.fl"]
+    schedules.calls.clear()
+    assert sync(table, schedules) is Action.UNCHANGED and schedules.calls == []  # nothing changed: no call
+    fewer = checklist(notify=NotifySettings(to=("crew@example.com",), remind_before=("PT1H",))).to_item()
+    table.item = {**fewer, "schedule": table.item["schedule"]}
+    assert sync(table, schedules) is Action.UPDATED
+    assert set(schedules.existing) == {"fl", "_r0.fl"}
+    assert schedules.existing["_r0.fl"].expression.startswith("cron(0 13")
+    table.item = None
+    sync(table, schedules)
+    assert schedules.existing == {}
+
+
+def test_without_a_reminder_target_nothing_changes_for_the_evaluation_schedule() -> None:
+    with_notify, without = Schedules(), Schedules()
+    sync(Table(checklist().to_item()), with_notify, reminders=None)
+    sync(Table(checklist(notify=None).to_item()), without)
+    assert with_notify.calls == without.calls == ["upsert fl"]
+
+
+def test_a_change_of_leads_wakes_schedule_sync_and_a_change_of_addresses_does_not() -> None:
+    old = checklist().to_item()
+    fewer = checklist(notify=NotifySettings(to=("crew@example.com",), remind_before=("PT1H",))).to_item()
+    others = checklist(notify=NotifySettings(to=("x@example.com",), remind_before=TOLD.remind_before)).to_item()
+    assert needs_sync("MODIFY", old, fewer)
+    assert not needs_sync("MODIFY", old, others)
