@@ -18,7 +18,9 @@ A scenario file is JSON::
        {"at": "...", "delete_checklist": "forklift-daily"},
        {"at": "...", "fail_next_firing": {"checklist": "forklift-daily", "count": 1}},
        {"at": "...", "dismiss": {"checklist": "forklift-daily", "equipment": "fl-02",
-                                 "window_start": "...", "reason": "in the workshop", "by": "j.doe"}}]}
+                                 "window_start": "...", "reason": "in the workshop", "by": "j.doe"}},
+       {"at": "...", "subscribe_digest": {"id": "fleet-daily", "to": "fleet@example.com", "period": "daily",
+                                          "time": "07:00", "timezone": "Europe/Berlin"}}]}
 
 ``put_checklist`` on an existing id is an edit; ``"validate": false`` writes the rule unchecked,
 as a hand edit in the console would. ``performed_at`` defaults to ``at``. ``fail_next_firing``
@@ -30,6 +32,9 @@ window's firing was late or dropped, as under ``local chaos``), the dismissal wa
 is applied as soon as the record exists; a record that never comes fails the run, naming the
 event. Events at the same instant keep their file order and come before schedule firings at that
 instant.
+``subscribe_digest`` (#18) writes a digest subscription and its schedule as ``missed-checks digest
+subscribe`` does (``day`` and ``checklists`` optional); its digests are in the run's
+``notifications`` with kind ``digest``.
 
 Every problem in a file is reported as :class:`~missed_checks.errors.InvalidInput` naming the
 event and field (``events[3].put_checklist.recurrence: ...``).
@@ -48,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from missed_checks.checklist import Checklist, validate_checklist_id
+from missed_checks.digest import Subscription
 from missed_checks.equipment import validate_equipment_id
 from missed_checks.errors import InvalidInput
 from missed_checks.notification import NotifySettings
@@ -68,6 +74,7 @@ ACTIONS = (
     "delete_checklist",
     "fail_next_firing",
     "dismiss",
+    "subscribe_digest",  # digest (#18): a subscription and its schedule, as `digest subscribe` writes them
 )
 _PUT_KEYS = {"id", "name", "recurrence", "timezone", "window", "grace", "validate",
              "notify"}  # notify: who is told (#18), as `checklist put --file` takes it
@@ -302,6 +309,18 @@ def _fail(where: str, value: Any, at: datetime) -> dict[str, Any]:
     return {"checklist": _checklist_id(f"{where}.checklist", fields["checklist"]), "count": count, "error": error}
 
 
+def _digest(where: str, value: Any, at: datetime) -> Subscription:
+    """A digest subscription (#18), validated as ``digest subscribe`` validates it."""
+    fields = _fields(where, value, {"id", "to", "period", "time", "timezone", "day", "checklists"},
+                     {"id", "to", "period", "time", "timezone"})
+    try:
+        return Subscription.create(fields["id"], address=fields["to"], period=fields["period"], at=fields["time"],
+                                   timezone=fields["timezone"], day=fields.get("day"),
+                                   checklists=fields.get("checklists"), now=at)
+    except InvalidInput as error:
+        raise InvalidInput(f"{where}.{error.field}", error.message) from None
+
+
 _ARGUMENT_CHECKS: dict[str, Callable[[str, Any, datetime], Any]] = {
     "put_checklist": _put,
     "assign": _assignment,
@@ -312,6 +331,7 @@ _ARGUMENT_CHECKS: dict[str, Callable[[str, Any, datetime], Any]] = {
     "delete_checklist": _plain_id,
     "fail_next_firing": _fail,
     "dismiss": _dismiss,
+    "subscribe_digest": _digest,  # digest (#18)
 }
 
 
@@ -323,6 +343,12 @@ def _check_references(events: list[ScenarioEvent]) -> None:
         if event.action == "put_checklist":
             existing.add(event.args["id"])
             ever.add(event.args["id"])
+            continue
+        if event.action == "subscribe_digest":  # digest (#18): the checklists it names exist by then
+            missing = [c for c in event.args.checklists if c not in existing]
+            if missing:
+                raise InvalidInput(f"{event.where}.checklists", f"no checklist {missing[0]!r} exists at "
+                                                                 f"{event.at.isoformat()} (put_checklist it earlier)")
             continue
         if isinstance(event.args, str):
             checklist, field = event.args, event.where
@@ -523,6 +549,10 @@ def _apply(event: ScenarioEvent, table: Any, runtime: Any) -> bool:
             table.delete_checklist(args)
         elif event.action == "fail_next_firing":
             runtime.scheduler.inject_failure(args["checklist"], count=args["count"], error_code=args["error"])
+        elif event.action == "subscribe_digest":  # digest (#18)
+            from missed_checks_local.digests import subscribe  # deferred: boto3, as the table above
+
+            subscribe(runtime.stack, args, at)
     except InvalidInput as error:
         raise InvalidInput(f"{event.where}.{error.field}", error.message) from None
     return True
