@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from missed_checks.digest import Subscription
-from missed_checks.digest_email import render_digest, render_text, subject, worst_first
+from missed_checks.digest_email import COUNT_COLUMNS, render_digest, render_text, subject, worst_first
 from missed_checks.fleet_report import Report, build_report
 from missed_checks.notification import Kind, Notification
 from missed_checks.notifying import Delivery, deliver
@@ -84,7 +84,9 @@ def build_digest(table: Any, subscription: Subscription, instant: datetime) -> D
         occasion=subscription.subscription_id,
         details={"subscription_id": subscription.subscription_id, "period": subscription.period.value,
                  "period_from": to_utc_iso(start), "period_to": to_utc_iso(end),
-                 "checklists": list(subscription.checklists), "total": report.total.to_dict()},
+                 "checklists": list(subscription.checklists),
+                 # whole numbers only: the record is a DynamoDB item, the event JSON
+                 "total": {column: getattr(report.total, column) for column in COUNT_COLUMNS}},
         html=render_digest(subscription, report))
     return Digest(subscription, start, end, report, notification)
 
