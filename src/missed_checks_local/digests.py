@@ -31,3 +31,22 @@ def subscribe(stack: Any, subscription: Subscription, at: datetime) -> bool:
     schedules = ScheduleStore(stack.schedule_group, stack.client("scheduler"))
     return put_digest(items, schedules, _target(stack), subscription, at)
 
+
+
+def last_digest_html(runtime: Any, end: datetime) -> str:
+    """The HTML of the last digest the run e-mailed (what the embedded SES kept); with none, the
+    weekly digest of the whole fleet for the last week before ``end`` (UTC, Monday to Monday),
+    built from the run's table and sent nowhere."""
+    from moto.ses.models import ses_backends  # deferred: moto is a dev dependency and slow to import
+
+    from missed_checks.aws.table import ChecklistTable
+    from missed_checks.digesting import build_digest
+
+    stack = runtime.stack
+    sent = [message.body for message in ses_backends[stack.account_id][stack.region].sent_messages
+            if str(getattr(message, "body", "")).startswith("<!DOCTYPE html>")]
+    if sent:
+        return str(sent[-1])
+    weekly = Subscription.create("local-weekly", address="fleet@example.com", period="weekly", at="00:00",
+                                 timezone="UTC", day="MO")
+    return build_digest(ChecklistTable(stack.table_name, stack.client("dynamodb")), weekly, end).html

@@ -553,6 +553,7 @@ def _apply(event: ScenarioEvent, table: Any, runtime: Any) -> bool:
             from missed_checks_local.digests import subscribe  # deferred: boto3, as the table above
 
             subscribe(runtime.stack, args, at)
+            runtime.scheduler.refresh()  # written here, not by schedule-sync: the scheduler must look now
     except InvalidInput as error:
         raise InvalidInput(f"{event.where}.{error.field}", error.message) from None
     return True
