@@ -203,6 +203,8 @@ class Replayer:
                     return Replayed(letter, False, "not a message missed-checks knows; left in the queue")
                 case Replay.NOTIFY_AGAIN:
                     return self._notify_again(letter)
+                case Replay.DIGEST_AGAIN:  # digest (#18)
+                    return self._digest_again(letter)
         except Exception as error:  # one failed replay must not stop the others; the message stays
             return Replayed(letter, False, f"replay failed: {type(error).__name__}: {error}")
 
@@ -296,6 +298,24 @@ class Replayer:
             return Replayed(letter, False, f"notified again: {detail}; another sender holds the rest, replay "
                                            "later to confirm")
         return Replayed(letter, True, f"notified again: {detail}")
+
+    def _digest_again(self, letter: DeadLetter) -> Replayed:
+        """Fire the digest function again with the firing (#18), synchronously: the same period, so
+        a digest that went out already is not sent again. A failure leaves the message."""
+        function = self.target.output("DigestFunctionArn")
+        response = self.target.client("lambda").invoke(FunctionName=function, InvocationType="RequestResponse",
+                                                        Payload=json.dumps(letter.body).encode())
+        try:
+            answer = json.loads(response["Payload"].read() or b"null")
+        except ValueError:
+            answer = None
+        if response.get("FunctionError") or not isinstance(answer, dict):
+            message = answer.get("errorMessage") if isinstance(answer, dict) else answer
+            return Replayed(letter, False, f"the digest function failed: {message}; the message stays")
+        delivery = str(answer.get("delivery"))
+        if delivery == "in_flight":
+            return Replayed(letter, False, "another firing is sending this digest; replay later to confirm")
+        return Replayed(letter, True, f"digest fired again: {delivery.replace('_', ' ')}")
 
     def _resync_everything(self, letter: DeadLetter) -> Replayed:
         table = self.target.table()

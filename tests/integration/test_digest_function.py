@@ -23,13 +23,14 @@ SUBSCRIBE = ["digest", "subscribe", "fleet-daily", "--to", "fleet@example.com", 
              "--time", "07:00", "--timezone", "Europe/Berlin"]
 
 
-def sent_html(runtime: LocalRuntime) -> list[tuple[str, str]]:
-    """(subject, HTML part) of every e-mail the embedded SES kept."""
+def sent_html(runtime: LocalRuntime, since: int = 0) -> list[tuple[str, str]]:
+    """(subject, HTML part) of every digest e-mail the embedded SES kept (the session's stack keeps
+    them across tests: ``since`` skips the first ones)."""
     from moto.ses.models import ses_backends
 
     stack = runtime.stack
     return [(m.subject, m.body) for m in ses_backends[stack.account_id][stack.region].sent_messages
-            if "digest" in str(m.subject)]
+            if "digest" in str(m.subject)][since:]
 
 
 def test_a_daily_digest_goes_out_once_per_local_day_with_the_report_of_that_day(runtime: LocalRuntime,
@@ -39,6 +40,7 @@ def test_a_daily_digest_goes_out_once_per_local_day_with_the_report_of_that_day(
         args += ["--recurrence", line]
     cli.ok(*args)
     cli.ok("equipment", "assign", "--checklist", "forklift-daily", "FL-001", "FL-002")
+    before = len(sent_html(runtime))
     cli.ok(*SUBSCRIBE)
     runtime.settle()
     scheduler = runtime.stack.client("scheduler")
@@ -65,7 +67,7 @@ def test_a_daily_digest_goes_out_once_per_local_day_with_the_report_of_that_day(
         ("2026-02-28T23:00:00Z", "fleet@example.com", [], "2026-03-02T06:00"),
         ("2026-03-01T23:00:00Z", "fleet@example.com", ["FL-002"], "2026-03-03T06:00"),
     ]
-    (sunday, sunday_html), (monday, monday_html) = sent_html(runtime)
+    (sunday, _sunday_html), (monday, monday_html) = sent_html(runtime, before)
     assert sunday.startswith("Daily missed-checks digest, Sunday 01 March 2026: no windows judged")
     assert monday == "Daily missed-checks digest, Monday 02 March 2026: 50.0 % done, 1 missed"
     assert monday_html.startswith("<!DOCTYPE html>") and "<script" not in monday_html
@@ -81,7 +83,7 @@ def test_a_daily_digest_goes_out_once_per_local_day_with_the_report_of_that_day(
         result = runtime.lambda_runtime.invoke("DigestFunction", {"kind": "digest", "subscription_id": "fleet-daily",
                                                                   "instant": instant})
         assert result.ok and result.result["delivery"] == "already_sent", result
-    assert len(sent_html(runtime)) == 2
+    assert len(sent_html(runtime, before)) == 2
 
     roles = runtime.lambda_runtime.roles
     digest_role = runtime.stack.functions["DigestFunction"].role_arn
@@ -103,3 +105,45 @@ def test_a_daily_digest_goes_out_once_per_local_day_with_the_report_of_that_day(
     result = runtime.lambda_runtime.invoke("DigestFunction", {"kind": "digest", "subscription_id": "fleet-daily",
                                                               "instant": "2026-03-04T06:00:00Z"})
     assert result.ok and result.result == {"subscription_id": "fleet-daily", "delivery": "no-subscription"}
+
+
+def test_a_digest_ses_refuses_is_marked_failed_then_replayed_from_the_dlq_once(runtime: LocalRuntime,
+                                                                                 cli: Cli) -> None:
+    from missed_checks_local.stack import LOCAL_NOTIFICATION_SENDER
+
+    before = len(sent_html(runtime))
+    cli.ok(*SUBSCRIBE)
+    runtime.scheduler.refresh()  # nothing else changed: the in-process runtime looks at schedules when told
+    ses = runtime.stack.client("ses")
+    ses.delete_identity(Identity=LOCAL_NOTIFICATION_SENDER)  # the sender is no longer verified: SES refuses
+    try:
+        runtime.advance_to(utc("2026-03-02T06:10:00Z"))  # Monday 07:00 Berlin fires Sunday's digest
+        runtime.settle()
+    finally:
+        ses.verify_email_identity(EmailAddress=LOCAL_NOTIFICATION_SENDER)
+    failures = [f.error["errorType"] for f in runtime.failed_invocations if f.function == "DigestFunction"]
+    assert failures == ["NotificationRejected"] * 3  # the firing and Lambda's two retries
+    firing = {"kind": "digest", "subscription_id": "fleet-daily", "instant": "2026-03-02T06:00:00Z"}
+    record = NotificationItems(runtime.stack.table_name).get_notification(
+        digest_id("fleet-daily", "fleet@example.com", datetime(2026, 2, 28, 23, tzinfo=UTC)))
+    assert record is not None and record["status"] == "FAILED" and "MessageRejected" in record["error"]
+    assert sent_html(runtime, before) == []
+
+    # Lambda then puts the firing in the function's dead-letter queue (the emulator's moto Lambda
+    # keeps no DeadLetterConfig, so the test sends the letter as Lambda does).
+    runtime.stack.client("sqs").send_message(
+        QueueUrl=runtime.stack.outputs["NotificationDeadLetterQueueUrl"], MessageBody=json.dumps(firing),
+        MessageAttributes={"ErrorCode": {"DataType": "String", "StringValue": "200"},
+                           "ErrorMessage": {"DataType": "String", "StringValue": "NotificationRejected: ..."}})
+    letters = cli.ok("dlq", "list", "--queue", "notification")["notification"]
+    assert [(d["kind"], d["summary"]) for d in letters] == [
+        ("notification", "digest fleet-daily fired at 2026-03-02T06:00:00Z not sent: NotificationRejected: ...")]
+
+    replayed = cli("dlq", "replay", "--queue", "notification")
+    assert replayed.code == 0, replayed.err
+    assert cli.ok("dlq", "list", "--queue", "notification") == {"notification": []}
+    ((subject, _html),) = sent_html(runtime, before)
+    assert subject.startswith("Daily missed-checks digest, Sunday 01 March 2026")
+    # The same firing again (a duplicate letter): nothing more is sent.
+    again = runtime.lambda_runtime.invoke("DigestFunction", firing)
+    assert again.ok and again.result["delivery"] == "already_sent"
