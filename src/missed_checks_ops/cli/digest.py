@@ -42,8 +42,8 @@ def register(subparsers: Any) -> None:
                     "exists. Subscribing an existing ID replaces that subscription.",
         examples=f"""  missed-checks digest subscribe fleet-daily --to fleet@example.com --period daily --time 07:00 \\
       --timezone Europe/Berlin --stack missed-checks
-  missed-checks digest subscribe forklifts-weekly --to lead@example.com --period weekly --day MO \\
-      --time 06:30 --timezone America/New_York --checklist forklift-daily --endpoint {LOCAL_ENDPOINT}""",
+  missed-checks digest subscribe lead-weekly --to lead@example.com --period weekly --day MO --time 06:30 \\
+      --timezone America/New_York --endpoint {LOCAL_ENDPOINT}""",
         handler=digest_subscribe, formats=RESULT_FORMATS)
     subscribe.add_argument("subscription_id", metavar="ID", help="subscription id (names its schedule)")
     subscribe.add_argument("--to", required=True, metavar="ADDRESS", help="one e-mail address")
@@ -61,12 +61,6 @@ def register(subparsers: Any) -> None:
                          f"  missed-checks digest list --format json --endpoint {LOCAL_ENDPOINT}",
                 handler=digest_list, formats=RECORD_FORMATS)
 
-    unsubscribe = add_command(group, "unsubscribe", help="delete a digest subscription",
-                              description="Delete a digest subscription: no digest is sent for it any more.",
-                              examples="  missed-checks digest unsubscribe fleet-daily --stack missed-checks",
-                              handler=digest_unsubscribe, formats=RESULT_FORMATS)
-    unsubscribe.add_argument("subscription_id", metavar="ID")
-
     preview = add_command(
         group, "preview", help="write the digest a subscription would get, without sending it",
         description="Build the digest a firing at --at would send (the report of the period just ended, "
@@ -77,6 +71,12 @@ def register(subparsers: Any) -> None:
     preview.add_argument("subscription_id", metavar="ID")
     preview.add_argument("--at", default="now", metavar="INSTANT|now", help="the firing's instant (default now)")
     preview.add_argument("--html-output", metavar="FILE", help="write the e-mail's HTML to FILE")
+
+    unsubscribe = add_command(group, "unsubscribe", help="delete a digest subscription",
+                              description="Delete a digest subscription: no digest is sent for it any more.",
+                              examples="  missed-checks digest unsubscribe fleet-daily --stack missed-checks",
+                              handler=digest_unsubscribe, formats=RESULT_FORMATS)
+    unsubscribe.add_argument("subscription_id", metavar="ID")
 
 
 def digest_subscribe(args: argparse.Namespace) -> int:
