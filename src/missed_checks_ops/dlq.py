@@ -48,7 +48,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from missed_checks.aws.functions import function_environment
+from missed_checks.aws.functions import function_environment, invoke_and_wait
 from missed_checks.dead_letters import Replay, read_dead_letter
 from missed_checks.errors import MissedChecksError
 from missed_checks.schedule import Target
@@ -302,16 +302,10 @@ class Replayer:
     def _digest_again(self, letter: DeadLetter) -> Replayed:
         """Fire the digest function again with the firing (#18), synchronously: the same period, so
         a digest that went out already is not sent again. A failure leaves the message."""
-        function = self.target.output("DigestFunctionArn")
-        response = self.target.client("lambda").invoke(FunctionName=function, InvocationType="RequestResponse",
-                                                        Payload=json.dumps(letter.body).encode())
-        try:
-            answer = json.loads(response["Payload"].read() or b"null")
-        except ValueError:
-            answer = None
-        if response.get("FunctionError") or not isinstance(answer, dict):
-            message = answer.get("errorMessage") if isinstance(answer, dict) else answer
-            return Replayed(letter, False, f"the digest function failed: {message}; the message stays")
+        answer, failed = invoke_and_wait(self.target.client("lambda"), self.target.output("DigestFunctionArn"),
+                                         letter.body)
+        if failed is not None or not isinstance(answer, dict):
+            return Replayed(letter, False, f"the digest function failed: {failed or answer}; the message stays")
         delivery = str(answer.get("delivery"))
         if delivery == "in_flight":
             return Replayed(letter, False, "another firing is sending this digest; replay later to confirm")
