@@ -277,6 +277,13 @@ class WindowEventLetter:
                           cause=attributes.get("ErrorMessage") or attributes.get("ERROR_MESSAGE", ""))
 
 
+def async_failure(attributes: Mapping[str, str]) -> tuple[str, str]:
+    """(error code, message) of a dead letter of Lambda's asynchronous invocation (``ErrorCode``,
+    ``ErrorMessage``) or of Scheduler's (``ERROR_CODE``, ``ERROR_MESSAGE``)."""
+    return (attributes.get("ErrorCode") or attributes.get("ERROR_CODE", ""),
+            attributes.get("ErrorMessage") or attributes.get("ERROR_MESSAGE", ""))
+
+
 @dataclass(frozen=True)
 class DigestLetter:
     """A digest firing (#18) the digest function could not handle (Lambda's dead letter of the
@@ -288,8 +295,7 @@ class DigestLetter:
     instant: str
 
     def view(self, attributes: Mapping[str, str]) -> LetterView:
-        code = attributes.get("ErrorCode") or attributes.get("ERROR_CODE", "")
-        message = attributes.get("ErrorMessage") or attributes.get("ERROR_MESSAGE", "")
+        code, message = async_failure(attributes)
         return LetterView("notification", Replay.DIGEST_AGAIN,
                           f"digest {self.subscription_id} fired at {self.instant} not sent: "
                           f"{(message or code or 'failed')[:200]}",
