@@ -55,6 +55,10 @@ class Digest:
         return self.notification.notification_id
 
     @property
+    def subject(self) -> str:
+        return self.notification.subject
+
+    @property
     def html(self) -> str:
         return self.notification.html
 

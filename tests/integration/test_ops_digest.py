@@ -114,5 +114,7 @@ def test_preview_writes_the_digest_of_the_period_just_ended(runtime: LocalRuntim
     text = html.read_text(encoding="utf-8")
     assert text.index('data-id="FL-002"') < text.index('data-id="FL-001"')  # worst first
     assert "<script" not in text
+    table = cli("digest", "preview", "fleet-daily", "--at", "2026-03-04T07:00:00+01:00")
+    assert table.code == 0 and "Daily missed-checks digest, Tuesday 03 March 2026: 50.0 % done, 1 missed" in table.out
     missing = cli("digest", "preview", "nobody", "--at", "2026-03-04T07:00:00+01:00")
     assert missing.code == 1 and "does not exist" in missing.err
