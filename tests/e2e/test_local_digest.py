@@ -85,3 +85,19 @@ def test_a_bad_subscription_in_a_scenario_names_the_event_and_field(tmp_path: Pa
     scenario.write_text(json.dumps(bad), encoding="utf-8")
     assert main(["local", "run", str(scenario)]) == 2
     assert "events[3].subscribe_digest.checklists: no checklist 'no-such-checklist'" in capsys.readouterr().err
+
+
+def test_without_a_subscription_digest_html_is_the_weekly_digest_of_the_runs_last_week(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    plain = {**SCENARIO, "events": [e for e in SCENARIO["events"] if "subscribe_digest" not in e]}
+    scenario = tmp_path / "plain.json"
+    scenario.write_text(json.dumps(plain), encoding="utf-8")
+    out, html = tmp_path / "run.json", tmp_path / "digest.html"
+    assert main(["local", "run", str(scenario), "--format", "json", "--output", str(out),
+                 "--digest-html", str(html)]) == 0, capsys.readouterr().err
+    assert [n for n in json.loads(out.read_text(encoding="utf-8"))["notifications"] if n["kind"] == "digest"] == []
+    page = html.read_text(encoding="utf-8")
+    # The run ends Thursday 5 March 00:00Z: the last whole week is Monday 23 February to Sunday 1 March.
+    assert "Weekly digest: Mon 23 Feb – Sun 01 Mar 2026" in page and "local-weekly" in page
+    unwritable = main(["local", "run", str(scenario), "--digest-html", str(tmp_path / "no" / "such" / "x.html")])
+    assert unwritable == 2 and "digest-html: cannot write" in capsys.readouterr().err
