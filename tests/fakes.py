@@ -21,6 +21,7 @@ from missed_checks.contracts import JudgedWindowDetail
 from missed_checks.equipment import Assignment, shard_of
 from missed_checks.errors import ScheduleRejected, TransientError
 from missed_checks.missed_check import judged_window_fields
+from missed_checks.out_of_service import OutOfServicePeriod, overlapping
 from missed_checks.performed_check import PerformedCheck
 from missed_checks.ports import ClaimHolder, WindowClaim
 from missed_checks.recurrence import OccurrenceWindow
@@ -45,6 +46,10 @@ class InMemoryTable:
     notes: list[dict[str, Any]] = field(default_factory=list)
     """schedule-sync's notes: ``{"revision", "schedule", "error"}``."""
     adopted: int = 0
+    out_of_service: list[OutOfServicePeriod] = field(default_factory=list)
+    """Out-of-service periods of the fleet (issue #23 item 1)."""
+    out_of_service_reads: int = 0
+    """How many times the periods were read (judging reads them once per batch)."""
     fail_on: dict[str, Exception] = field(default_factory=dict)
     """Operation -> the error its next call raises (once), e.g. ``{"advance_watermark": TransientError()}``."""
 
@@ -85,6 +90,14 @@ class InMemoryTable:
     def performed_checks(self, checklist_id: str, shard: int, start: datetime, end: datetime) -> list[PerformedCheck]:
         return [c for c in self.performed.get(checklist_id, [])
                 if shard_of(c.equipment_id) == shard and start <= c.performed_at < end]
+
+    # -- OutOfServiceReader (issue #23 item 1) ------------------------------------------
+    def out_of_service_periods(self, start: datetime, end: datetime | None = None,
+                               equipment_ids: Iterable[str] | None = None) -> list[OutOfServicePeriod]:
+        self.out_of_service_reads += 1
+        wanted = None if equipment_ids is None else set(equipment_ids)
+        return sorted((p for p in overlapping(self.out_of_service, start, end)
+                       if wanted is None or p.equipment_id in wanted), key=lambda p: (p.start, p.equipment_id))
 
     # -- WindowRecords ------------------------------------------------------------------
     def open_window(self, checklist_id: str, window: OccurrenceWindow, judged_by: Mapping[str, Any]) -> None:

@@ -27,7 +27,7 @@ from missed_checks.aws.table import ChecklistTable
 from missed_checks.contracts import dump, parse
 from missed_checks.dead_letters import ScheduleSyncLetter
 from missed_checks.schedule import Target
-from missed_checks.schedule_sync import Action, needs_sync, sync_checklist, takes_effect_at
+from missed_checks.schedule_sync import Action, needs_sync, noted_reminders, sync_checklist, takes_effect_at
 
 processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
 
@@ -110,6 +110,7 @@ def sync_record(record: DynamoDBRecord) -> None:
         now=clock.now(),
         report_rejected=report_rejected,
         reminder_target=reminder_target(),
+        known_reminders=noted_reminders(old_image) if event_name == "REMOVE" else None,
     )
     if result.action is Action.INVALID:
         logger.error("checklist cannot be scheduled", checklist_id=checklist_id, error=result.error)

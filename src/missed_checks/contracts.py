@@ -142,6 +142,8 @@ class BatchCounts:
     missed: Count
     recorded: Count
     """Missed checks written by this run (not by an earlier one)."""
+    excused: Count = 0
+    """Counted equipment out of service during the window, without a check: no missed check (issue #23)."""
 
 
 @dataclass(frozen=True)
@@ -213,6 +215,8 @@ class JudgedWindowDetail:
     execution: str
     missed_equipment: list[str] | None = None
     """The missed equipment, when at most 100 (left out of the event otherwise)."""
+    excused: Count = 0
+    """Counted equipment out of service during the window, without a check: not missed (issue #23)."""
 
 
 # -- the stack --------------------------------------------------------------------------------------

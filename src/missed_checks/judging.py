@@ -5,8 +5,9 @@ A window is judged in three steps, always in this order:
 1. **open** it: the judged-window record gets the window and the rule it is judged by
    (:meth:`missed_checks.ports.WindowRecords.open_window`), before any of its missed checks exists;
 2. **judge equipment shards** (:func:`judge_shards`): per stored shard, one Query of its assignments
-   and one of its performed checks in ``[start, end + grace)``, then a conditional put of a missed
-   check for every counted piece of equipment without one (re-runs write nothing twice);
+   and one of its performed checks in ``[start, end + grace)``, and per batch one Query of the
+   out-of-service periods overlapping ``[start, end)``; then a conditional put of a missed check for
+   every counted piece of equipment without one that is not excused (re-runs write nothing twice);
 3. **close** it (:func:`close_window`): claim the record in a conditional write only one execution
    wins, announce the window once (the winner), then move the watermark forward.
 
@@ -37,7 +38,7 @@ from missed_checks.contracts import (
 from missed_checks.dead_letters import failed_window_message
 from missed_checks.evaluation import Outcome, plan_evaluation
 from missed_checks.missed_check import judge, missed_check_item
-from missed_checks.ports import Announcer, EquipmentReader, EvaluationStore, WindowRecords
+from missed_checks.ports import Announcer, EquipmentReader, EvaluationStore, OutOfServiceReader, WindowRecords
 from missed_checks.recurrence import OccurrenceWindow
 from missed_checks.timefmt import to_utc_iso
 
@@ -45,22 +46,25 @@ WRITE_THREADS = 16
 """Conditional puts in flight per task (the clients' connection pool allows 32)."""
 MAX_LISTED = 100
 """A window event lists the missed equipment when there are at most this many."""
-COUNTS = ("counted", "performed", "missed", "recorded")
+COUNTS = ("counted", "performed", "missed", "recorded", "excused")
 
 
-class ShardStore(EquipmentReader, WindowRecords, Protocol):
-    """What judging a batch of shards reads (assignments, performed checks) and writes (missed checks)."""
+class ShardStore(EquipmentReader, WindowRecords, OutOfServiceReader, Protocol):
+    """What judging a batch of shards reads (assignments, performed checks, out-of-service periods) and
+    writes (missed checks)."""
 
 
 def judge_shards(store: ShardStore, checklist_id: str, window: OccurrenceWindow, shards: Sequence[int],
                  execution: str, now: Callable[[], datetime]) -> BatchCounts:
     """Judge the equipment of ``shards`` for one window; returns the counts (a few bytes, whatever
-    the fleet size): ``counted``, ``performed``, ``missed`` and ``recorded`` (written now, not by an
-    earlier run)."""
+    the fleet size): ``counted``, ``performed``, ``missed``, ``recorded`` (written now, not by an
+    earlier run) and ``excused`` (out of service during the window: no missed check)."""
+    out_of_service = store.out_of_service_periods(window.start, window.end)  # one Query for the whole batch
     with ThreadPoolExecutor(max_workers=WRITE_THREADS) as pool:
         judgements = list(pool.map(
             lambda shard: judge(window, store.assignments(checklist_id, shard),
-                                store.performed_checks(checklist_id, shard, window.start, window.evaluate_at)),
+                                store.performed_checks(checklist_id, shard, window.start, window.evaluate_at),
+                                out_of_service),
             shards))
         judged_at = now()
         items = [missed_check_item(checklist_id=checklist_id, equipment_id=equipment_id, window=window,
@@ -73,6 +77,7 @@ def judge_shards(store: ShardStore, checklist_id: str, window: OccurrenceWindow,
         performed=sum(len(j.performed) for j in judgements),
         missed=sum(len(j.missed) for j in judgements),
         recorded=recorded,
+        excused=sum(len(j.excused) for j in judgements),
     )
 
 
@@ -86,6 +91,7 @@ def window_summary(window: OccurrenceWindow, batches: Sequence[BatchCounts]) -> 
         "performed": sum(batch.performed for batch in batches),
         "missed": sum(batch.missed for batch in batches),
         "newly_recorded": sum(batch.recorded for batch in batches),
+        "excused": sum(batch.excused for batch in batches),
     }
 
 
@@ -100,6 +106,7 @@ def window_event(checklist_id: str, window: OccurrenceWindow, summary: Mapping[s
         performed=int(summary["performed"]),
         missed=int(summary["missed"]),
         newly_recorded=int(summary["newly_recorded"]),
+        excused=int(summary.get("excused", 0)),
         execution=execution,
         missed_equipment=missed_equipment,
     )

@@ -118,6 +118,17 @@ def notifications_sk(claimed_at: str, notification_id: str) -> str:
     return f"{claimed_at}#{notification_id}"
 
 
+# -- out of service (issue #23 item 1: docs/out-of-service.md) ----------------------------------------
+OUT_OF_SERVICE_PK = "OUT_OF_SERVICE"
+"""The fleet's one partition of out-of-service periods: few next to the equipment, so judging a batch
+reads the periods overlapping its window with one Query (``sk < <window end>``, filtered on ``to``)."""
+
+
+def out_of_service_key(start: str, equipment_id: str) -> dict[str, str]:
+    """An out-of-service period, sorted by its ``from`` (UTC ISO), then the equipment."""
+    return {"pk": OUT_OF_SERVICE_PK, "sk": f"{start}#{equipment_id}"}
+
+
 # -- digest subscriptions (issue 18, the digest) ---------------------------------------------------
 SUBSCRIPTION_SK = "SUBSCRIPTION"
 SUBSCRIPTIONS_INDEX_PK = "SUBSCRIPTIONS"

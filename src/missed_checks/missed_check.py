@@ -9,6 +9,7 @@ from typing import Any
 
 from missed_checks import keys
 from missed_checks.equipment import Assignment
+from missed_checks.out_of_service import OutOfServicePeriod, excused_equipment
 from missed_checks.performed_check import PerformedCheck, timeliness
 from missed_checks.recurrence import OccurrenceWindow
 from missed_checks.timefmt import to_utc_iso
@@ -23,21 +24,27 @@ class Judgement:
     performed: tuple[str, ...]
     """Counted equipment with a performed check in ``[start, end + grace)``."""
     missed: tuple[str, ...]
-    """Counted equipment without one, sorted."""
+    """Counted equipment without one and not excused, sorted."""
+    excused: tuple[str, ...] = ()
+    """Counted equipment without one, out of service for some part of ``[start, end)``: no missed
+    check. ``counted`` = ``performed`` + ``missed`` + ``excused``."""
 
 
 def judge(window: OccurrenceWindow, assignments: Iterable[Assignment],
-          performed: Iterable[PerformedCheck]) -> Judgement:
+          performed: Iterable[PerformedCheck], out_of_service: Iterable[OutOfServicePeriod] = ()) -> Judgement:
+    """A check performed while out of service still counts as performed: excusing only replaces a miss."""
     counted = sorted({a.equipment_id for a in assignments if a.counts_for(window.start, window.end)})
     done = {
         check.equipment_id
         for check in performed
         if timeliness(check.performed_at, window.start, window.end, window.evaluate_at) is not None
     }
+    excused = excused_equipment(window, out_of_service)
     return Judgement(
         counted=tuple(counted),
         performed=tuple(e for e in counted if e in done),
-        missed=tuple(e for e in counted if e not in done),
+        missed=tuple(e for e in counted if e not in done and e not in excused),
+        excused=tuple(e for e in counted if e not in done and e in excused),
     )
 
 

@@ -17,14 +17,14 @@ stops the others.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
 from missed_checks.checklist import Checklist, Status
 from missed_checks.durations import parse_duration
-from missed_checks.equipment import Assignment
+from missed_checks.equipment import Assignment, shard_of
 from missed_checks.errors import InvalidInput
 from missed_checks.notification import Notification
 from missed_checks.notifying import (
@@ -39,7 +39,8 @@ from missed_checks.notifying import (
     reminders,
     undone_equipment,
 )
-from missed_checks.ports import NotificationChannel, NotificationRecords
+from missed_checks.out_of_service import OutOfServicePeriod
+from missed_checks.ports import NotificationChannel, NotificationRecords, OutOfServiceReader
 from missed_checks.recurrence import OccurrenceWindow
 from missed_checks.reminders import reminder_window
 
@@ -50,7 +51,7 @@ ESCALATION_LOOKBACK = 20
 count for, or was excused in, are skipped over)."""
 
 
-class NotifierStore(NotificationRecords, Protocol):
+class NotifierStore(NotificationRecords, OutOfServiceReader, Protocol):
     def get_checklist(self, checklist_id: str) -> Checklist | None: ...
 
     def judged_window(self, checklist_id: str, window_start: datetime) -> dict[str, object] | None: ...
@@ -63,7 +64,8 @@ class NotifierStore(NotificationRecords, Protocol):
 
     def missed_by_window(self, checklist_id: str, start: datetime, end: datetime) -> dict[str, set[str]]: ...
 
-    def performed_by(self, checklist_id: str, start: datetime, until: datetime, recorded_by: datetime) -> set[str]: ...
+    def performed_by(self, checklist_id: str, start: datetime, until: datetime, recorded_by: datetime,
+                     shards: Iterable[int] | None = None) -> set[str]: ...
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,19 @@ def deliver_each(notifications: Sequence[Notification], store: NotificationRecor
     return outcomes
 
 
+def excused_in(store: OutOfServiceReader, start: datetime, end: datetime, equipment_ids: Iterable[str]) -> Excused:
+    """Who is excused in which window, from the out-of-service periods overlapping ``[start, end)``
+    of ``equipment_ids`` (one Query): a piece of equipment out of service for any part of a window."""
+    by_equipment: dict[str, list[OutOfServicePeriod]] = {}
+    for period in store.out_of_service_periods(start, end, list(equipment_ids)):
+        by_equipment.setdefault(period.equipment_id, []).append(period)
+
+    def excused(equipment_id: str, window: OccurrenceWindow) -> bool:
+        return any(period.excuses(window) for period in by_equipment.get(equipment_id, ()))
+
+    return excused
+
+
 def _zone_window(checklist: Checklist, window: OccurrenceWindow) -> OccurrenceWindow:
     """The window on the checklist's clock (messages name local times)."""
     try:
@@ -104,9 +119,9 @@ def _zone_window(checklist: Checklist, window: OccurrenceWindow) -> OccurrenceWi
 
 
 def judged_notifications(store: NotifierStore, checklist_id: str, window_start: datetime,
-                         excused: Excused = never_excused) -> list[Notification]:
+                         excused: Excused | None = None) -> list[Notification]:
     """The missed alert and escalations a judged window calls for (none when it was not judged,
-    the checklist is gone or tells nobody)."""
+    the checklist is gone or tells nobody). ``excused``: by default the out-of-service periods."""
     checklist = store.get_checklist(checklist_id)
     settings = checklist.notify if checklist is not None else None
     if checklist is None or settings is None or settings.is_empty:
@@ -121,6 +136,8 @@ def judged_notifications(store: NotifierStore, checklist_id: str, window_start: 
     if settings.escalate_after is not None and missed:
         by_window = store.missed_by_window(checklist_id, windows[0].start, window.start)
         assignments = {a.equipment_id: a for a in store.assignments(checklist_id) if a.equipment_id in set(missed)}
+        if excused is None:
+            excused = excused_in(store, windows[0].start, window.end, missed)
         runs = escalation_runs(windows, by_window, assignments, missed, excused, settings.escalate_after)
         found += escalations(checklist, settings, window, runs)
     return found
@@ -128,13 +145,13 @@ def judged_notifications(store: NotifierStore, checklist_id: str, window_start: 
 
 def notify_judged_window(store: NotifierStore, channels: Sequence[NotificationChannel], checklist_id: str,
                          window_start: datetime, now: Callable[[], datetime], on_failure: OnFailure,
-                         excused: Excused = never_excused) -> list[Outcome]:
+                         excused: Excused | None = None) -> list[Outcome]:
     return deliver_each(judged_notifications(store, checklist_id, window_start, excused), store, channels, now,
                         on_failure)
 
 
 def reminder_notifications(store: NotifierStore, checklist_id: str, lead_text: str, instant: datetime,
-                           excused: Excused = never_excused) -> list[Notification]:
+                           excused: Excused | None = None) -> list[Notification]:
     """The reminders a firing at ``instant`` calls for: none for a deleted, paused or finished
     checklist, a lead it no longer has, a firing that is no reminder instant (a superset cron), a
     window already judged, or when nothing is undone."""
@@ -149,13 +166,21 @@ def reminder_notifications(store: NotifierStore, checklist_id: str, lead_text: s
     watermark = checklist.watermark
     if window is None or at is None or (watermark is not None and window.end <= watermark):
         return []
-    done = store.performed_by(checklist_id, window.start, at, recorded_by=at)
-    undone = undone_equipment(window, store.assignments(checklist_id), done, excused)
+    assignments = store.assignments(checklist_id)
+    counted = undone_equipment(window, assignments, set(), never_excused)
+    if excused is None:
+        excused = excused_in(store, window.start, window.end, counted)
+    candidates = [equipment_id for equipment_id in counted if not excused(equipment_id, window)]
+    if not candidates:
+        return []
+    done = store.performed_by(checklist_id, window.start, at, recorded_by=at,
+                              shards={shard_of(equipment_id) for equipment_id in candidates})
+    undone = [equipment_id for equipment_id in candidates if equipment_id not in done]
     return reminders(checklist, settings, window, lead_text, undone)
 
 
 def remind(store: NotifierStore, channels: Sequence[NotificationChannel], checklist_id: str, lead_text: str,
            instant: datetime, now: Callable[[], datetime], on_failure: OnFailure,
-           excused: Excused = never_excused) -> list[Outcome]:
+           excused: Excused | None = None) -> list[Outcome]:
     return deliver_each(reminder_notifications(store, checklist_id, lead_text, instant, excused), store, channels,
                         now, on_failure)

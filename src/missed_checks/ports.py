@@ -8,7 +8,7 @@ and the fast tests one shared in-memory fake (``tests/fakes.py``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from missed_checks.contracts import JudgedWindowDetail
     from missed_checks.equipment import Assignment
     from missed_checks.notification import Notification
+    from missed_checks.out_of_service import OutOfServicePeriod
     from missed_checks.performed_check import PerformedCheck
     from missed_checks.recurrence import OccurrenceWindow
 
@@ -101,7 +102,16 @@ class WindowRecords(Protocol):
         ...
 
 
-class EvaluationStore(ChecklistReader, EquipmentReader, WindowRecords, Protocol):
+# Out of service (issue #23 item 1): what judging reads to excuse equipment.
+class OutOfServiceReader(Protocol):
+    def out_of_service_periods(self, start: datetime, end: datetime | None = None,
+                               equipment_ids: Iterable[str] | None = None) -> list[OutOfServicePeriod]:
+        """Out-of-service periods sharing an instant with ``[start, end)`` (of ``equipment_ids`` when
+        given), by ``from``: one Query whatever the number of equipment."""
+        ...
+
+
+class EvaluationStore(ChecklistReader, EquipmentReader, WindowRecords, OutOfServiceReader, Protocol):
     """Everything the evaluation reads and writes in the table."""
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -123,13 +123,16 @@ def sync_checklist(
     now: datetime,
     report_rejected: Rejected,
     reminder_target: Target | None = None,
+    known_reminders: Sequence[str] | None = None,
 ) -> SyncResult:
     """Bring the checklist's schedule (and, with ``reminder_target``, its reminder schedules: #18)
-    in step with its item."""
+    in step with its item. ``known_reminders``: the reminder schedules the checklist's last item
+    noted (a stream record's old image), deleted with it; None: unknown, every possible name is."""
     item = table.get_checklist_item(checklist_id)
     if item is None:
         if reminder_target is not None:
-            _delete_reminders(schedules, reminder_schedule_names(checklist_id))
+            _delete_reminders(schedules, list(known_reminders) if known_reminders is not None
+                              else reminder_schedule_names(checklist_id))
         deleted = schedules.delete(checklist_id)
         return SyncResult(checklist_id, Action.DELETED if deleted else Action.UNCHANGED, "checklist deleted")
     if "revision" not in item:
@@ -244,3 +247,9 @@ def _delete_reminders(schedules: Schedules, names: list[str]) -> None:
 def _combined(fingerprint: str, reminders: list[str]) -> str:
     document = json.dumps([fingerprint, *reminders])
     return hashlib.sha256(document.encode("utf-8")).hexdigest()[:32]
+
+
+def noted_reminders(image: Mapping[str, Any] | None) -> list[str]:
+    """The reminder schedules a checklist item's schedule note names (#18)."""
+    note = _mapping((image or {}).get("schedule"))
+    return [str(name) for name in note.get("reminders") or []]

@@ -73,10 +73,12 @@ While a runtime runs (context managers, undone on exit):
     statement's ``Resource`` match when moto does not know the request's resource and maps
     moto's action names to IAM's (*upstream candidate*: moto should know resources),
     ``settings.INITIAL_NO_AUTH_ACTION_COUNT`` 0 (*local*: enforcement from the first request).
-11. :func:`event_rule_lambda_targets`: ``Rule.send_to_targets`` hands a matching event's Lambda
-    targets to Lambda's asynchronous invocation (:mod:`missed_checks_local.awslambda.async_invoke`);
-    moto raises ``NotImplementedError`` for them (the notifier, #18). *Upstream candidate* for the
-    delivery, *local* for running it on the local runtime.
+11. :func:`_rule_lambda_targets` (process-wide, with :func:`install`) and
+    :func:`event_rule_lambda_targets` (while a runtime runs): ``Rule.send_to_targets`` hands a
+    matching event's Lambda targets to Lambda's asynchronous invocation
+    (:mod:`missed_checks_local.awslambda.async_invoke`); moto raises ``NotImplementedError`` for
+    them (the notifier, #18). With no runtime running the functions, the event is dropped.
+    *Upstream candidate* for the delivery, *local* for running it on the local runtime.
 
 Not a change of behaviour, so not here: :mod:`missed_checks_local.testing.metering` wraps a few
 backend methods to count request units (test and benchmark tooling), and ``embedded.MOTO_CONFIG``
@@ -260,7 +262,7 @@ def _json_value(value: Any) -> float | int | str:
 
 
 def install() -> None:
-    """The process-wide patches (1-5e), once."""
+    """The process-wide patches (1-5e, 11), once."""
     global _installed  # noqa: PLW0603 - moto's classes are process-wide
     with _INSTALL_LOCK:
         if _installed:
@@ -280,6 +282,7 @@ def install() -> None:
         _stream_records_as_json()
         _item_reads_as_json()
         _backend_per_host_once()
+        _rule_lambda_targets()
         LayerVersion.physical_resource_id = property(lambda self: self.arn)  # type: ignore[attr-defined]
         create_function = LambdaFunction.create_from_cloudformation_json.__func__  # type: ignore[attr-defined]
 
@@ -478,11 +481,13 @@ def service_of(headers: Any) -> str:
     return scope.split("/")[3]
 
 
-@contextmanager
-def event_rule_lambda_targets(deliver: Callable[[str, Any], bool]) -> Iterator[None]:
-    """An EventBridge rule's Lambda targets (#18, notifications): moto raises NotImplementedError for
-    them; ``deliver(function_arn, event)`` gets each matching event instead (Lambda's asynchronous
-    invocation, :mod:`missed_checks_local.awslambda.async_invoke`), and moto keeps the other targets."""
+_RULE_LAMBDA_DELIVERERS: list[Callable[[str, Any], bool]] = []
+"""Who runs an EventBridge rule's Lambda targets now (:func:`event_rule_lambda_targets`); none: dropped."""
+
+
+def _rule_lambda_targets() -> None:
+    """11: ``Rule.send_to_targets`` hands a matching event's Lambda targets to the runtime that runs
+    the functions, and moto keeps the other targets (it raises NotImplementedError for Lambda)."""
     from moto.events.models import Rule  # deferred: moto is a dev dependency and slow to import
 
     original = Rule.send_to_targets
@@ -492,11 +497,23 @@ def event_rule_lambda_targets(deliver: Callable[[str, Any], bool]) -> Iterator[N
             return
         ours = [target for target in self.targets if ":lambda:" in str(target.get("Arn"))]
         for target in ours:
-            deliver(str(target["Arn"]), json.loads(json.dumps(original_event, default=str)))
+            for deliver in list(_RULE_LAMBDA_DELIVERERS[-1:]):
+                deliver(str(target["Arn"]), json.loads(json.dumps(original_event, default=str)))
         if len(ours) < len(self.targets):
             others = copy.copy(self)
             others.targets = [target for target in self.targets if target not in ours]
             original(others, original_event, transform_input)
 
-    with mock.patch.object(Rule, "send_to_targets", send_to_targets):
+    Rule.send_to_targets = send_to_targets  # type: ignore[method-assign]
+
+
+@contextmanager
+def event_rule_lambda_targets(deliver: Callable[[str, Any], bool]) -> Iterator[None]:
+    """While the block runs, ``deliver(function_arn, event)`` gets each event a rule matches for a
+    Lambda target (Lambda's asynchronous invocation, :mod:`missed_checks_local.awslambda.async_invoke`).
+    Outside any such block nothing runs the functions: the event is dropped."""
+    _RULE_LAMBDA_DELIVERERS.append(deliver)
+    try:
         yield
+    finally:
+        _RULE_LAMBDA_DELIVERERS.remove(deliver)

@@ -1,14 +1,16 @@
 """What the local stack told people (#18): the e-mails the embedded SES kept, read where moto keeps
 them (``SESBackend.sent_messages``), each joined with its notification record in the table (by
-the SES message id the notifier noted on it) for what the e-mail is about.
+the notification id every e-mail ends with) for what the e-mail is about.
 
-One entry per notification sent: ``kind``, ``checklist``, ``window_start``, ``to``, ``equipment``
-(the list it names), ``sent_at`` (simulated time) and ``subject``. A stack without a sender
+One entry per e-mail sent: ``kind``, ``checklist``, ``window_start``, ``to``, ``equipment`` (the list
+it names), ``sent_at`` (simulated time), ``subject`` and ``notification_id``; an e-mail sent twice
+would be two entries with one id (``local chaos`` counts them). A stack without a sender
 (``NotificationSender`` empty) sends no e-mail: its notifications are the records marked sent.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from datetime import UTC, datetime
 from typing import Any
@@ -17,6 +19,7 @@ from missed_checks.aws.table.notifications import SENT, NotificationItems
 
 __all__ = ["captured_notifications", "count_line"]
 
+_ID = re.compile(r"missed-checks notification ([0-9a-f]{32})")
 _EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
 _LATEST = datetime(2199, 12, 1, tzinfo=UTC)
 
@@ -31,14 +34,16 @@ def captured_notifications(stack: Any, table_name: str, start: datetime = _EARLI
     from moto.ses.models import ses_backends  # deferred: moto is a dev dependency and slow to import
 
     records = _records(table_name, stack.client("dynamodb"), start, end)
-    by_message = {str(((record.get("channels_sent") or {}).get("email") or {}).get("message_id")): record
-                  for record in records}
+    by_id = {str(record.get("notification_id")): record for record in records}
     found: list[dict[str, Any]] = []
     for message in ses_backends[stack.account_id][stack.region].sent_messages:
-        record = by_message.pop(str(getattr(message, "id", "")), None)
+        said = _ID.search(str(getattr(message, "body", "")))
+        record = by_id.get(said.group(1)) if said else None
         if record is None:
-            continue  # not a notification of this stack (or claimed outside the range)
-        found.append(_entry(record, str(record["channels_sent"]["email"]["at"]), getattr(message, "subject", None)))
+            continue  # not a notification of this stack's table (or claimed outside the range)
+        email = (record.get("channels_sent") or {}).get("email") or {}
+        sent_at = str(email.get("at") or record.get("claimed_at"))
+        found.append(_entry(record, sent_at, getattr(message, "subject", None)))
     for record in records:  # no e-mail channel: what was published and marked sent
         if record.get("status") == SENT and "email" not in (record.get("channels_sent") or {}):
             found.append(_entry(record, str(record.get("sent_at")), record.get("subject")))
@@ -48,7 +53,8 @@ def captured_notifications(stack: Any, table_name: str, start: datetime = _EARLI
 def _entry(record: dict[str, Any], sent_at: str, subject: Any) -> dict[str, Any]:
     return {"kind": record.get("kind"), "checklist": record.get("checklist_id"),
             "window_start": record.get("window_start"), "to": record.get("to"),
-            "equipment": list(record.get("equipment") or []), "sent_at": sent_at, "subject": subject}
+            "equipment": list(record.get("equipment") or []), "sent_at": sent_at, "subject": subject,
+            "notification_id": record.get("notification_id")}
 
 
 def count_line(notifications: list[dict[str, Any]]) -> str:

@@ -48,9 +48,10 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from missed_checks.aws.functions import function_environment, invoke_and_wait
+from missed_checks.aws.functions import function_arn, function_environment, invoke_function
 from missed_checks.dead_letters import Replay, read_dead_letter
 from missed_checks.errors import MissedChecksError
+from missed_checks.reminders import checklist_of_reminder
 from missed_checks.schedule import Target
 from missed_checks.schedule_sync import Action, SyncResult, sync_checklist
 from missed_checks.timefmt import parse_instant, to_utc_iso
@@ -279,14 +280,9 @@ class Replayer:
         """Hand the letter back to the notifier (#18), synchronously: what it names is claimed and
         sent once (what went out already is not sent again). A notification that fails again is
         dead-lettered again by the notifier: that new message replaces this one."""
-        function = self.target.output("NotifyFunctionName")
-        response = self.target.client("lambda").invoke(FunctionName=function, InvocationType="RequestResponse",
-                                                        Payload=json.dumps(letter.body).encode())
-        try:
-            answer = json.loads(response["Payload"].read() or b"null")
-        except ValueError:
-            answer = None
-        if response.get("FunctionError") or not isinstance(answer, dict):
+        ok, answer = invoke_function(self.target.client("lambda"), self.target.output("NotifyFunctionName"),
+                                     letter.body)
+        if not ok or not isinstance(answer, dict):
             message = answer.get("errorMessage") if isinstance(answer, dict) else answer
             return Replayed(letter, False, f"the notifier failed: {message}; the message stays")
         counts = {key: int(answer.get(key) or 0) for key in ("sent", "already_sent", "in_flight", "failed")}
@@ -302,10 +298,11 @@ class Replayer:
     def _digest_again(self, letter: DeadLetter) -> Replayed:
         """Fire the digest function again with the firing (#18), synchronously: the same period, so
         a digest that went out already is not sent again. A failure leaves the message."""
-        answer, failed = invoke_and_wait(self.target.client("lambda"), self.target.output("DigestFunctionArn"),
-                                         letter.body)
-        if failed is not None or not isinstance(answer, dict):
-            return Replayed(letter, False, f"the digest function failed: {failed or answer}; the message stays")
+        ok, answer = invoke_function(self.target.client("lambda"), self.target.output("DigestFunctionArn"),
+                                     letter.body)
+        if not ok or not isinstance(answer, dict):
+            message = answer.get("errorMessage") if isinstance(answer, dict) else answer
+            return Replayed(letter, False, f"the digest function failed: {message}; the message stays")
         delivery = str(answer.get("delivery"))
         if delivery == "in_flight":
             return Replayed(letter, False, "another firing is sending this digest; replay later to confirm")
@@ -314,7 +311,10 @@ class Replayer:
     def _resync_everything(self, letter: DeadLetter) -> Replayed:
         table = self.target.table()
         ids = {c.checklist_id for c in table.list_checklists()}
-        ids.update(self.target.schedules().names())
+        for name in self.target.schedules().names():  # a reminder schedule (#18) is synced with its checklist
+            owner = checklist_of_reminder(name) if name.startswith("_") else name
+            if owner:
+                ids.add(owner)
         actions: dict[str, int] = {}
         failed = []
         for checklist_id in sorted(ids):
@@ -398,5 +398,5 @@ def _reminder_settings(target: StackTarget, sync: Target) -> Target | None:
     notifier = target.outputs.get("NotifyFunctionName")
     if not notifier or not target.outputs.get("NotificationDeadLetterQueueUrl"):
         return None
-    arn = target.client("lambda").get_function_configuration(FunctionName=notifier)["FunctionArn"]
-    return Target(str(arn), sync.role_arn, target.queue("notification").arn(), sync.max_retry_attempts)
+    return Target(function_arn(target.client("lambda"), notifier), sync.role_arn, target.queue("notification").arn(),
+                  sync.max_retry_attempts)

@@ -20,7 +20,10 @@ SCENARIO = {
     "events": [
         {"at": "2026-03-02T05:00:00Z", "put_checklist": {
             "id": "forklift-daily", "recurrence": "DTSTART;TZID=Europe/Berlin:20260302T060000\nRRULE:FREQ=DAILY",
-            "window": "PT8H", "grace": "PT30M"}},
+            "window": "PT8H", "grace": "PT30M",
+            # notifications (#18): reminders, missed alerts and escalations must survive the faults too
+            "notify": {"to": ["crew@example.com"], "remind_before": ["PT2H"], "escalate_to": ["lead@example.com"],
+                       "escalate_after": 2}}},
         {"at": "2026-03-02T05:00:00Z", "assign": {"checklist": "forklift-daily",
                                                    "equipment": ["fl-01", "fl-02", "fl-03", "fl-04"]}},
         {"at": "2026-03-02T05:01:00Z", "put_checklist": {
@@ -86,6 +89,8 @@ def test_every_kind_of_fault_strikes_and_nothing_is_lost_duplicated_or_blocked(t
     assert figures["recovery"]["dead_letters_replayed"] >= 1 and figures["recovery"]["dead_letters_left"] == 0
     assert figures["missed_checks"]["faulty"] == figures["missed_checks"]["clean"] > 0
     assert figures["survived_by_retry"] >= 4  # Lambda service error, throttles, a failed publish
+    # #18: every reminder, missed alert and escalation of the clean run went out once in the faulty one
+    assert figures["notifications"]["faulty"] == figures["notifications"]["clean"] > 0
     assert "every invariant held" in result.stderr
 
 

@@ -25,6 +25,7 @@ RECORD_COMMANDS: dict[tuple[str, ...], list[str]] = {
     ("dlq", "list"): [],
     ("report",): PERIOD,
     ("missed", "list"): ["--checklist", "forklift-daily", *PERIOD],
+    ("notifications", "list"): PERIOD,  # #18
     ("digest", "list"): [],  # digest subscriptions (#18)
 }
 HEADERS = {  # the CSV header (or its start) each command writes
@@ -33,6 +34,7 @@ HEADERS = {  # the CSV header (or its start) each command writes
     ("dlq", "list"): "queue,message_id,sent_at,kind,checklist_id,window_start",
     ("report",): "checklist_id,equipment_id",
     ("missed", "list"): "checklist_id,equipment_id,window_start,window_end,judged_at,dismissed",
+    ("notifications", "list"): "claimed_at,kind,checklist_id,window_start,to,equipment,status,sent_at",
     ("digest", "list"): "subscription_id,address,when,checklists",  # digest subscriptions (#18)
 }
 

@@ -72,10 +72,20 @@ def test_the_invariants_count_what_was_lost_added_duplicated_and_announced_twice
     a, b, c = ("c", "e1", "w1"), ("c", "e2", "w1"), ("c", "e3", "w2")
     assert compare([a, b, c], [a, b, c], Counter(w1=1, w2=1), Counter(w1=1, w2=1), 0) == dict.fromkeys(
         ["missed_checks_lost", "missed_checks_extra", "missed_checks_duplicated", "windows_announced_twice",
-         "announcements_lost", "stream_shards_blocked"], 0)
+         "announcements_lost", "stream_shards_blocked",
+         "notifications_lost", "notifications_extra", "notifications_duplicated"], 0)
     broken = compare([a, b], [a, a, c], Counter(w1=1, w2=1), Counter(w1=2), 3)
     assert broken == {"missed_checks_lost": 1, "missed_checks_extra": 1, "missed_checks_duplicated": 1,
-                      "windows_announced_twice": 1, "announcements_lost": 1, "stream_shards_blocked": 3}
+                      "windows_announced_twice": 1, "announcements_lost": 1, "stream_shards_blocked": 3,
+                      "notifications_lost": 0, "notifications_extra": 0, "notifications_duplicated": 0}
+
+
+def test_the_notification_invariants_count_by_deterministic_id() -> None:
+    """#18: a notification the faulty run never sent, one it sent that the clean run did not, one it
+    e-mailed twice."""
+    counts = compare([], [], Counter(), Counter(), 0, ["n1", "n2", "n3"], ["n1", "n1", "n3", "n4"])
+    assert {k: v for k, v in counts.items() if k.startswith("notifications")} == {
+        "notifications_lost": 1, "notifications_extra": 1, "notifications_duplicated": 1}
 
 
 def test_survived_by_retry_counts_the_faults_a_retry_absorbs() -> None:

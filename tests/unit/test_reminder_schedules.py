@@ -11,6 +11,7 @@ from missed_checks.checklist import Checklist, Status
 from missed_checks.durations import parse_duration
 from missed_checks.notification import NotifySettings
 from missed_checks.reminders import (
+    checklist_of_reminder,
     desired_reminders,
     reminder_schedule_name,
     reminder_schedule_names,
@@ -32,10 +33,13 @@ def checklist(**changes: Any) -> Checklist:
     return base.with_changes(**changes)
 
 
-def test_one_schedule_per_lead_shifted_from_the_window_end_in_the_checklists_zone() -> None:
-    first, second = desired_reminders(checklist(), "g", NOW)
+def test_each_lead_fires_at_the_window_end_less_the_lead_and_ten_minutes_later() -> None:
+    first, first_again, second, second_again = desired_reminders(checklist(), "g", NOW)
     assert (first.name, first.expression, first.exact) == ("_r0.fl", "cron(30 11 ? * MON-FRI *)", True)
+    assert (first_again.name, first_again.expression) == ("_s0.fl", "cron(40 11 ? * MON-FRI *)")
     assert (second.name, second.expression) == ("_r1.fl", "cron(0 13 ? * MON-FRI *)")
+    assert (second_again.name, second_again.expression) == ("_s1.fl", "cron(10 13 ? * MON-FRI *)")
+    assert second_again.target_input == second.target_input  # the same reminder: sent by whichever comes first
     assert first.timezone == "Europe/Berlin" and first.enabled
     assert second.target_input == ('{"kind": "reminder", "checklist_id": "fl", "lead": "PT1H", '
                                    '"instant": "<aws.scheduler.scheduled-time>"}')
@@ -53,7 +57,7 @@ def test_no_reminders_without_leads_or_recipients_and_disabled_while_paused() ->
 def test_names_never_collide_with_a_checklists_and_fit_scheduler() -> None:
     long_id = "a" * 64
     names = reminder_schedule_names(long_id)
-    assert len(set(names)) == 3 and all(len(name) <= 64 and name.startswith("_r") for name in names)
+    assert len(set(names)) == 6 and all(len(name) <= 64 and name[:2] in ("_r", "_s") for name in names)
     assert reminder_schedule_name("a" * 63 + "b", 0) != reminder_schedule_name("a" * 64, 0)
 
 
@@ -61,6 +65,7 @@ def test_names_never_collide_with_a_checklists_and_fit_scheduler() -> None:
     ("2026-03-28T21:00:00Z", 28),  # 22:00 CET, the night before the change
     ("2026-03-29T20:00:00Z", 29),  # 22:00 CEST, on the short day itself
     ("2026-03-29T20:00:40Z", 29),  # inside the firing's minute
+    ("2026-03-29T20:10:00Z", 29),  # the second chance
 ])
 def test_a_firing_finds_the_window_whose_reminder_it_is(instant: str, day: int) -> None:
     recurrence = Checklist("d", "DTSTART;TZID=Europe/Berlin:20260301T000000\nRRULE:FREQ=DAILY", window="P1D").parsed()
@@ -116,14 +121,14 @@ def sync(table: Table, schedules: Schedules, reminders: Target | None = REMINDER
 def test_sync_creates_replaces_and_deletes_the_reminder_schedules_with_the_checklist() -> None:
     table, schedules = Table(checklist().to_item()), Schedules()
     assert sync(table, schedules) is Action.CREATED
-    assert set(schedules.existing) == {"fl", "_r0.fl", "_r1.fl"}
-    assert table.item is not None and table.item["schedule"]["reminders"] == ["_r0.fl", "_r1.fl"]
+    assert set(schedules.existing) == {"fl", "_r0.fl", "_s0.fl", "_r1.fl", "_s1.fl"}
+    assert table.item is not None and table.item["schedule"]["reminders"] == ["_r0.fl", "_s0.fl", "_r1.fl", "_s1.fl"]
     schedules.calls.clear()
     assert sync(table, schedules) is Action.UNCHANGED and schedules.calls == []  # nothing changed: no call
     fewer = checklist(notify=NotifySettings(to=("crew@example.com",), remind_before=("PT1H",))).to_item()
     table.item = {**fewer, "schedule": table.item["schedule"]}
     assert sync(table, schedules) is Action.UPDATED
-    assert set(schedules.existing) == {"fl", "_r0.fl"}
+    assert set(schedules.existing) == {"fl", "_r0.fl", "_s0.fl"}
     assert schedules.existing["_r0.fl"].expression.startswith("cron(0 13")
     table.item = None
     sync(table, schedules)
@@ -143,3 +148,27 @@ def test_a_change_of_leads_wakes_schedule_sync_and_a_change_of_addresses_does_no
     others = checklist(notify=NotifySettings(to=("x@example.com",), remind_before=TOLD.remind_before)).to_item()
     assert needs_sync("MODIFY", old, fewer)
     assert not needs_sync("MODIFY", old, others)
+
+
+def test_a_lead_too_short_for_a_second_chance_has_one_schedule() -> None:
+    short = checklist(notify=NotifySettings(to=("crew@example.com",), remind_before=("PT10M",)))
+    assert [r.name for r in desired_reminders(short, "g", NOW)] == ["_r0.fl"]
+
+
+def test_a_reminder_schedules_name_gives_back_its_checklist() -> None:
+    assert [checklist_of_reminder(n) for n in ("_r0.fl", "_s2.a.b", "fl", "_x0.fl", "_r0")] == [
+        "fl", "a.b", None, None, None]
+
+
+def test_a_deleted_checklist_loses_the_reminder_schedules_its_last_item_noted() -> None:
+    schedules = Schedules()
+    for name in ("_r0.fl", "_s0.fl"):
+        schedules.existing[name] = desired_reminders(checklist(), "g", NOW)[0]
+    table = Table(None)
+    sync_checklist("fl", table=table, schedules=schedules, target=EVALUATION, group_name="g", now=NOW,
+                   report_rejected=lambda *args: None, reminder_target=REMINDER, known_reminders=["_r0.fl", "_s0.fl"])
+    assert schedules.existing == {} and schedules.calls == ["delete _r0.fl", "delete _s0.fl", "delete fl"]
+    schedules.calls.clear()
+    sync_checklist("fl", table=table, schedules=schedules, target=EVALUATION, group_name="g", now=NOW,
+                   report_rejected=lambda *args: None, reminder_target=REMINDER, known_reminders=[])
+    assert schedules.calls == ["delete fl"]  # a checklist that had no reminders costs no extra call

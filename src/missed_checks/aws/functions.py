@@ -12,15 +12,18 @@ def function_environment(lambda_client: Any, function_name: str) -> dict[str, st
     return dict((config.get("Environment") or {}).get("Variables") or {})
 
 
-def invoke_and_wait(lambda_client: Any, function_name: str, payload: Any) -> tuple[Any, str | None]:
-    """Invoke the function synchronously (RequestResponse) with ``payload`` (JSON); its decoded answer
-    and, when it failed, the error message (None when it succeeded)."""
+def function_arn(lambda_client: Any, function_name: str) -> str:
+    """The function's ARN (GetFunctionConfiguration)."""
+    return str(lambda_client.get_function_configuration(FunctionName=function_name)["FunctionArn"])
+
+
+def invoke_function(lambda_client: Any, function_name: str, event: Any) -> tuple[bool, Any]:
+    """Invoke the function and wait (RequestResponse): (whether it succeeded, its decoded answer or
+    Lambda's error payload; None when the answer is not JSON)."""
     response = lambda_client.invoke(FunctionName=function_name, InvocationType="RequestResponse",
-                                    Payload=json.dumps(payload).encode())
+                                    Payload=json.dumps(event).encode())
     try:
         answer = json.loads(response["Payload"].read() or b"null")
     except ValueError:
         answer = None
-    if response.get("FunctionError"):
-        return answer, str(answer.get("errorMessage") if isinstance(answer, dict) else answer)
-    return answer, None
+    return not response.get("FunctionError"), answer

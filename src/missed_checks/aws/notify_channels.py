@@ -23,6 +23,10 @@ from missed_checks.ports import NotificationChannel
 NOTIFICATION_DETAIL_TYPE = "Checklist notification"
 """The detail-type of the event every notification publishes (``source: missed-checks``)."""
 
+FOOTER = "\n--\nmissed-checks notification {notification_id}\n"
+"""Ends every e-mail: the record it can be found by (``notifications list``), for people and for
+the local capture (``missed_checks_local.notifications``)."""
+
 _SES_REFUSALS = {"MessageRejected", "MailFromDomainNotVerifiedException", "InvalidParameterValue",
                  "AccountSendingPausedException", "ConfigurationSetDoesNotExist"}
 
@@ -38,7 +42,8 @@ class SesChannel(ServiceAdapter):
         self.sender = sender
 
     def send(self, notification: Notification) -> str:
-        body = {"Text": {"Data": notification.body, "Charset": "UTF-8"}}
+        text = notification.body + FOOTER.format(notification_id=notification.notification_id)
+        body = {"Text": {"Data": text, "Charset": "UTF-8"}}
         if notification.html:  # the digest (#18): an HTML part beside the text
             body["Html"] = {"Data": notification.html, "Charset": "UTF-8"}
         try:

@@ -10,7 +10,11 @@ Both runs end the same way: stopped executions re-run, every dead-letter queue r
 - ``missed_checks_duplicated``: the same (checklist, window, equipment) recorded more than once;
 - ``windows_announced_twice``: a judged window published on EventBridge more than once;
 - ``announcements_lost``: a window the clean run announced that the faulty run never did;
-- ``stream_shards_blocked``: stream records still waiting for delivery at the end.
+- ``stream_shards_blocked``: stream records still waiting for delivery at the end;
+- ``notifications_lost``: notifications (#18: reminders, missed alerts, escalations) the clean run
+  sent that the faulty run never did (by their deterministic id);
+- ``notifications_extra``: notifications the faulty run sent and the clean run did not;
+- ``notifications_duplicated``: a notification e-mailed more than once.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from collections import Counter
 from datetime import timedelta
 from typing import Any
 
+from missed_checks.aws.events import WINDOW_JUDGED
 from missed_checks_local.scenario import run_scenario
 from missed_checks_local.testing.faults import Fault, FaultInjector, random_faults
 
@@ -32,6 +37,9 @@ INVARIANTS = (
     "windows_announced_twice",
     "announcements_lost",
     "stream_shards_blocked",
+    "notifications_lost",
+    "notifications_extra",
+    "notifications_duplicated",
 )
 _CAPTURE_QUEUE = "chaos-announcements"
 SETTLE = timedelta(days=2)
@@ -52,7 +60,9 @@ class _Announcements:
         self._url = sqs.create_queue(QueueName=_CAPTURE_QUEUE)["QueueUrl"]
         arn = sqs.get_queue_attributes(QueueUrl=self._url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
         bus = stack.outputs["EventBusName"]  # the template always outputs it (its default is the parameter's)
-        events.put_rule(Name=_CAPTURE_QUEUE, EventBusName=bus, EventPattern=json.dumps({"source": ["missed-checks"]}))
+        # The window events only: the notifications' own events (#18) share the source.
+        pattern = {"source": ["missed-checks"], "detail-type": [WINDOW_JUDGED]}
+        events.put_rule(Name=_CAPTURE_QUEUE, EventBusName=bus, EventPattern=json.dumps(pattern))
         events.put_targets(Rule=_CAPTURE_QUEUE, EventBusName=bus, Targets=[{"Id": "capture", "Arn": arn}])
 
     def observe(self, runtime: Any) -> None:
@@ -73,14 +83,23 @@ def _missed(report: dict[str, Any]) -> list[tuple[str, str, str]]:
     return [(m["checklist"], m["equipment"], m["window_start"]) for m in report["missed"]]
 
 
+def _notified(report: dict[str, Any]) -> list[str]:
+    """The id of every notification the run e-mailed, once per e-mail (#18)."""
+    return [str(n["notification_id"]) for n in report.get("notifications", [])]
+
+
 def compare(
     clean_missed: list[tuple[str, str, str]],
     faulty_missed: list[tuple[str, str, str]],
     clean_announced: Counter[str],
     faulty_announced: Counter[str],
     pending_stream_records: int,
+    clean_notified: list[str] | None = None,
+    faulty_notified: list[str] | None = None,
 ) -> dict[str, int]:
-    """The invariants (see the module's docstring) from both runs' missed checks and announcements."""
+    """The invariants (see the module's docstring) from both runs' missed checks, announcements and
+    notifications."""
+    clean_notes, faulty_notes = clean_notified or [], faulty_notified or []
     return {
         "missed_checks_lost": len(set(clean_missed) - set(faulty_missed)),
         "missed_checks_extra": len(set(faulty_missed) - set(clean_missed)),
@@ -88,6 +107,9 @@ def compare(
         "windows_announced_twice": sum(1 for count in faulty_announced.values() if count > 1),
         "announcements_lost": len(set(clean_announced) - set(faulty_announced)),
         "stream_shards_blocked": pending_stream_records,
+        "notifications_lost": len(set(clean_notes) - set(faulty_notes)),
+        "notifications_extra": len(set(faulty_notes) - set(clean_notes)),
+        "notifications_duplicated": len(faulty_notes) - len(set(faulty_notes)),
     }
 
 
@@ -129,7 +151,8 @@ def run_chaos(scenario: Any, *, seed: int = 0, faults: list[Fault] | None = None
     faulty, faulty_announcements = _play(scenario, injector, log_path, settle)
 
     invariants = compare(_missed(clean), _missed(faulty), clean_announcements.by_window,
-                         faulty_announcements.by_window, faulty_announcements.pending_stream_records)
+                         faulty_announcements.by_window, faulty_announcements.pending_stream_records,
+                         _notified(clean), _notified(faulty))
     clean_missed, faulty_missed = _missed(clean), _missed(faulty)
     dead_lettered = faulty.get("recovery", {}).get("dead_lettered", {})
     return {
@@ -147,6 +170,7 @@ def run_chaos(scenario: Any, *, seed: int = 0, faults: list[Fault] | None = None
         "missed_checks": {"clean": len(clean_missed), "faulty": len(faulty_missed)},
         "windows_announced": {"clean": len(clean_announcements.by_window),
                               "faulty": len(faulty_announcements.by_window)},
+        "notifications": {"clean": len(_notified(clean)), "faulty": len(_notified(faulty))},
         "invariants": invariants,
         "ok": not any(invariants.values()),
         "elapsed_s": round(clean["elapsed_s"] + faulty["elapsed_s"], 1),

@@ -7,7 +7,8 @@ same items (see README "Data model"). One module per kind of item, over one low-
 * :mod:`.checklists`: checklists and their evaluated-until watermark;
 * :mod:`.assignments`: equipment assignments;
 * :mod:`.performed_checks`: performed checks;
-* :mod:`.windows`: judged windows (the evaluation's claim and announcement) and missed checks.
+* :mod:`.windows`: judged windows (the evaluation's claim and announcement) and missed checks;
+* :mod:`.out_of_service`: out-of-service periods of equipment.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from missed_checks.aws.table.base import (
     raise_transient,
     serialize,
 )
+from missed_checks.aws.table.out_of_service import OutOfServiceItems
 from missed_checks.aws.table.performed_checks import PerformedCheckItems
 from missed_checks.aws.table.windows import WindowItems
 from missed_checks.ports import WindowClaim
@@ -35,7 +37,7 @@ __all__ = ["THROTTLING_CODES", "ChecklistTable", "Conflict", "NotFound", "Window
            "raise_transient", "serialize"]
 
 
-class ChecklistTable(AssignmentItems, PerformedCheckItems, WindowItems):
+class ChecklistTable(AssignmentItems, PerformedCheckItems, WindowItems, OutOfServiceItems):
     """Typed access to every kind of item of the table (the evaluation's
     :class:`missed_checks.ports.EvaluationStore`)."""
 

@@ -10,7 +10,7 @@ its note on the record is the one gap: the take-over sends that channel again (d
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -127,12 +127,13 @@ class NotifierTable(ChecklistTable, NotificationItems):
             found.setdefault(str(item["window_start"]), set()).add(str(item["equipment_id"]))
         return found
 
-    def performed_by(self, checklist_id: str, start: datetime, until: datetime, recorded_by: datetime) -> set[str]:
+    def performed_by(self, checklist_id: str, start: datetime, until: datetime, recorded_by: datetime,
+                     shards: Iterable[int] | None = None) -> set[str]:
         """Equipment with a check performed in ``[start, until]`` and recorded at or before ``recorded_by``:
-        one Query per shard."""
+        one Query per shard (of ``shards`` only, when given)."""
         low, high, recorded = to_utc_iso(start), to_utc_iso(until), to_utc_iso(recorded_by)
         done: set[str] = set()
-        for shard in range(SHARD_COUNT):
+        for shard in sorted(shards) if shards is not None else range(SHARD_COUNT):
             for item in self._query_range(keys.performed_pk(checklist_id, shard), low, high + keys.HIGH,
                                           attributes=("equipment_id", "performed_at", "recorded_at")):
                 if str(item["performed_at"]) <= high and str(item.get("recorded_at") or "") <= recorded:

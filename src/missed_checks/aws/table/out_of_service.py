@@ -1,0 +1,105 @@
+"""Out-of-service periods: one item each, in the fleet's one partition sorted by ``from``.
+
+Judging a batch of equipment for one window reads the periods overlapping the window with one
+Query (``sk < <window end>``, filtered on ``to``), whatever the batch or fleet size; the report
+reads the periods overlapping a range the same way, for a set of equipment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+
+from botocore.exceptions import ClientError
+
+from missed_checks import keys
+from missed_checks.aws.table.base import Conflict, NotFound, TableClient, error_code, serialize
+from missed_checks.equipment import validate_equipment_id
+from missed_checks.errors import InvalidInput
+from missed_checks.out_of_service import OutOfServicePeriod
+from missed_checks.timefmt import to_utc_iso
+
+
+class OutOfServiceItems(TableClient):
+    def out_of_service_periods(self, start: datetime, end: datetime | None = None,
+                               equipment_ids: Iterable[str] | None = None) -> list[OutOfServicePeriod]:
+        """Periods sharing an instant with ``[start, end)`` (``end`` None: every period not ended by
+        ``start``), of ``equipment_ids`` when given, by ``from`` then equipment: one strongly consistent
+        Query of the fleet's partition (``sk < end``), filtered on ``to`` (and on the equipment)."""
+        names = {"#to": "to"}
+        values: dict[str, object] = {":pk": keys.OUT_OF_SERVICE_PK, ":start": to_utc_iso(start)}
+        condition = "pk = :pk"
+        if end is not None:
+            # sk = "<from>#<equipment>" and from has 20 characters: sk < end exactly when from < end.
+            condition += " AND sk < :end"
+            values[":end"] = to_utc_iso(end)
+        wanted = None if equipment_ids is None else sorted(set(equipment_ids))
+        filters = "(attribute_not_exists(#to) OR #to > :start)"
+        if wanted is not None:
+            if not wanted:
+                return []
+            if len(wanted) <= 50:  # else filtered here: a FilterExpression holds at most 100 operands in IN
+                values.update({f":e{n}": equipment for n, equipment in enumerate(wanted)})
+                filters += " AND equipment_id IN (" + ", ".join(f":e{n}" for n in range(len(wanted))) + ")"
+        items = self.query(KeyConditionExpression=condition, FilterExpression=filters, ConsistentRead=True,
+                           ExpressionAttributeNames=names, ExpressionAttributeValues=serialize(values))
+        chosen = None if wanted is None else set(wanted)
+        periods = [OutOfServicePeriod.from_item(item) for item in items
+                   if item.get("type") == "out_of_service" and (chosen is None or item["equipment_id"] in chosen)]
+        return sorted(periods, key=lambda p: (p.start, p.equipment_id))
+
+    def out_of_service_of_equipment(self, equipment_id: str) -> list[OutOfServicePeriod]:
+        """Every period of one piece of equipment, past and future, by ``from``."""
+        return self.out_of_service_periods(datetime.fromisoformat("1970-01-01T00:00:00+00:00"), None,
+                                           [validate_equipment_id(equipment_id, "equipment")])
+
+    def record_out_of_service(self, period: OutOfServicePeriod) -> bool:
+        """Write a period (validated by :meth:`OutOfServicePeriod.create`): True when written now, False
+        when the same period was recorded already (a re-run). A period overlapping another one of the
+        same equipment is refused (InvalidInput naming ``from``): end or shorten that one first."""
+        for other in self.out_of_service_periods(period.start, period.end, [period.equipment_id]):
+            if other.same_as(period):
+                return False
+            until = f"until {to_utc_iso(other.end)}" if other.end else "until further notice"
+            raise InvalidInput("from", f"{period.equipment_id} is already out of service from "
+                                       f"{to_utc_iso(other.start)} {until} ({other.reason}): a new period must not "
+                                       "overlap it (end it early with back-in-service, or choose other dates)")
+        written = self._conditional("put_item", Item=serialize(period.to_item()),
+                                    ConditionExpression="attribute_not_exists(pk)")
+        if not written:  # recorded concurrently with the same key
+            raise Conflict(f"a period of {period.equipment_id} from {to_utc_iso(period.start)} was recorded "
+                           "meanwhile; list them and try again")
+        return True
+
+    def end_out_of_service(self, equipment_id: str, at: datetime, *, by: str, now: datetime) -> OutOfServicePeriod:
+        """End the equipment's period in effect at ``at`` early, from ``at`` on (see
+        :meth:`OutOfServicePeriod.ended` for what is refused); returns the period as it now is.
+        :class:`NotFound` when the equipment is not out of service at ``at``."""
+        equipment_id = validate_equipment_id(equipment_id, "equipment")
+        periods = self.out_of_service_of_equipment(equipment_id)
+        current = next((p for p in periods if p.in_effect_at(at)), None)
+        if current is None:
+            last = [p for p in periods if p.start <= at]
+            since = (f" (its last period ended {to_utc_iso(last[-1].end)})" if last and last[-1].end else "")
+            raise NotFound(f"{equipment_id} is not out of service at {to_utc_iso(at)}{since}")
+        ended = current.ended(at, by=by, now=now)
+        item = ended.to_item()
+        unchanged = "#to = :old" if current.end else "attribute_exists(pk) AND attribute_not_exists(#to)"
+        try:
+            self._request(
+                "update_item", Key=serialize(keys.out_of_service_key(to_utc_iso(current.start), equipment_id)),
+                UpdateExpression="SET #to = :to, ended_by = :by, ended_at = :at"
+                                 + (", planned_to = :planned" if current.end else ""),
+                ConditionExpression=unchanged,
+                ExpressionAttributeNames={"#to": "to"},
+                ExpressionAttributeValues=serialize({
+                    ":to": item["to"], ":by": item["ended_by"], ":at": item["ended_at"],
+                    **({":planned": item["planned_to"], ":old": to_utc_iso(current.end)} if current.end else {}),
+                }),
+            )
+        except ClientError as error:
+            if error_code(error) == "ConditionalCheckFailedException":
+                raise Conflict(f"the period of {equipment_id} from {to_utc_iso(current.start)} changed meanwhile; "
+                               "list it and try again") from error
+            raise
+        return ended

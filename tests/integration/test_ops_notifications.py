@@ -1,0 +1,88 @@
+"""Notifications through the operator's commands (#18): who is told in `checklist put/show`, the
+records in `notifications list`, a refused e-mail in the notification DLQ and its replay, sent once."""
+
+from __future__ import annotations
+
+import json
+
+from missed_checks_local.runtime import LocalRuntime
+from missed_checks_local.stack import LOCAL_NOTIFICATION_SENDER
+from tests.integration.ops_support import BERLIN_WORKDAYS, Cli, utc
+
+NOTIFY = ["--notify-to", "crew@example.com", "--remind-before", "PT2H", "--escalate-to", "lead@example.com",
+          "--escalate-after", "2"]
+
+
+def put(cli: Cli, *extra: str) -> dict:
+    args = ["checklist", "put", "forklift-daily", "--window", "PT8H", "--grace", "PT30M"]
+    for line in BERLIN_WORKDAYS:
+        args += ["--recurrence", line]
+    return cli.ok(*args, *extra)
+
+
+def test_put_and_show_tell_who_is_told_and_a_put_without_flags_keeps_them(runtime: LocalRuntime, cli: Cli) -> None:
+    written = put(cli, *NOTIFY)
+    assert written["notify"] == {"to": ["crew@example.com"], "remind_before": ["PT2H"],
+                                 "escalate_to": ["lead@example.com"], "escalate_after": 2}
+    put(cli, "--name", "Forklift")  # an edit without notify flags
+    shown = cli.ok("checklist", "show", "forklift-daily")
+    assert shown["notify"] == written["notify"]
+    text = cli("checklist", "show", "forklift-daily").out
+    assert "crew@example.com; reminders PT2H before a window closes" in text
+    assert "lead@example.com after 2 consecutive misses" in text
+    runtime.settle()
+    schedules = runtime.stack.client("scheduler").list_schedules(GroupName=runtime.stack.schedule_group)["Schedules"]
+    assert {s["Name"] for s in schedules} == {"forklift-daily", "_r0.forklift-daily", "_s0.forklift-daily"}
+    assert put(cli, "--no-notify")["notify"] == {"to": [], "remind_before": [], "escalate_to": [],
+                                                  "escalate_after": None}
+    assert cli.ok("checklist", "show", "forklift-daily").get("notify") is None
+    runtime.settle()
+    schedules = runtime.stack.client("scheduler").list_schedules(GroupName=runtime.stack.schedule_group)["Schedules"]
+    assert {s["Name"] for s in schedules} == {"forklift-daily"}
+
+
+def test_bad_notify_flags_name_the_field(runtime: LocalRuntime, cli: Cli) -> None:
+    for flags, field in ((["--notify-to", "crew@"], "notify.to[0]"),
+                         (["--notify-to", "a@example.com", "--remind-before", "PT9H"], "notify.remind_before[0]"),
+                         (["--escalate-to", "b@example.com", "--escalate-after", "0"], "notify.escalate_after")):
+        args = ["checklist", "put", "forklift-daily", "--window", "PT8H"]
+        for line in BERLIN_WORKDAYS:
+            args += ["--recurrence", line]
+        refused = cli(*args, *flags)
+        assert refused.code == 2 and refused.err.startswith(f"missed-checks: error: {field}: "), refused.err
+
+
+def test_a_refused_email_is_dead_lettered_then_replayed_once(runtime: LocalRuntime, cli: Cli) -> None:
+    put(cli, *NOTIFY)
+    cli.ok("equipment", "assign", "--checklist", "forklift-daily", "FL-1", "FL-2")
+    runtime.settle()
+    ses = runtime.stack.client("ses")
+    ses.delete_identity(Identity=LOCAL_NOTIFICATION_SENDER)  # as if the sender's verification lapsed
+    runtime.advance_to(utc("2026-03-02T11:00:00Z"))  # the reminder: refused
+    letters = cli.ok("dlq", "list", "--queue", "notification")["notification"]
+    assert [(letter["kind"], letter["checklist_id"]) for letter in letters] == [("notification", "forklift-daily")]
+    assert "reminder of forklift-daily to crew@example.com" in letters[0]["summary"]
+    assert "NotificationRejected" in letters[0]["error"]
+    (record,) = cli.ok("notifications", "list", "--from", "2026-03-01", "--to", "2026-03-03")
+    assert (record["kind"], record["status"], record["equipment"]) == ("reminder", "FAILED", ["FL-1", "FL-2"])
+
+    ses.verify_email_identity(EmailAddress=LOCAL_NOTIFICATION_SENDER)  # fixed
+    replayed = cli.ok("dlq", "replay", "--queue", "notification")
+    assert (replayed["replayed"], replayed["failed"]) == (1, 0), replayed
+    assert cli.ok("dlq", "list", "--queue", "notification")["notification"] == []  # deleted once replayed
+    runtime.advance_to(utc("2026-03-02T14:00:00Z"))  # judged: a missed alert for both
+    records = cli.ok("notifications", "list", "--from", "2026-03-01", "--to", "2026-03-03")
+    assert [(r["kind"], r["to"], r["status"], r["attempts"]) for r in records] == [
+        ("reminder", "crew@example.com", "SENT", 2), ("missed", "crew@example.com", "SENT", 1)]
+    assert set(records[0]["channels"]) == {"email", "eventbridge"}
+    sent = [n for n in runtime_notifications(runtime) if n["kind"] == "reminder"]
+    assert len(sent) == 1  # the replay sent it once; the refused attempt sent nothing
+    only_missed = cli.ok("notifications", "list", "--from", "2026-03-01", "--to", "2026-03-03", "--kind", "missed",
+                         "--checklist", "forklift-daily")
+    assert [r["kind"] for r in only_missed] == ["missed"]
+
+
+def runtime_notifications(runtime: LocalRuntime) -> list[dict]:
+    from missed_checks_local.notifications import captured_notifications
+
+    return json.loads(json.dumps(captured_notifications(runtime.stack, runtime.stack.table_name)))
