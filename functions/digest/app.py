@@ -21,20 +21,20 @@ from missed_checks.aws import settings
 from missed_checks.aws.notify_channels import stack_channels
 from missed_checks.aws.observability import lambda_handler, logger, metrics
 from missed_checks.aws.table.subscriptions import DigestTable
+from missed_checks.contracts import parse
+from missed_checks.dead_letters import DigestLetter
 from missed_checks.digest import validate_subscription_id
 from missed_checks.digesting import send_digest
-from missed_checks.errors import InvalidInput
 from missed_checks.notifying import Delivery
 from missed_checks.timefmt import parse_instant
 
 
 @lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    if not isinstance(event, dict) or event.get("kind") != "digest":
-        raise InvalidInput("event", 'expected a digest firing: {"kind": "digest", "subscription_id", "instant"}')
-    subscription_id = validate_subscription_id(event.get("subscription_id"), "subscription_id")
-    instant = parse_instant(event.get("instant"), "instant")
-    logger.append_keys(subscription_id=subscription_id, instant=event.get("instant"))
+    firing = parse(DigestLetter, event, "event")  # the schedule's input (and a replayed dead letter)
+    subscription_id = validate_subscription_id(firing.subscription_id, "event.subscription_id")
+    instant = parse_instant(firing.instant, "event.instant")
+    logger.append_keys(subscription_id=subscription_id, instant=firing.instant)
     table = DigestTable(settings.required("TABLE_NAME"))
     channels = stack_channels(settings.optional("NOTIFICATION_SENDER"), settings.required("EVENT_BUS_NAME"))
     outcome = send_digest(table, channels, subscription_id, instant, clock.now)

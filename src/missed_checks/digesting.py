@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
-from missed_checks.digest import Subscription
+from missed_checks.digest import Subscription, digest_id
 from missed_checks.digest_email import COUNT_COLUMNS, render_digest, render_text, subject, worst_first
 from missed_checks.fleet_report import Report, build_report
 from missed_checks.notification import Kind, Notification
@@ -82,6 +82,7 @@ def build_digest(table: Any, subscription: Subscription, instant: datetime) -> D
         report = build_report(table, start, end, now=instant, checklist_ids=kept, detail=True)
     report.warnings[:0] = [f"checklist {c} no longer exists; it is not in this digest" for c in gone]
     missed = tuple(dict.fromkeys(row.equipment_id for row in worst_first(report.rows) if row.missed))
+    reference = digest_id(subscription.subscription_id, subscription.address, start)
     notification = Notification(
         kind=Kind.DIGEST, checklist_id=TOTAL, window_start=to_utc_iso(start), recipient=subscription.address,
         equipment=missed, subject=subject(subscription, report), body=render_text(subscription, report),
@@ -91,7 +92,7 @@ def build_digest(table: Any, subscription: Subscription, instant: datetime) -> D
                  "checklists": list(subscription.checklists),
                  # whole numbers only: the record is a DynamoDB item, the event JSON
                  "total": {column: getattr(report.total, column) for column in COUNT_COLUMNS}},
-        html=render_digest(subscription, report))
+        html=render_digest(subscription, report, reference))
     return Digest(subscription, start, end, report, notification)
 
 

@@ -73,8 +73,9 @@ def test_a_daily_digest_goes_out_once_per_local_day_with_the_report_of_that_day(
     assert monday_html.startswith("<!DOCTYPE html>") and "<script" not in monday_html
     assert monday_html.index('data-id="FL-002"') < monday_html.index('data-id="FL-001"')  # worst first
 
-    record = NotificationItems(runtime.stack.table_name).get_notification(
-        digest_id("fleet-daily", "fleet@example.com", datetime(2026, 3, 1, 23, tzinfo=UTC)))
+    monday_id = digest_id("fleet-daily", "fleet@example.com", datetime(2026, 3, 1, 23, tzinfo=UTC))
+    assert f"missed-checks notification {monday_id}" in monday_html  # the record it can be found by
+    record = NotificationItems(runtime.stack.table_name).get_notification(monday_id)
     assert record is not None and record["status"] == SENT and record["kind"] == "digest"
     assert record["occasion"] == "fleet-daily" and record["details"]["period_to"] == "2026-03-02T23:00:00Z"
 
