@@ -113,7 +113,8 @@ def test_a_digest_ses_refuses_is_marked_failed_then_replayed_from_the_dlq_once(r
     from missed_checks_local.stack import LOCAL_NOTIFICATION_SENDER
 
     before = len(sent_html(runtime))
-    cli.ok(*SUBSCRIBE)
+    # An id of its own: the session's SES keeps the other test's e-mails, found by notification id.
+    cli.ok(*SUBSCRIBE[:2], "refused-daily", *SUBSCRIBE[3:])
     runtime.scheduler.refresh()  # nothing else changed: the in-process runtime looks at schedules when told
     ses = runtime.stack.client("ses")
     ses.delete_identity(Identity=LOCAL_NOTIFICATION_SENDER)  # the sender is no longer verified: SES refuses
@@ -124,9 +125,9 @@ def test_a_digest_ses_refuses_is_marked_failed_then_replayed_from_the_dlq_once(r
         ses.verify_email_identity(EmailAddress=LOCAL_NOTIFICATION_SENDER)
     failures = [f.error["errorType"] for f in runtime.failed_invocations if f.function == "DigestFunction"]
     assert failures == ["NotificationRejected"] * 3  # the firing and Lambda's two retries
-    firing = {"kind": "digest", "subscription_id": "fleet-daily", "instant": "2026-03-02T06:00:00Z"}
+    firing = {"kind": "digest", "subscription_id": "refused-daily", "instant": "2026-03-02T06:00:00Z"}
     record = NotificationItems(runtime.stack.table_name).get_notification(
-        digest_id("fleet-daily", "fleet@example.com", datetime(2026, 2, 28, 23, tzinfo=UTC)))
+        digest_id("refused-daily", "fleet@example.com", datetime(2026, 2, 28, 23, tzinfo=UTC)))
     assert record is not None and record["status"] == "FAILED" and "MessageRejected" in record["error"]
     assert sent_html(runtime, before) == []
 
@@ -138,7 +139,7 @@ def test_a_digest_ses_refuses_is_marked_failed_then_replayed_from_the_dlq_once(r
                            "ErrorMessage": {"DataType": "String", "StringValue": "NotificationRejected: ..."}})
     letters = cli.ok("dlq", "list", "--queue", "notification")["notification"]
     assert [(d["kind"], d["summary"]) for d in letters] == [
-        ("notification", "digest fleet-daily fired at 2026-03-02T06:00:00Z not sent: NotificationRejected: ...")]
+        ("notification", "digest refused-daily fired at 2026-03-02T06:00:00Z not sent: NotificationRejected: ...")]
 
     replayed = cli("dlq", "replay", "--queue", "notification")
     assert replayed.code == 0, replayed.err
