@@ -18,6 +18,8 @@ import os
 import re
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -95,11 +97,23 @@ def _boxes(data: dict[str, Any] | None) -> Box | None:
     return None if data is None else Box(**data)
 
 
-def render(html: Path, *, png: Path | None = None, pdf: Path | None = None, width: int = 1000,
-           until_section: str | None = None) -> Rendered:
-    """Open ``html`` (a file) in headless Chromium and measure it; ``png``: a screenshot of the
-    whole page, or from its top to the end of the section ``until_section``; ``pdf``: where to keep
-    the printed PDF (A4)."""
+@dataclass
+class OpenPage:
+    """A page opened by :func:`open_offline`, with what it logged and asked for so far."""
+
+    page: Any
+    url: str
+    browser_version: str
+    console_errors: list[str] = field(default_factory=list)
+    page_errors: list[str] = field(default_factory=list)
+    foreign_requests: list[str] = field(default_factory=list)
+    failed_requests: list[str] = field(default_factory=list)
+
+
+@contextmanager
+def open_offline(html: Path, width: int = 1000) -> Iterator[OpenPage]:
+    """``html`` (a file) opened in headless Chromium with the network off and a fresh profile,
+    recording console errors, page errors and every request but the file itself."""
     executable = chromium_path()
     try:
         from playwright.sync_api import sync_playwright
@@ -107,53 +121,60 @@ def render(html: Path, *, png: Path | None = None, pdf: Path | None = None, widt
         raise BrowserUnavailable(f"Playwright is not installed ({error}): run `make test` (pip install -e '.[dev]')") \
             from None
     url = html.resolve().as_uri()
-    measure = _MEASURE.replace("SECTIONS", json.dumps(list(SECTIONS)))
     with tempfile.TemporaryDirectory(prefix="missed-checks-chromium-") as profile, sync_playwright() as playwright:
         context = playwright.chromium.launch_persistent_context(
             profile, executable_path=executable, headless=True, args=list(FLAGS),
             viewport={"width": width, "height": 1200}, device_scale_factor=1, offline=True)
         try:
             page = context.new_page()
-            console_errors: list[str] = []
-            page_errors: list[str] = []
-            foreign: list[str] = []
-            failed: list[str] = []
-            page.on("console", lambda m: console_errors.append(f"{m.type}: {m.text}") if m.type in (
+            opened = OpenPage(page, url, context.browser.version if context.browser else "")
+            page.on("console", lambda m: opened.console_errors.append(f"{m.type}: {m.text}") if m.type in (
                 "error", "warning") else None)
-            page.on("pageerror", lambda e: page_errors.append(str(e)))
-            page.on("request", lambda r: foreign.append(r.url) if r.url != url and not r.url.startswith(
+            page.on("pageerror", lambda e: opened.page_errors.append(str(e)))
+            page.on("request", lambda r: opened.foreign_requests.append(r.url) if r.url != url and not r.url.startswith(
                 "data:") else None)
-            page.on("requestfailed", lambda r: failed.append(f"{r.url}: {r.failure}"))
+            page.on("requestfailed", lambda r: opened.failed_requests.append(f"{r.url}: {r.failure}"))
             page.goto(url, wait_until="load")
-            data = page.evaluate(measure)
-            if png is not None:
-                png.parent.mkdir(parents=True, exist_ok=True)
-                section = data["sections"].get(until_section) if until_section else None
-                if section is None:
-                    page.screenshot(path=str(png), full_page=True)
-                else:
-                    height = section["y"] + section["height"] + 24
-                    page.screenshot(path=str(png), full_page=True,
-                                    clip={"x": 0, "y": 0, "width": width, "height": height})
-            page.emulate_media(media="print")
-            printed = page.evaluate(measure)
-            pdf_bytes = page.pdf(prefer_css_page_size=True, print_background=True)
-            if pdf is not None:
-                pdf.write_bytes(pdf_bytes)
-            version = context.browser.version if context.browser else ""
+            yield opened
         finally:
             context.close()
+
+
+def render(html: Path, *, png: Path | None = None, pdf: Path | None = None, width: int = 1000,
+           until_section: str | None = None) -> Rendered:
+    """Open ``html`` (a file) in headless Chromium and measure it; ``png``: a screenshot of the
+    whole page, or from its top to the end of the section ``until_section``; ``pdf``: where to keep
+    the printed PDF (A4)."""
+    measure = _MEASURE.replace("SECTIONS", json.dumps(list(SECTIONS)))
+    with open_offline(html, width) as opened:
+        page = opened.page
+        data = page.evaluate(measure)
+        if png is not None:
+            png.parent.mkdir(parents=True, exist_ok=True)
+            section = data["sections"].get(until_section) if until_section else None
+            if section is None:
+                page.screenshot(path=str(png), full_page=True)
+            else:
+                height = section["y"] + section["height"] + 24
+                page.screenshot(path=str(png), full_page=True,
+                                clip={"x": 0, "y": 0, "width": width, "height": height})
+        page.emulate_media(media="print")
+        printed = page.evaluate(measure)
+        pdf_bytes = page.pdf(prefer_css_page_size=True, print_background=True)
+        if pdf is not None:
+            pdf.write_bytes(pdf_bytes)
     sizes = re.findall(rb"/MediaBox\s*\[\s*0 0 ([\d.]+) ([\d.]+)\s*\]", pdf_bytes)
     return Rendered(
         title=data["title"],
         sections={key: _boxes(value) for key, value in data["sections"].items()},
         charts={key: Box(**value) for key, value in data["charts"].items()},
         marks={key: [Box(**b) for b in value] for key, value in data["marks"].items()},
-        console_errors=console_errors, page_errors=page_errors, foreign_requests=foreign, failed_requests=failed,
+        console_errors=opened.console_errors, page_errors=opened.page_errors,
+        foreign_requests=opened.foreign_requests, failed_requests=opened.failed_requests,
         pdf_pages=len(re.findall(rb"/Type\s*/Page[^s]", pdf_bytes)),
         pdf_page_size=(float(sizes[0][0]), float(sizes[0][1])) if sizes else None,
         print_charts={key: Box(**value) for key, value in printed["charts"].items()},
-        browser_version=version,
+        browser_version=opened.browser_version,
         cell_states=data.get("states", {}),
     )
 

@@ -240,6 +240,10 @@ class StackOutputs:
     # notifications (#18); empty for a stack deployed before them
     NotifyFunctionName: str = ""
     NotificationDeadLetterQueueUrl: str = ""
+    # digest (#18): what `digest subscribe` points a subscription's schedule at; empty before it
+    DigestFunctionArn: str = ""
+    DigestSchedulerRoleArn: str = ""
+    DigestDeadLetterQueueArn: str = ""
 
 
 # -- parsing and dumping ----------------------------------------------------------------------------

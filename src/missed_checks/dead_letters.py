@@ -26,6 +26,7 @@ __all__ = [
     "LetterView", "NotificationLetter", "ReminderLetter", "Replay", "ScheduleSyncLetter", "SchedulerLetter",
     "StreamBatchLetter", "SyncError", "WindowEventLetter",
     "decode_dead_letter", "failed_window", "failed_window_message", "read_dead_letter",
+    "DigestLetter",  # digest (#18)
 ]
 
 
@@ -44,6 +45,8 @@ class Replay(StrEnum):
     """Not replayable: left in the queue."""
     NOTIFY_AGAIN = "notify-again"
     """Hand the letter back to the notifier (#18): whatever was sent already is not sent again."""
+    DIGEST_AGAIN = "digest-again"
+    """Fire the digest function again with the letter (#18): a digest sent already is not sent again."""
 
 
 @dataclass(frozen=True)
@@ -274,9 +277,35 @@ class WindowEventLetter:
                           cause=attributes.get("ErrorMessage") or attributes.get("ERROR_MESSAGE", ""))
 
 
+def async_failure(attributes: Mapping[str, str]) -> tuple[str, str]:
+    """(error code, message) of a dead letter of Lambda's asynchronous invocation (``ErrorCode``,
+    ``ErrorMessage``) or of Scheduler's (``ERROR_CODE``, ``ERROR_MESSAGE``)."""
+    return (attributes.get("ErrorCode") or attributes.get("ERROR_CODE", ""),
+            attributes.get("ErrorMessage") or attributes.get("ERROR_MESSAGE", ""))
+
+
+@dataclass(frozen=True)
+class DigestLetter:
+    """A digest firing (#18) the digest function could not handle (Lambda's dead letter of the
+    asynchronous invocation after its retries, or Scheduler's when it could not invoke): the
+    schedule's input, replayed as it is (the same period, so a digest sent already is not sent again)."""
+
+    kind: Literal["digest"]
+    subscription_id: str
+    instant: str
+
+    def view(self, attributes: Mapping[str, str]) -> LetterView:
+        code, message = async_failure(attributes)
+        return LetterView("notification", Replay.DIGEST_AGAIN,
+                          f"digest {self.subscription_id} fired at {self.instant} not sent: "
+                          f"{(message or code or 'failed')[:200]}",
+                          instant=_utc(self.instant), error=code, cause=message)
+
+
 DeadLetter = (ScheduleSyncLetter | StreamBatchLetter | EvaluationWindowLetter | EvaluationInstantLetter
               | InvalidExecutionInputLetter | SchedulerLetter
-              | NotificationLetter | ReminderLetter | WindowEventLetter)
+              | NotificationLetter | ReminderLetter | WindowEventLetter
+              | DigestLetter)
 LETTERS: dict[str, type[DeadLetter]] = {
     "schedule-sync": ScheduleSyncLetter,
     "stream-batch": StreamBatchLetter,
@@ -287,6 +316,7 @@ LETTERS: dict[str, type[DeadLetter]] = {
     "notification": NotificationLetter,  # notifications (#18)
     "reminder": ReminderLetter,
     "window-event": WindowEventLetter,
+    "digest": DigestLetter,  # digest (#18)
 }
 """Every dead letter by its tag (``kind``)."""
 
@@ -303,6 +333,8 @@ def _untagged_kind(body: Mapping[str, Any]) -> str | None:
         return "notification"
     if {"checklist_id", "lead", "instant"} <= set(body):
         return "reminder"
+    if {"subscription_id", "instant"} <= set(body):
+        return "digest"  # digest (#18)
     if body.get("source") == "schedule-sync":
         return "schedule-sync"
     if body.get("source") == "evaluation":

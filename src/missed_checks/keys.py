@@ -165,3 +165,15 @@ def client_request_key(caller: str, idempotency_key: str) -> dict[str, str]:
     """One item per (caller, idempotency key): the request's fingerprint, when it was recorded and
     what it wrote, so a retry with the same key answers the same and never records twice."""
     return {"pk": f"REQUEST#{caller}#{idempotency_key}", "sk": CLIENT_REQUEST_SK}
+
+
+# -- digest subscriptions (issue 18, the digest) ---------------------------------------------------
+SUBSCRIPTION_SK = "SUBSCRIPTION"
+SUBSCRIPTIONS_INDEX_PK = "SUBSCRIPTIONS"
+"""ByPeriod partition listing every digest subscription (sort key: its id)."""
+
+
+def subscription_key(subscription_id: str) -> dict[str, str]:
+    """A digest subscription's item. Its sort key is not ``CHECKLIST``, so schedule-sync's stream
+    filter never wakes for it."""
+    return {"pk": f"SUBSCRIPTION#{subscription_id}", "sk": SUBSCRIPTION_SK}

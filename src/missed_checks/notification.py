@@ -206,6 +206,9 @@ class Notification:
     """What tells apart two notifications of one kind, checklist and window (a reminder's lead)."""
     details: Mapping[str, Any] = field(default_factory=dict, compare=False)
     """Kind-specific facts for tools (an escalation's runs), JSON-ready."""
+    html: str = field(default="", compare=False, repr=False)
+    """The digest (#18): the e-mail's HTML part, beside ``body`` as its text part. Left out of
+    :meth:`to_dict` (events, records and dead letters stay small; a replay rebuilds it)."""
 
     @property
     def notification_id(self) -> str:

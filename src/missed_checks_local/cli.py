@@ -185,6 +185,10 @@ def _report_options(parser: argparse.ArgumentParser) -> None:
         help="where handler and moto logs go (default: a new missed-checks-local-*.log in the temp directory, "
              "one per run)",
     )
+    # digest (#18): a digest e-mail's HTML, to open in a browser
+    output.add_argument("--digest-html", metavar="FILE", type=Path,
+                        help="also write the HTML of the last digest the run e-mailed (without one: the weekly "
+                             "digest of the run's last week, whole fleet, UTC) to FILE")
 
 
 def _default_log(path: Path | None) -> Path:
@@ -235,6 +239,7 @@ def _play(scenario: Any, args: argparse.Namespace, *, source: str, demo: bool = 
 
 
 def _play_once(scenario: Any, args: argparse.Namespace, *, source: str, demo: bool) -> int:
+    from missed_checks_local.digests import last_digest_html
     from missed_checks_local.run_result import (  # deferred: `missed-checks` start-up must not pay for the emulator
         print_run,
         to_json,
@@ -247,11 +252,14 @@ def _play_once(scenario: Any, args: argparse.Namespace, *, source: str, demo: bo
         err = Console(stderr=True)
         if args.report == "table" and demo and scenario.description:
             console.print(f"[bold]{scenario.name}[/bold]: {scenario.description}\n")
+        digest: list[str] = []  # digest (#18): --digest-html (its file checked now), read before the stack goes
+        _write_digest(args.digest_html, "")
+        observe = (lambda runtime: digest.append(last_digest_html(runtime, scenario.end))) if args.digest_html else None
         try:
             if err.is_terminal:
-                result = _with_progress(scenario, err, log_path)
+                result = _with_progress(scenario, err, log_path, observe)
             else:
-                result = run_scenario(scenario, log_path=log_path)
+                result = run_scenario(scenario, log_path=log_path, observe=observe)
         except Exception as error:
             for denial in getattr(error, "denials", []):  # the cause before its consequence
                 print(f"missed-checks: denied: {denial}", file=sys.stderr)
@@ -272,6 +280,9 @@ def _play_once(scenario: Any, args: argparse.Namespace, *, source: str, demo: bo
             write_report(result["report"], args.report, out.stream, subtitle=subtitle)
     if args.output:
         print(f"missed-checks: wrote the {args.report} report to {args.output}", file=sys.stderr)
+    if args.digest_html:  # digest (#18)
+        _write_digest(args.digest_html, digest[0])
+        print(f"missed-checks: wrote a digest's HTML to {args.digest_html}", file=sys.stderr)
     problems = result.get("deployment_problems") or []
     if problems:  # the built stack itself is broken: it would fail the same way on AWS
         for denial in result.get("denials") or []:  # the cause before its consequences
@@ -282,6 +293,16 @@ def _play_once(scenario: Any, args: argparse.Namespace, *, source: str, demo: bo
         print(f"missed-checks: handler and moto logs: {log_path}", file=sys.stderr)
         return 1
     return 0
+
+
+def _write_digest(path: Path | None, html: str) -> None:
+    """``--digest-html``'s file (digest, #18); nothing without one."""
+    if path is None:
+        return
+    try:
+        path.write_text(html, encoding="utf-8")
+    except OSError as error:
+        raise InvalidInput("digest-html", f"cannot write {path}: {error.strerror or error}") from None
 
 
 @contextmanager
@@ -305,7 +326,7 @@ def _signals_interrupt() -> Iterator[None]:
             signal.signal(number, handler)
 
 
-def _with_progress(scenario: Any, console: Any, log_path: Path) -> dict[str, Any]:
+def _with_progress(scenario: Any, console: Any, log_path: Path, observe: Any = None) -> dict[str, Any]:
     from missed_checks_local.scenario import (
         run_scenario,  # deferred: `missed-checks` start-up must not pay for the emulator
     )
@@ -332,7 +353,7 @@ def _with_progress(scenario: Any, console: Any, log_path: Path) -> dict[str, Any
                 now=now.strftime("%a %Y-%m-%d %H:%M UTC"),
             )
 
-        return run_scenario(scenario, progress=update, log_path=log_path)
+        return run_scenario(scenario, progress=update, log_path=log_path, observe=observe)
 
 
 def _where_next(report: dict[str, Any], source: str, log_path: Path) -> list[str]:

@@ -23,7 +23,9 @@ A scenario file is JSON::
                                         "reason": "gearbox", "by": "j.doe"}},
        {"at": "...", "back_in_service": {"equipment": "fl-01", "by": "j.doe"}},
        {"at": "...", "put_calendar": {"id": "site-holidays", "dates": ["2026-04-03"],
-                                      "description": "..."}}]}
+                                      "description": "..."}},
+       {"at": "...", "subscribe_digest": {"id": "fleet-daily", "to": "fleet@example.com", "period": "daily",
+                                          "time": "07:00", "timezone": "Europe/Berlin"}}]}
 
 ``put_calendar`` creates or replaces a closure calendar; ``put_checklist``'s ``closed_on`` lists
 the calendars whose dates close its windows (each must have been put earlier).
@@ -41,6 +43,9 @@ may be left out or null: until further notice; ``by`` defaults to ``scenario``),
 ``at``; ``back_in_service`` ends the period in effect at ``at`` early, at ``at``
 (docs/out-of-service.md). Events at the same instant keep their file order and come before
 schedule firings at that instant.
+``subscribe_digest`` (#18) writes a digest subscription and its schedule as ``missed-checks digest
+subscribe`` does (``day`` and ``checklists`` optional); its digests are in the run's
+``notifications`` with kind ``digest``.
 
 Every problem in a file is reported as :class:`~missed_checks.errors.InvalidInput` naming the
 event and field (``events[3].put_checklist.recurrence: ...``).
@@ -60,6 +65,7 @@ from typing import Any
 
 from missed_checks.checklist import Checklist, validate_checklist_id
 from missed_checks.closure_calendar import parse_dates, validate_calendar_id, validate_closed_on, validate_description
+from missed_checks.digest import Subscription
 from missed_checks.equipment import validate_equipment_id
 from missed_checks.errors import InvalidInput
 from missed_checks.notification import NotifySettings
@@ -85,6 +91,7 @@ ACTIONS = (
     "out_of_service",
     "back_in_service",
     "put_calendar",  # closure calendars (#23 item 2)
+    "subscribe_digest",  # digest (#18): a subscription and its schedule, as `digest subscribe` writes them
 )
 _EQUIPMENT_ACTIONS = ("out_of_service", "back_in_service")
 """Events about one piece of equipment, on all its checklists (no ``checklist`` field)."""
@@ -354,6 +361,18 @@ def _put_calendar(where: str, value: Any, at: datetime) -> dict[str, Any]:
             "description": validate_description(fields.get("description"), f"{where}.description")}
 
 
+def _digest(where: str, value: Any, at: datetime) -> Subscription:
+    """A digest subscription (#18), validated as ``digest subscribe`` validates it."""
+    fields = _fields(where, value, {"id", "to", "period", "time", "timezone", "day", "checklists"},
+                     {"id", "to", "period", "time", "timezone"})
+    try:
+        return Subscription.create(fields["id"], address=fields["to"], period=fields["period"], at=fields["time"],
+                                   timezone=fields["timezone"], day=fields.get("day"),
+                                   checklists=fields.get("checklists"), now=at)
+    except InvalidInput as error:
+        raise InvalidInput(f"{where}.{error.field}", error.message) from None
+
+
 _ARGUMENT_CHECKS: dict[str, Callable[[str, Any, datetime], Any]] = {
     "put_checklist": _put,
     "assign": _assignment,
@@ -367,6 +386,7 @@ _ARGUMENT_CHECKS: dict[str, Callable[[str, Any, datetime], Any]] = {
     "out_of_service": _out_of_service,
     "back_in_service": _back_in_service,
     "put_calendar": _put_calendar,
+    "subscribe_digest": _digest,  # digest (#18)
 }
 
 
@@ -393,6 +413,12 @@ def _check_references(events: list[ScenarioEvent]) -> None:
                                        "(put_calendar it earlier)")
             existing.add(event.args["id"])
             ever.add(event.args["id"])
+            continue
+        if event.action == "subscribe_digest":  # digest (#18): the checklists it names exist by then
+            missing = [c for c in event.args.checklists if c not in existing]
+            if missing:
+                raise InvalidInput(f"{event.where}.checklists", f"no checklist {missing[0]!r} exists at "
+                                                                 f"{event.at.isoformat()} (put_checklist it earlier)")
             continue
         if isinstance(event.args, str):
             checklist, field = event.args, event.where
@@ -620,6 +646,11 @@ def _apply(event: ScenarioEvent, table: Any, runtime: Any) -> bool:
             runtime.scheduler.inject_failure(args["checklist"], count=args["count"], error_code=args["error"])
         elif event.action in _EQUIPMENT_ACTIONS:
             _apply_out_of_service(event, table)
+        elif event.action == "subscribe_digest":  # digest (#18)
+            from missed_checks_local.digests import subscribe  # deferred: boto3, as the table above
+
+            subscribe(runtime.stack, args, at)
+            runtime.scheduler.refresh()  # written here, not by schedule-sync: the scheduler must look now
     except InvalidInput as error:
         raise InvalidInput(f"{event.where}.{error.field}", error.message) from None
     return True

@@ -204,6 +204,8 @@ class Replayer:
                     return Replayed(letter, False, "not a message missed-checks knows; left in the queue")
                 case Replay.NOTIFY_AGAIN:
                     return self._notify_again(letter)
+                case Replay.DIGEST_AGAIN:  # digest (#18)
+                    return self._digest_again(letter)
         except Exception as error:  # one failed replay must not stop the others; the message stays
             return Replayed(letter, False, f"replay failed: {type(error).__name__}: {error}")
 
@@ -292,6 +294,19 @@ class Replayer:
             return Replayed(letter, False, f"notified again: {detail}; another sender holds the rest, replay "
                                            "later to confirm")
         return Replayed(letter, True, f"notified again: {detail}")
+
+    def _digest_again(self, letter: DeadLetter) -> Replayed:
+        """Fire the digest function again with the firing (#18), synchronously: the same period, so
+        a digest that went out already is not sent again. A failure leaves the message."""
+        ok, answer = invoke_function(self.target.client("lambda"), self.target.output("DigestFunctionArn"),
+                                     letter.body)
+        if not ok or not isinstance(answer, dict):
+            message = answer.get("errorMessage") if isinstance(answer, dict) else answer
+            return Replayed(letter, False, f"the digest function failed: {message}; the message stays")
+        delivery = str(answer.get("delivery"))
+        if delivery == "in_flight":
+            return Replayed(letter, False, "another firing is sending this digest; replay later to confirm")
+        return Replayed(letter, True, f"digest fired again: {delivery.replace('_', ' ')}")
 
     def _resync_everything(self, letter: DeadLetter) -> Replayed:
         table = self.target.table()

@@ -1,6 +1,6 @@
 """The fleet report as one self-contained HTML file: inline CSS and SVG, no script, no fetch.
 
-:func:`render_html` takes a :class:`~missed_checks_ops.reporting.Report` built with ``detail``
+:func:`render_html` takes a :class:`~missed_checks.fleet_report.Report` built with ``detail``
 (its window outcomes), computes the figures with :mod:`missed_checks.report_insights` and lays
 out the charts (coordinates only, here), and the Jinja2 template ``templates/report.html.j2``
 writes the page (autoescaped). Charts are SVG drawn for grey scale as well as colour: on time
@@ -20,6 +20,7 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
+from missed_checks.fleet_report import Report
 from missed_checks.report import EXCUSED, RECORDED_LATE, TOTAL, ReportRow, WindowOutcome, total
 from missed_checks.report_insights import (
     REPEAT_RUN,
@@ -39,7 +40,6 @@ from missed_checks.report_insights import (
     weeks_of_period,
 )
 from missed_checks.timefmt import to_utc_iso
-from missed_checks_ops.reporting import Report
 
 __all__ = ["HEATMAP_ROWS", "render_html"]
 

@@ -15,9 +15,9 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.table import Table
 
+from missed_checks.fleet_report import Report
 from missed_checks.report import COLUMNS, OUTCOMES, ReportRow
 from missed_checks.timefmt import to_utc_iso
-from missed_checks_ops.reporting import Report
 
 FORMATS = ("table", "json", "csv", "html")
 

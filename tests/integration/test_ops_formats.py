@@ -28,6 +28,7 @@ RECORD_COMMANDS: dict[tuple[str, ...], list[str]] = {
     ("equipment", "out-of-service-list"): [],  # out of service (issue #23 item 1)
     ("calendar", "list"): [],  # closure calendars (#23 item 2)
     ("notifications", "list"): PERIOD,  # #18
+    ("digest", "list"): [],  # digest subscriptions (#18)
 }
 HEADERS = {  # the CSV header (or its start) each command writes
     ("checklist", "list"): "checklist_id,name,status,recurrence",
@@ -38,6 +39,7 @@ HEADERS = {  # the CSV header (or its start) each command writes
     ("equipment", "out-of-service-list"): "equipment_id,from,to,reason,recorded_by,recorded_at,ended",
     ("calendar", "list"): "id,description,dates,first,last,revision,used_by",
     ("notifications", "list"): "claimed_at,kind,checklist_id,window_start,to,equipment,status,sent_at",
+    ("digest", "list"): "subscription_id,address,when,checklists",  # digest subscriptions (#18)
 }
 
 

@@ -62,6 +62,7 @@ SAMPLES = {
     # the notifier (#18): EventBridge's envelope around the window event's detail, a reminder firing
     "notify_window_judged.json": JudgedWindowDetail,
     "notify_reminder.json": ReminderLetter,
+    "digest.json": dead_letters.DigestLetter,  # digest (#18): a subscription's firing, and its dead letter
 }
 WINDOW = {"start": "2026-03-02T06:00:00+01:00", "end": "2026-03-02T14:00:00+01:00",
           "evaluate_at": "2026-03-02T14:30:00+01:00"}
@@ -220,3 +221,12 @@ def test_the_ops_decoder_reads_dead_letters_with_the_contract_models(body: Any, 
         assert letter.error == "recurrence: m"
     if kind == "evaluation":
         assert letter.instant == "2026-03-02T13:30:00Z" and letter.checklist_id == "fl"
+
+
+def test_a_digest_schedules_input_is_the_digest_functions_event_and_its_dead_letter() -> None:
+    from missed_checks.digest import DIGEST_INPUT_TEMPLATE
+
+    text = DIGEST_INPUT_TEMPLATE.format(subscription_id="fleet-daily")
+    body = json.loads(text.replace("<aws.scheduler.scheduled-time>", "2026-03-03T06:00:00Z"))
+    assert body == json.loads((EVENTS / "digest.json").read_text())
+    assert type(dead_letters.decode_dead_letter(body)) is dead_letters.DigestLetter

@@ -41,6 +41,7 @@ TAGGED = {
     "reminder": {"kind": "reminder", "checklist_id": "fl", "lead": "PT1H", "instant": "2026-03-02T12:00:00Z"},
     "window-event": {"version": "0", "detail-type": "Occurrence window judged", "source": "missed-checks",
                      "detail": {"checklist_id": "fl", "window": WINDOW, "missed": 1}},
+    "digest": {"kind": "digest", "subscription_id": "fleet-daily", "instant": "2026-03-02T06:00:00Z"},  # (#18)
 }
 EXPECTED = {
     "evaluation-window": ("evaluation", Replay.EVALUATE_FROM_NOW),
@@ -52,6 +53,7 @@ EXPECTED = {
     "notification": ("notification", Replay.NOTIFY_AGAIN),
     "reminder": ("notification", Replay.NOTIFY_AGAIN),
     "window-event": ("notification", Replay.NOTIFY_AGAIN),
+    "digest": ("notification", Replay.DIGEST_AGAIN),  # digest (#18)
 }
 
 

@@ -14,10 +14,10 @@ from zoneinfo import ZoneInfo
 import pytest
 
 import missed_checks_ops
+from missed_checks.fleet_report import ChecklistInfo, Report
 from missed_checks.report import Dismissal, ReportRow, WindowOutcome, checklist_report
 from missed_checks.timefmt import to_utc_iso
 from missed_checks_ops.html_report import render_html
-from missed_checks_ops.reporting import ChecklistInfo, Report
 
 ROOT = Path(__file__).resolve().parents[2]
 BERLIN, NEW_YORK = ZoneInfo("Europe/Berlin"), ZoneInfo("America/New_York")

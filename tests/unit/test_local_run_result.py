@@ -9,10 +9,10 @@ from datetime import UTC, datetime
 
 from rich.console import Console
 
+from missed_checks.fleet_report import ChecklistInfo, Report
 from missed_checks.report import Dismissal, ReportRow, WindowOutcome
 from missed_checks_local.run_result import print_run, to_json
 from missed_checks_ops.report_output import write_report
-from missed_checks_ops.reporting import ChecklistInfo, Report
 
 ROWS = [ReportRow("fl", "a", expected=4, on_time=2, late=1, missed=1),
         ReportRow("fl", "b", expected=3, on_time=0, late=0, missed=1, dismissed=2)]

@@ -1,4 +1,4 @@
-"""Lambda: reading a deployed function's configuration."""
+"""Lambda: reading a deployed function's configuration; invoking one and waiting for its answer."""
 
 from __future__ import annotations
 

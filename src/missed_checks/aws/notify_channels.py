@@ -18,6 +18,7 @@ from missed_checks.aws.clients import ServiceAdapter
 from missed_checks.aws.events import SOURCE
 from missed_checks.errors import TransientError
 from missed_checks.notification import Notification, NotificationRejected
+from missed_checks.ports import NotificationChannel
 
 NOTIFICATION_DETAIL_TYPE = "Checklist notification"
 """The detail-type of the event every notification publishes (``source: missed-checks``)."""
@@ -41,14 +42,15 @@ class SesChannel(ServiceAdapter):
         self.sender = sender
 
     def send(self, notification: Notification) -> str:
+        text = notification.body + FOOTER.format(notification_id=notification.notification_id)
+        body = {"Text": {"Data": text, "Charset": "UTF-8"}}
+        if notification.html:  # the digest (#18): an HTML part beside the text
+            body["Html"] = {"Data": notification.html, "Charset": "UTF-8"}
         try:
             response = self.client.send_email(
                 Source=self.sender,
                 Destination={"ToAddresses": [notification.recipient]},
-                Message={"Subject": {"Data": notification.subject, "Charset": "UTF-8"},
-                         "Body": {"Text": {"Data": notification.body
-                                           + FOOTER.format(notification_id=notification.notification_id),
-                                           "Charset": "UTF-8"}}},
+                Message={"Subject": {"Data": notification.subject, "Charset": "UTF-8"}, "Body": body},
             )
         except ClientError as error:
             code = str(error.response.get("Error", {}).get("Code", ""))
@@ -80,3 +82,11 @@ class EventBusChannel(ServiceAdapter):
         if response.get("FailedEntryCount"):
             raise TransientError(f"EventBridge did not accept the notification event: {response.get('Entries')}")
         return str(response["Entries"][0].get("EventId", ""))
+
+
+def stack_channels(sender: str, bus_name: str) -> list[NotificationChannel]:
+    """The stack's channels: e-mail first when it has a sender (a stack without one publishes events
+    only), then the event bus. (The digest function's; the notifier's ``channels()`` is the same.)"""
+    found: list[NotificationChannel] = [SesChannel(sender)] if sender else []
+    found.append(EventBusChannel(bus_name))
+    return found

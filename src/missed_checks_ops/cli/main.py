@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "missed_checks_ops.cli.report",
     "missed_checks_ops.cli.operate",
     "missed_checks_ops.cli.notifications",  # notifications (#18)
+    "missed_checks_ops.cli.digest",  # digest subscriptions (issue 18)
 )
 
 

@@ -25,7 +25,7 @@ from missed_checks_ops.cli.common import (
 from missed_checks_ops.inputs import within_item_size
 from missed_checks_ops.missed import dismiss_missed, list_missed
 from missed_checks_ops.report_output import DEFINITION, FORMATS, stdout_console, write_report
-from missed_checks_ops.reporting import read_report
+from missed_checks_ops.report_reading import read_report
 from missed_checks_ops.target import LOCAL_ENDPOINT
 
 

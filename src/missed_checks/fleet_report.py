@@ -15,6 +15,9 @@ With ``detail=True`` the report also keeps every counted window's outcome (``Rep
 the assignments and out-of-service periods behind them, which the JSON and HTML reports show;
 the rows are the same either way. A check attached to a missed-check record (recorded late) gets
 its ``recorded_at`` from one BatchGetItem of those checks alone.
+
+In the product package (not the operator's) because the digest Lambda builds the same report
+(``missed_checks.digesting``); the ``report`` command reads it through ``missed_checks_ops.report_reading``.
 """
 
 from __future__ import annotations
@@ -45,7 +48,6 @@ from missed_checks.report import (
     with_recorded_at,
 )
 from missed_checks.timefmt import to_utc_iso
-from missed_checks_ops.target import StackTarget
 
 Progress = Callable[[str], None]
 
@@ -122,11 +124,6 @@ def _assignment_dict(assignment: Assignment) -> dict[str, Any]:
                         for assigned, unassigned in periods]}
 
 
-def read_report(target: StackTarget, start: datetime, end: datetime, **options: Any) -> Report:
-    """:func:`build_report` of the stack's table (the ``report`` command)."""
-    return build_report(target.table(), start, end, **options)
-
-
 def out_of_service_of(table: ChecklistTable, start: datetime, equipment_ids: Sequence[str] = ()) -> list[OutOfService]:
     """The out-of-service periods that can excuse a window starting from ``start`` (one Query of the
     fleet's out-of-service partition: every period not ended by ``start``), as the report takes them."""
@@ -191,6 +188,7 @@ def _recorded_at(table: ChecklistTable, checks: Sequence[tuple[str, str, str]]) 
 
 
 def _info(checklist: Checklist) -> ChecklistInfo:
+    zone: str | None
     try:
         zone = checklist.parsed().timezone
     except InvalidInput:

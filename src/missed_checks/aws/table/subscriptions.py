@@ -1,0 +1,69 @@
+"""Digest subscriptions: one item each, listed through the ByPeriod index (never a Scan)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from missed_checks import keys
+from missed_checks.aws.table.base import TableClient, deserialize, serialize
+from missed_checks.aws.table.notifications import NotifierTable
+from missed_checks.digest import Subscription
+from missed_checks.errors import InvalidInput
+from missed_checks.timefmt import to_utc_iso
+
+
+class SubscriptionItems(TableClient):
+    def put_subscription(self, subscription: Subscription, now: datetime) -> bool:
+        """Create or replace the subscription (its ``created_at`` stays from the first write); True
+        when it is new. One UpdateItem: attributes the subscription no longer has are removed."""
+        fields = {**subscription.to_fields(), "type": "digest_subscription",
+                  "gsi2pk": keys.SUBSCRIPTIONS_INDEX_PK, "gsi2sk": subscription.subscription_id,
+                  "updated_at": to_utc_iso(now)}
+        fields.pop("created_at", None)
+        present = {name: value for name, value in fields.items() if value is not None}
+        absent = [name for name, value in fields.items() if value is None]
+        names = {f"#f{i}": name for i, name in enumerate([*present, *absent, "created_at"])}
+        by_name = {name: alias for alias, name in names.items()}
+        values = {f":v{i}": value for i, value in enumerate(present.values())}
+        update = "SET " + ", ".join([*(f"{by_name[name]} = :v{i}" for i, name in enumerate(present)),
+                                     f"{by_name['created_at']} = if_not_exists({by_name['created_at']}, :now)"])
+        if absent:
+            update += " REMOVE " + ", ".join(by_name[name] for name in absent)
+        response = self._request(
+            "update_item", Key=serialize(keys.subscription_key(subscription.subscription_id)),
+            UpdateExpression=update, ExpressionAttributeNames=names,
+            ExpressionAttributeValues=serialize({**values, ":now": to_utc_iso(now)}), ReturnValues="ALL_OLD")
+        return not response.get("Attributes")
+
+    def get_subscription(self, subscription_id: str) -> Subscription | None:
+        """The subscription, or None; a hand-edited item that is not valid raises InvalidInput
+        naming the attribute."""
+        item = self._get(keys.subscription_key(subscription_id))
+        return None if item is None else Subscription.from_item(item)
+
+    def digest_subscriptions(self) -> tuple[list[Subscription], list[str]]:
+        """Every subscription, by id; and what is wrong with the items that cannot be read (each
+        named by its key, so a hand edit gone wrong is found rather than hidden)."""
+        found: list[Subscription] = []
+        problems: list[str] = []
+        for item in self.query(keys.BY_PERIOD_INDEX, KeyConditionExpression="gsi2pk = :pk",
+                               ExpressionAttributeValues=serialize({":pk": keys.SUBSCRIPTIONS_INDEX_PK})):
+            try:
+                found.append(Subscription.from_item(item))
+            except InvalidInput as error:
+                problems.append(f"subscription item {item.get('pk')}: {error}")
+        found.sort(key=lambda s: s.subscription_id)
+        return found, problems
+
+    def delete_subscription(self, subscription_id: str) -> dict[str, Any] | None:
+        """Delete the subscription's item; the item it was (None: there was none)."""
+        response = self._request("delete_item", Key=serialize(keys.subscription_key(subscription_id)),
+                                 ReturnValues="ALL_OLD")
+        item = response.get("Attributes")
+        return deserialize(item) if item else None
+
+
+class DigestTable(NotifierTable, SubscriptionItems):
+    """What the digest function reads (the subscription, the report's items) and writes (the
+    notification record): :class:`missed_checks.digesting.DigestStore`."""

@@ -1,0 +1,121 @@
+"""Sending a digest (#18): what a subscription's schedule firing does, once per period.
+
+A firing carries the subscription id and its scheduled time. :func:`send_digest` reads the
+subscription (none: it was removed, the schedule is on its way out, nothing is sent), builds the
+fleet report of the period just ended with the report's own code
+(:func:`missed_checks.fleet_report.build_report`, as of the scheduled time), renders it
+(:mod:`missed_checks.digest_email`) and hands it to :func:`missed_checks.notifying.deliver` as one
+``digest`` :class:`~missed_checks.notification.Notification`, whose deterministic id comes from
+the kind, the period's start, the subscription (its ``occasion``) and the address: a retried,
+duplicated or replayed firing of the same period finds the record and sends nothing again.
+
+No AWS calls here: the table and the channels are handed in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from missed_checks.digest import Subscription, digest_id
+from missed_checks.digest_email import COUNT_COLUMNS, render_digest, render_text, subject, worst_first
+from missed_checks.fleet_report import Report, build_report
+from missed_checks.notification import Kind, Notification
+from missed_checks.notifying import Delivery, deliver
+from missed_checks.ports import NotificationChannel, NotificationRecords
+from missed_checks.report import TOTAL
+from missed_checks.timefmt import to_utc_iso
+
+__all__ = ["Digest", "DigestStore", "build_digest", "send_digest"]
+
+
+class DigestStore(NotificationRecords, Protocol):
+    """What a digest reads (its subscription; the report's items: ``build_report`` takes the table)
+    and writes (the notification's once-only record)."""
+
+    def get_subscription(self, subscription_id: str) -> Subscription | None: ...
+
+    def get_checklist(self, checklist_id: str) -> Any: ...
+
+
+@dataclass(frozen=True)
+class Digest:
+    """One digest: the subscription, the period it covers, the report and the message."""
+
+    subscription: Subscription
+    start: datetime
+    end: datetime
+    report: Report
+    notification: Notification
+
+    @property
+    def digest_id(self) -> str:
+        return self.notification.notification_id
+
+    @property
+    def subject(self) -> str:
+        return self.notification.subject
+
+    @property
+    def html(self) -> str:
+        return self.notification.html
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.digest_id, "kind": Kind.DIGEST.value, "subscription_id": self.subscription.subscription_id,
+                "to": self.subscription.address, "period_from": to_utc_iso(self.start),
+                "period_to": to_utc_iso(self.end), "subject": self.notification.subject,
+                "equipment": list(self.notification.equipment), "total": self.report.total.to_dict()}
+
+
+def build_digest(table: Any, subscription: Subscription, instant: datetime) -> Digest:
+    """The digest a firing at ``instant`` sends: the report of the period just ended (as of
+    ``instant``) over the subscription's checklists (a checklist deleted since is left out, with a
+    warning in the digest), worst first. ``table``: what ``build_report`` reads."""
+    start, end = subscription.period_ending(instant)
+    gone = [c for c in subscription.checklists if table.get_checklist(c) is None]
+    kept = [c for c in subscription.checklists if c not in gone]
+    if subscription.checklists and not kept:
+        report = Report(start, end, instant, [], outcomes=[])
+    else:
+        report = build_report(table, start, end, now=instant, checklist_ids=kept, detail=True)
+    report.warnings[:0] = [f"checklist {c} no longer exists; it is not in this digest" for c in gone]
+    missed = tuple(dict.fromkeys(row.equipment_id for row in worst_first(report.rows) if row.missed))
+    reference = digest_id(subscription.subscription_id, subscription.address, start)
+    notification = Notification(
+        kind=Kind.DIGEST, checklist_id=TOTAL, window_start=to_utc_iso(start), recipient=subscription.address,
+        equipment=missed, subject=subject(subscription, report), body=render_text(subscription, report),
+        occasion=subscription.subscription_id,
+        details={"subscription_id": subscription.subscription_id, "period": subscription.period.value,
+                 "period_from": to_utc_iso(start), "period_to": to_utc_iso(end),
+                 "checklists": list(subscription.checklists),
+                 # whole numbers only: the record is a DynamoDB item, the event JSON
+                 "total": {column: getattr(report.total, column) for column in COUNT_COLUMNS}},
+        html=render_digest(subscription, report, reference))
+    return Digest(subscription, start, end, report, notification)
+
+
+@dataclass(frozen=True)
+class DigestOutcome:
+    subscription_id: str
+    delivery: Delivery | None
+    """None: there is no such subscription (nothing sent)."""
+    digest: Digest | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"subscription_id": self.subscription_id,
+                "delivery": self.delivery.value if self.delivery else "no-subscription",
+                **({"digest": self.digest.to_dict()} if self.digest else {})}
+
+
+def send_digest(table: DigestStore, channels: Sequence[NotificationChannel], subscription_id: str,
+                instant: datetime, now: Callable[[], datetime]) -> DigestOutcome:
+    """Send the digest of the period just ended at ``instant`` (the firing's scheduled time) to the
+    subscription's address, once. A channel's error is raised after the record is marked failed
+    (a retry or replay takes it over and uses only the channels that did not deliver)."""
+    subscription = table.get_subscription(subscription_id)
+    if subscription is None:
+        return DigestOutcome(subscription_id, None)
+    digest = build_digest(table, subscription, instant)
+    return DigestOutcome(subscription_id, deliver(digest.notification, table, channels, now), digest)

@@ -1,0 +1,140 @@
+"""The digest e-mail's HTML: what mail clients keep (inline CSS only, no script, nothing remote),
+every report column, worst first, names escaped, times in the right zones."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from html.parser import HTMLParser
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from missed_checks.digest import Subscription
+from missed_checks.digest_email import COUNT_COLUMNS, EQUIPMENT_ROWS, render_digest, subject, worst_first
+from missed_checks.fleet_report import ChecklistInfo, Report
+from missed_checks.report import ReportRow, WindowOutcome
+
+BERLIN = ZoneInfo("Europe/Berlin")
+FIRING = datetime(2026, 3, 30, 7, 0, tzinfo=BERLIN)  # the Monday after the clocks went forward
+SUB = Subscription.create("fleet-daily", address="fleet@example.com", period="daily", at="07:00",
+                          timezone="Europe/Berlin")
+START, END = SUB.period_ending(FIRING)
+
+
+class Page(HTMLParser):
+    """Every start tag with its attributes, and the text, in document order."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.text: list[str] = []
+        self.feed(text)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+    def rows(self, kind: str) -> list[str]:
+        return [str(attrs["data-id"]) for tag, attrs in self.tags if tag == "tr" and attrs.get("data-row") == kind]
+
+
+def outcome(checklist: str, equipment: str, start: str, end: str, kind: str) -> WindowOutcome:
+    return WindowOutcome(checklist, equipment, start, end, kind)
+
+
+def report(rows: list[ReportRow], outcomes: list[WindowOutcome] | None = None,
+           checklists: dict[str, ChecklistInfo] | None = None) -> Report:
+    return Report(START, END, FIRING, rows, warnings=[], checklists=checklists or {}, outcomes=outcomes or [])
+
+
+ROWS = [
+    ReportRow("forklift", "FL-1", expected=1, on_time=1),
+    ReportRow("forklift", "FL-2", expected=1, missed=1),
+    ReportRow("forklift", "FL-3", expected=2, late=1, missed=1),
+    ReportRow("fire", "EXT-1", expected=1, on_time=1),
+    ReportRow("fire", "EXT-2", pending=1),
+]
+OUTCOMES = [
+    outcome("forklift", "FL-2", "2026-03-29T04:00:00Z", "2026-03-29T12:00:00Z", "missed"),
+    outcome("forklift", "FL-3", "2026-03-29T04:00:00Z", "2026-03-29T12:00:00Z", "missed"),
+]
+INFO = {"forklift": ChecklistInfo("Forklift <pre-use> & co", "Europe/Berlin"),
+        "fire": ChecklistInfo("Fire extinguishers", "America/New_York")}
+
+
+def test_only_what_mail_clients_keep_inline_css_no_script_nothing_remote() -> None:
+    text = render_digest(SUB, report(ROWS, OUTCOMES, INFO))
+    page = Page(text)
+    tags = {tag for tag, _ in page.tags}
+    assert tags <= {"html", "head", "meta", "title", "body", "table", "thead", "tbody", "tr", "th", "td", "h1",
+                    "h2", "p", "span", "br"}, tags
+    assert not tags & {"script", "style", "link", "img", "iframe", "object", "svg", "form", "a"}
+    lowered = text.lower()
+    assert "<script" not in lowered and "<style" not in lowered and "javascript:" not in lowered
+    assert "http:" not in lowered and "https:" not in lowered and "url(" not in lowered and "@import" not in lowered
+    for tag, attrs in page.tags:
+        assert not any(name.startswith("on") for name in attrs), (tag, attrs)
+        assert "class" not in attrs and "src" not in attrs and "href" not in attrs, (tag, attrs)
+        if tag in {"body", "table", "td", "th", "h1", "h2", "p", "span"}:
+            assert attrs.get("style"), f"<{tag}> has no inline style"
+
+
+def test_every_report_column_and_the_fleet_figures_are_there() -> None:
+    page = Page(render_digest(SUB, report(ROWS, OUTCOMES, INFO)))
+    headings = [t for t in page.text if t.strip()]
+    for column in COUNT_COLUMNS:
+        assert column.replace("_", " ") in headings, column
+    sections = {attrs.get("data-section") for _, attrs in page.tags} - {None}
+    assert sections == {"summary", "checklists", "equipment", "missed"}
+    # Fleet: 3 done (on time + late) of 5 judged = 60 %.
+    assert "60.0 %" in page.text
+
+
+def test_checklists_and_equipment_are_worst_first() -> None:
+    page = Page(render_digest(SUB, report(ROWS, OUTCOMES, INFO)))
+    assert page.rows("checklist") == ["forklift", "fire"]  # 50 % before 100 %
+    # 0 % (FL-2), 50 % (FL-3), then 100 % by id, nothing judged (EXT-2) last.
+    assert page.rows("equipment") == ["FL-2", "FL-3", "EXT-1", "FL-1", "EXT-2"]
+    assert page.rows("missed") == ["FL-2", "FL-3"]
+    assert [r.equipment_id for r in worst_first(ROWS)] == page.rows("equipment")
+
+
+def test_names_are_escaped_and_times_are_in_each_zone() -> None:
+    text = render_digest(SUB, report(ROWS, OUTCOMES, INFO))
+    assert "Forklift &lt;pre-use&gt; &amp; co" in text and "<pre-use>" not in text
+    # The missed window 04:00Z-12:00Z on 29 March is 06:00-14:00 CEST in the checklist's zone.
+    assert "Sun 29 Mar 06:00–14:00 CEST" in text
+    # The period in the subscription's zone: Sunday 29 March, 00:00 CET to Monday 00:00 CEST.
+    assert "Sun 2026-03-29 00:00 CET" in text and "Mon 2026-03-30 00:00 CEST" in text
+
+
+def test_the_subject_names_period_compliance_and_misses() -> None:
+    assert subject(SUB, report(ROWS, OUTCOMES, INFO)) == (
+        "Daily missed-checks digest, Sunday 29 March 2026: 60.0 % done, 2 missed")
+    weekly = Subscription.create("w", address="a@example.com", period="weekly", at="07:00", timezone="Europe/Berlin")
+    start, end = weekly.period_ending(FIRING)
+    empty = Report(start, end, FIRING, [], outcomes=[])
+    assert subject(weekly, empty) == ("Weekly missed-checks digest, Mon 23 Mar – Sun 29 Mar 2026: "
+                                      "no windows judged, 0 missed")
+
+
+def test_a_period_with_nothing_due_says_so() -> None:
+    page = Page(render_digest(SUB, report([])))
+    assert any("No window of all checklists was due" in t for t in page.text)
+    assert page.rows("equipment") == []
+
+
+@pytest.mark.parametrize("count", [EQUIPMENT_ROWS + 3])
+def test_a_long_fleet_is_cut_to_the_worst_with_a_count_of_the_rest(count: int) -> None:
+    rows = [ReportRow("forklift", f"FL-{n:03d}", expected=1, missed=1) for n in range(count)]
+    page = Page(render_digest(SUB, report(rows)))
+    assert len(page.rows("equipment")) == EQUIPMENT_ROWS
+    assert any("and 3 more" in t for t in page.text)
+
+
+def test_it_is_the_same_message_for_the_same_report() -> None:
+    first = render_digest(SUB, report(ROWS, OUTCOMES, INFO))
+    assert first == render_digest(SUB, report(ROWS, OUTCOMES, INFO))
+    assert datetime(2026, 3, 28, 23, tzinfo=UTC) == START
