@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from missed_checks.checklist import Checklist
+from missed_checks.closure_calendar import ClosureCalendar
 from missed_checks.contracts import JudgedWindowDetail
 from missed_checks.equipment import Assignment, shard_of
 from missed_checks.errors import ScheduleRejected, TransientError
@@ -51,6 +52,8 @@ class InMemoryTable:
     out_of_service_reads: int = 0
     """How many times the periods were read (judging reads them once per batch)."""
     fail_on: dict[str, Exception] = field(default_factory=dict)
+    calendars: dict[str, ClosureCalendar] = field(default_factory=dict)
+    """Closure calendars by id (schedule-sync's ``with_closures`` reads them)."""
     """Operation -> the error its next call raises (once), e.g. ``{"advance_watermark": TransientError()}``."""
 
     # -- arranging ----------------------------------------------------------------------
@@ -173,6 +176,12 @@ class InMemoryTable:
     def adopt_checklist(self, checklist_id: str) -> bool:
         self.adopted += 1
         return True
+
+    # -- closure calendars (#23 item 2) -------------------------------------------------
+    def with_closures(self, checklist: Checklist) -> Checklist:
+        if not checklist.closed_on:
+            return checklist
+        return checklist.with_changes(closures={c: self.calendars.get(c) for c in checklist.closed_on})
 
 
 @dataclass

@@ -27,7 +27,15 @@ from missed_checks.aws.table import ChecklistTable
 from missed_checks.contracts import dump, parse
 from missed_checks.dead_letters import ScheduleSyncLetter
 from missed_checks.schedule import Target
-from missed_checks.schedule_sync import Action, needs_sync, sync_checklist, takes_effect_at
+from missed_checks.schedule_sync import (
+    Action,
+    Rejected,
+    calendar_needs_sync,
+    checklists_to_resync,
+    needs_sync,
+    sync_checklist,
+    takes_effect_at,
+)
 
 processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
 
@@ -58,6 +66,9 @@ def checklist_id_of(record: DynamoDBRecord) -> str:
 
 
 def sync_record(record: DynamoDBRecord) -> None:
+    if record.dynamodb and keys.calendar_id_of(str(record.dynamodb.keys.get("pk", ""))) is not None:
+        resync_calendar(record)
+        return
     checklist_id = checklist_id_of(record)
     event_name = record.event_name.name if record.event_name else ""
     stream = record.dynamodb
@@ -74,6 +85,12 @@ def sync_record(record: DynamoDBRecord) -> None:
     if effective_from is not None and table.move_effective_from(checklist_id, effective_from):
         logger.warning("rule written outside the ops tools; it takes effect from the write", checklist_id=checklist_id,
                        event_name=event_name, effective_from=effective_from.isoformat())
+    sync_one(checklist_id, table, rejected_reporter(record))
+
+
+def rejected_reporter(record: DynamoDBRecord) -> Rejected:
+    """Sends a checklist the sync cannot schedule to the dead-letter queue, naming the record."""
+    stream = record.dynamodb
 
     def report_rejected(checklist: str, error: dict[str, str], revision: int) -> None:
         letter = parse(ScheduleSyncLetter, {
@@ -87,6 +104,11 @@ def sync_record(record: DynamoDBRecord) -> None:
         })
         send_json(settings.required("SYNC_DLQ_URL"), dump(letter))
 
+    return report_rejected
+
+
+def sync_one(checklist_id: str, table: ChecklistTable, report_rejected: Rejected) -> None:
+    """Bring one checklist's schedule in step (from its current item) and log and count what was done."""
     result = sync_checklist(
         checklist_id,
         table=table,
@@ -103,6 +125,23 @@ def sync_record(record: DynamoDBRecord) -> None:
     metric = METRIC_BY_ACTION.get(result.action)
     if metric:
         metrics.add_metric(name=metric, unit=MetricUnit.Count, value=1)
+
+
+def resync_calendar(record: DynamoDBRecord) -> None:
+    """A closure calendar changed (#23 item 2): re-sync every checklist that references it, so each
+    schedule's start, end and exactness follow the dates left open."""
+    stream = record.dynamodb
+    event_name = record.event_name.name if record.event_name else ""
+    old_image = stream.old_image if stream and stream.old_image else None
+    new_image = stream.new_image if stream and stream.new_image else None
+    if not calendar_needs_sync(event_name, old_image, new_image):
+        logger.debug("no calendar date changed", event_id=record.event_id)
+        return
+    table = ChecklistTable(settings.required("TABLE_NAME"))
+    checklists = checklists_to_resync(new_image or old_image)
+    logger.info("calendar changed; re-syncing its checklists", event_id=record.event_id, checklists=checklists)
+    for checklist_id in checklists:
+        sync_one(checklist_id, table, rejected_reporter(record))
 
 
 @lambda_handler

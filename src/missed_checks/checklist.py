@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import date, datetime
 from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
 from missed_checks import keys
-from missed_checks.errors import InvalidInput, describe, matching
+from missed_checks.closure_calendar import ClosureCalendar, closed_dates, validate_closed_on
+from missed_checks.errors import InvalidInput, InvalidRecurrence, describe, matching
 from missed_checks.recurrence import Recurrence, parse_recurrence
 from missed_checks.timefmt import parse_instant, to_utc_iso
 
@@ -55,10 +57,42 @@ class Checklist:
     Written only by edits, so an edit can never move the evaluation's watermark back."""
     revision: int = 0
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
+    # -- closure calendars (#23 item 2) --
+    closed_on: tuple[str, ...] = ()
+    """Ids of the closure calendars whose dates close this checklist's windows (as EXDATEs)."""
+    closures: Mapping[str, ClosureCalendar | None] | None = field(default=None, compare=False)
+    """The ``closed_on`` calendars as read with the checklist (None: not read, e.g. a checklist
+    built from a file; a calendar that does not exist maps to None)."""
 
     def parsed(self) -> Recurrence:
-        """The recurrence engine's view; raises InvalidRecurrence naming the bad field."""
-        return parse_recurrence(self.recurrence, timezone=self.timezone, window=self.window, grace=self.grace)
+        """The recurrence engine's view, with the closed dates of its calendars when they were read
+        (:attr:`closures`); raises InvalidRecurrence naming the bad field."""
+        recurrence = parse_recurrence(self.recurrence, timezone=self.timezone, window=self.window, grace=self.grace)
+        if not self.closed_on or self.closures is None:
+            return recurrence
+        return recurrence.with_closures(self.closed_dates())
+
+    def closed_dates(self) -> frozenset[date]:
+        """Every date the read calendars close; InvalidRecurrence naming ``closed_on[i]`` for one
+        that does not exist (deleted around the tools: its dates are unknown, so nothing is judged)."""
+        closures = self.closures or {}
+        calendars = []
+        for index, calendar_id in enumerate(self.closed_on):
+            calendar = closures.get(calendar_id)
+            if calendar is None:
+                raise InvalidRecurrence(f"closed_on[{index}]", f"no calendar {calendar_id!r}; put it again "
+                                        f"(missed-checks calendar put {calendar_id} ...) or drop it from closed_on")
+            calendars.append(calendar)
+        return closed_dates(calendars)
+
+    def judged_by(self) -> dict[str, Any]:
+        """What a judged window records it was judged by: the rule and, per closure calendar, the
+        revision whose dates applied (``missed-checks calendar show ID --revision N`` shows them)."""
+        judged: dict[str, Any] = dict(self.rule())
+        if self.closed_on and self.closures is not None:
+            judged["closed_on"] = {calendar_id: calendar.revision for calendar_id in self.closed_on
+                                   if (calendar := self.closures.get(calendar_id)) is not None}
+        return judged
 
     def rule(self) -> dict[str, str | None]:
         return {name: getattr(self, name) for name in RULE_FIELDS}
@@ -86,6 +120,8 @@ class Checklist:
             "status": self.status.value,
             "revision": self.revision,
         }
+        if self.closed_on:  # closure calendars (#23 item 2)
+            item["closed_on"] = list(self.closed_on)
         for name in ("timezone", "window", "grace"):
             value = getattr(self, name)
             if value:
@@ -123,7 +159,7 @@ class Checklist:
         name = item.get("name")
         known = {"pk", "sk", "type", "gsi2pk", "gsi2sk", "checklist_id", "name", "recurrence", "status",
                  "revision", "timezone", "window", "grace", "created_at", "updated_at", "evaluated_until",
-                 "effective_from"}
+                 "effective_from", "closed_on"}
         return cls(
             checklist_id=_checklist_id_of(item),
             name=name if isinstance(name, str) else "" if name is None else str(name),
@@ -137,6 +173,7 @@ class Checklist:
             evaluated_until=instant("evaluated_until"),
             effective_from=instant("effective_from"),
             revision=revision_of(item),
+            closed_on=validate_closed_on(item.get("closed_on")),
             extra={k: v for k, v in item.items() if k not in known},
         )
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from enum import StrEnum
 from typing import Any
 
@@ -28,7 +28,7 @@ class Plan:
     reason: str
     windows: tuple[OccurrenceWindow, ...] = ()
     more_due: bool = False
-    judged_by: dict[str, str | None] = field(default_factory=dict)
+    judged_by: dict[str, Any] = field(default_factory=dict)
 
     def split(self, equipment: int, per_task: int) -> Split:
         """How the windows are judged: all of them by the planning task itself when the fleet times
@@ -98,13 +98,21 @@ def plan_evaluation(
         return Plan(
             checklist_id, instant, Outcome.NOTHING_DUE,
             f"no occurrence window closed (end + grace) between {to_utc_iso(watermark)} and {to_utc_iso(until)}"
-            + note,
-            judged_by=checklist.rule(),
+            + note + _closed_note(recurrence.closed_dates, watermark.astimezone(recurrence.zone),
+                                  until.astimezone(recurrence.zone)),
+            judged_by=checklist.judged_by(),
         )
     again = (f" (and the window starting {to_utc_iso(claimed.start)} again, to announce it)"
              if claimed is not None and windows[0] is claimed else "")
     return Plan(
         checklist_id, instant, Outcome.EVALUATE,
         f"{len(due.windows)} window(s) due" + again + (", more remain for the next run" if due.more else "") + note,
-        windows=tuple(windows), more_due=due.more, judged_by=checklist.rule(),
+        windows=tuple(windows), more_due=due.more, judged_by=checklist.judged_by(),
     )
+
+
+def _closed_note(closed: frozenset[date], watermark: datetime, until: datetime) -> str:
+    """Closure calendars (#23 item 2): the closed dates in the span, so that a firing on a closed
+    date says why nothing was due (``watermark`` and ``until`` on the checklist's clock)."""
+    dates = sorted(d for d in closed if watermark.date() <= d <= until.date())
+    return f"; closed by the checklist's calendars: {', '.join(d.isoformat() for d in dates)}" if dates else ""

@@ -108,3 +108,29 @@ reads the periods overlapping its window with one Query (``sk < <window end>``, 
 def out_of_service_key(start: str, equipment_id: str) -> dict[str, str]:
     """An out-of-service period, sorted by its ``from`` (UTC ISO), then the equipment."""
     return {"pk": OUT_OF_SERVICE_PK, "sk": f"{start}#{equipment_id}"}
+# -- closure calendars (#23 item 2) ---------------------------------------------------------------
+CALENDAR_SK = "CALENDAR"
+CALENDARS_INDEX_PK = "CALENDARS"
+"""ByPeriod partition listing every calendar (sort key: its id), as ``CHECKLISTS`` lists checklists."""
+_CALENDAR_PK_PREFIX = "CALENDAR#"
+
+
+def calendar_pk(calendar_id: str) -> str:
+    return f"{_CALENDAR_PK_PREFIX}{calendar_id}"
+
+
+def calendar_id_of(pk: str) -> str | None:
+    """The calendar id of a calendar partition's key (``CALENDAR#<id>``), None for any other."""
+    return pk.removeprefix(_CALENDAR_PK_PREFIX) if pk.startswith(_CALENDAR_PK_PREFIX) else None
+
+
+def calendar_key(calendar_id: str) -> dict[str, str]:
+    """The calendar item: its dates, revision and the checklists that reference it (``used_by``).
+    The stream filter passes ``sk = CALENDAR`` exactly, so schedule-sync re-syncs its checklists."""
+    return {"pk": calendar_pk(calendar_id), "sk": CALENDAR_SK}
+
+
+def calendar_revision_key(calendar_id: str, revision: int) -> dict[str, str]:
+    """A calendar as one revision defined it (never rewritten): what a judged window's
+    ``judged_by.closed_on`` revision refers to."""
+    return {"pk": calendar_pk(calendar_id), "sk": f"REVISION#{revision:012d}"}

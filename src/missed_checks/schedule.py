@@ -78,8 +78,16 @@ class DesiredSchedule:
 
 def desired_schedule(checklist: Checklist, group_name: str, now: datetime) -> DesiredSchedule | None:
     """The schedule ``checklist`` needs, or ``None`` when it needs none any more (its last window has
-    been judged: Scheduler refuses an EndDate in the past). Raises InvalidRecurrence."""
-    spec = schedule_for(checklist.parsed())
+    been judged: Scheduler refuses an EndDate in the past). Raises InvalidRecurrence.
+
+    Closure calendars (#23 item 2): cron cannot leave dates out, so the expression stays the rule's
+    and fires on a closed date too (the evaluation then finds nothing due there); the schedule is
+    then never ``exact``. Its StartDate and EndDate follow the first and last windows left open,
+    and a bounded rule whose every window is closed needs no schedule."""
+    recurrence = checklist.parsed()
+    if recurrence.closed_dates and not recurrence.has_windows():
+        return None
+    spec = schedule_for(recurrence)
     if spec.end_date is not None and spec.end_date <= now:
         return None
     # Scheduler refuses a StartDate more than 5 minutes in the past (and a past one means nothing):
@@ -93,6 +101,6 @@ def desired_schedule(checklist: Checklist, group_name: str, now: datetime) -> De
         start_date=start_date,
         end_date=spec.end_date,
         enabled=checklist.status is Status.ACTIVE,
-        exact=spec.exact,
+        exact=spec.exact and not recurrence.closed_dates,
         target_input=TARGET_INPUT_TEMPLATE.format(checklist_id=checklist.checklist_id),
     )

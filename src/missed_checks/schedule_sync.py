@@ -26,7 +26,7 @@ from missed_checks.timefmt import parse_instant, to_utc_iso
 
 # Changes to anything else on the checklist item (name, watermark, what the sync itself notes)
 # need no schedule work.
-SCHEDULE_FIELDS = (*RULE_FIELDS, "status")
+SCHEDULE_FIELDS = (*RULE_FIELDS, "status", "closed_on")
 
 
 class Action(StrEnum):
@@ -53,6 +53,8 @@ class Table(Protocol):
                              error: Mapping[str, Any] | None) -> bool: ...
 
     def adopt_checklist(self, checklist_id: str) -> bool: ...
+
+    def with_closures(self, checklist: Checklist) -> Checklist: ...
 
 
 class Schedules(Protocol):
@@ -133,7 +135,7 @@ def sync_checklist(
         # The notes cannot match this revision; the schedule is still deleted and the DLQ told.
         return _reject(checklist_id, 0, item, invalid, table, schedules, now, report_rejected)
     try:
-        checklist = Checklist.from_item(item)
+        checklist = table.with_closures(Checklist.from_item(item))
         desired = desired_schedule(checklist, group_name, now)
     except InvalidInput as invalid:
         return _reject(checklist_id, revision, item, invalid, table, schedules, now, report_rejected)
@@ -191,3 +193,19 @@ def _reject(checklist_id: str, revision: int, item: Mapping[str, Any], invalid: 
 def _mapping(value: Any) -> Mapping[str, Any]:
     """The sync's own notes on the item, or nothing when a hand edit made them something else."""
     return value if isinstance(value, Mapping) else {}
+
+
+# -- closure calendars (#23 item 2) -----------------------------------------------------------------
+def calendar_needs_sync(event_name: str, old_image: Mapping[str, Any] | None,
+                        new_image: Mapping[str, Any] | None) -> bool:
+    """A calendar item's stream record matters when its dates changed (a new calendar, an edit, a
+    deletion); a change of who references it (``used_by``) comes with the checklist's own record."""
+    if event_name != "MODIFY" or old_image is None or new_image is None:
+        return True
+    return bool(old_image.get("dates") != new_image.get("dates"))
+
+
+def checklists_to_resync(image: Mapping[str, Any] | None) -> list[str]:
+    """The checklists a calendar item names in ``used_by`` (the stream's image), sorted."""
+    used_by = (image or {}).get("used_by") or ()
+    return sorted(str(c) for c in used_by) if isinstance(used_by, set | frozenset | list | tuple) else []

@@ -19,7 +19,12 @@ A scenario file is JSON::
                                  "window_start": "...", "reason": "in the workshop", "by": "j.doe"}},
        {"at": "...", "out_of_service": {"equipment": "fl-01", "from": "...", "to": "...",
                                         "reason": "gearbox", "by": "j.doe"}},
-       {"at": "...", "back_in_service": {"equipment": "fl-01", "by": "j.doe"}}]}
+       {"at": "...", "back_in_service": {"equipment": "fl-01", "by": "j.doe"}},
+       {"at": "...", "put_calendar": {"id": "site-holidays", "dates": ["2026-04-03"],
+                                      "description": "..."}}]}
+
+``put_calendar`` creates or replaces a closure calendar; ``put_checklist``'s ``closed_on`` lists
+the calendars whose dates close its windows (each must have been put earlier).
 
 ``put_checklist`` on an existing id is an edit; ``"validate": false`` writes the rule unchecked,
 as a hand edit in the console would. ``performed_at`` defaults to ``at``. ``fail_next_firing``
@@ -52,6 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from missed_checks.checklist import Checklist, validate_checklist_id
+from missed_checks.closure_calendar import parse_dates, validate_calendar_id, validate_closed_on, validate_description
 from missed_checks.equipment import validate_equipment_id
 from missed_checks.errors import InvalidInput
 from missed_checks.out_of_service import OutOfServicePeriod
@@ -75,10 +81,11 @@ ACTIONS = (
     # out of service (issue #23 item 1)
     "out_of_service",
     "back_in_service",
+    "put_calendar",  # closure calendars (#23 item 2)
 )
 _EQUIPMENT_ACTIONS = ("out_of_service", "back_in_service")
 """Events about one piece of equipment, on all its checklists (no ``checklist`` field)."""
-_PUT_KEYS = {"id", "name", "recurrence", "timezone", "window", "grace", "validate"}
+_PUT_KEYS = {"id", "name", "recurrence", "timezone", "window", "grace", "validate", "closed_on"}
 _TOP_KEYS = {"name", "description", "start", "end", "events", "parameters", "faults"}
 
 
@@ -229,6 +236,8 @@ def _put(where: str, value: Any, at: datetime) -> dict[str, Any]:
         raise InvalidInput(f"{where}.validate", "must be true or false")
     args["validate"] = validate
     within_item_size({key: args[key] for key in ("name", "recurrence", "timezone", "window", "grace")}, f"{where}.")
+    # closure calendars: absent keeps an existing checklist's list
+    args["closed_on"] = validate_closed_on(fields["closed_on"], f"{where}.closed_on") if "closed_on" in fields else None
     if validate:
 
         checklist = Checklist(
@@ -327,6 +336,14 @@ def _back_in_service(where: str, value: Any, at: datetime) -> dict[str, Any]:
             "by": _text(f"{where}.by", fields.get("by", _SCENARIO_BY))}
 
 
+def _put_calendar(where: str, value: Any, at: datetime) -> dict[str, Any]:
+    """Closure calendars (#23 item 2): ``{"id", "dates": [...], "description"}``."""
+    fields = _fields(where, value, {"id", "dates", "description"}, {"id", "dates"})
+    return {"id": validate_calendar_id(fields["id"], f"{where}.id"),
+            "dates": parse_dates(fields["dates"], f"{where}.dates"),
+            "description": validate_description(fields.get("description"), f"{where}.description")}
+
+
 _ARGUMENT_CHECKS: dict[str, Callable[[str, Any, datetime], Any]] = {
     "put_checklist": _put,
     "assign": _assignment,
@@ -339,6 +356,7 @@ _ARGUMENT_CHECKS: dict[str, Callable[[str, Any, datetime], Any]] = {
     "dismiss": _dismiss,
     "out_of_service": _out_of_service,
     "back_in_service": _back_in_service,
+    "put_calendar": _put_calendar,
 }
 
 
@@ -347,13 +365,22 @@ def _check_references(events: list[ScenarioEvent]) -> None:
     existing: set[str] = set()
     ever: set[str] = set()
     assigned: set[str] = set()  # equipment assigned so far (out-of-service events name one of them)
+    calendars: set[str] = set()
     for event in events:
         if event.action in _EQUIPMENT_ACTIONS:
             _check_equipment_reference(event, assigned)
             continue
+        if event.action == "put_calendar":  # closure calendars: put before a checklist names them
+            calendars.add(event.args["id"])
+            continue
         if event.action == "assign":
             assigned.update(event.args["equipment"])
         if event.action == "put_checklist":
+            for index, calendar_id in enumerate(event.args["closed_on"] or ()):
+                if calendar_id not in calendars:
+                    raise InvalidInput(f"{event.where}.closed_on[{index}]",
+                                       f"no calendar {calendar_id!r} exists at {event.at.isoformat()} "
+                                       "(put_calendar it earlier)")
             existing.add(event.args["id"])
             ever.add(event.args["id"])
             continue
@@ -561,7 +588,10 @@ def _apply(event: ScenarioEvent, table: Any, runtime: Any) -> bool:
                 window=args["window"],
                 grace=args["grace"],
                 validate=args["validate"],
+                closed_on=args["closed_on"],
             )
+        elif event.action == "put_calendar":
+            table.put_calendar(args["id"], args["dates"], now=at, description=args["description"])
         elif event.action == "assign":
             table.assign_equipment(args["checklist"], args["equipment"], at)
         elif event.action == "unassign":

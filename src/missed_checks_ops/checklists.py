@@ -12,6 +12,7 @@ from typing import Any
 from missed_checks.aws.table import ChecklistTable, NotFound
 from missed_checks.checklist import Checklist, validate_checklist_id
 from missed_checks.equipment import Assignment
+from missed_checks.errors import InvalidInput
 from missed_checks.performed_check import PerformedCheck
 from missed_checks.recurrence import OccurrenceWindow, Recurrence, parse_recurrence
 from missed_checks.schedule_expression import schedule_for
@@ -61,9 +62,13 @@ def next_windows(rule: Recurrence, now: datetime, count: int) -> list[Occurrence
 
 
 def preview(rule: Recurrence, now: datetime, count: int = 5) -> Preview:
+    """The next windows and the schedule; with closure calendars (``rule.closed_dates``) the
+    schedule is never exact (cron cannot leave dates out), as :func:`missed_checks.schedule.desired_schedule`."""
+    if rule.closed_dates and not rule.has_windows():
+        raise InvalidInput("closed_on", "its calendars close every window of the rule: nothing would ever be due")
     spec = schedule_for(rule)
-    return Preview(next_windows(rule, now, count), spec.expression, spec.timezone, spec.exact, spec.start_date,
-                   spec.end_date)
+    return Preview(next_windows(rule, now, count), spec.expression, spec.timezone,
+                   spec.exact and not rule.closed_dates, spec.start_date, spec.end_date)
 
 
 # -- the checklists of a stack ----------------------------------------------------------------------
@@ -105,7 +110,8 @@ def put_checklist(target: StackTarget, spec: Mapping[str, Any], now: datetime, *
     checked the rule with :func:`validate_rule` (the recurrence engine is not run a second time)."""
     written = target.table().put_checklist(
         str(spec["id"]), recurrence=str(spec["recurrence"]), now=now, name=spec.get("name") or "",
-        timezone=spec.get("timezone"), window=spec.get("window"), grace=spec.get("grace"), validate=not validated)
+        timezone=spec.get("timezone"), window=spec.get("window"), grace=spec.get("grace"), validate=not validated,
+        closed_on=list(spec.get("closed_on") or ()))
     return "created" if written.revision == 1 and written.created_at == now else "updated"
 
 
@@ -133,6 +139,7 @@ def change_assignments(target: StackTarget, checklist_id: str, equipment_ids: Se
     require_checklist(table, checklist_id)
     if assign:
         return table.assign_equipment(checklist_id, equipment_ids, at, progress=progress)
+    table.check_unassignment(checklist_id, equipment_ids, at)  # every chunk's ids, before any is written
     change = table.unassign_equipment
     changed = 0
     for offset in range(0, len(equipment_ids), CHUNK):

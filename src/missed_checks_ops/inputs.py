@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +18,7 @@ from missed_checks.errors import InvalidInput
 from missed_checks.performed_check import PerformedCheck
 from missed_checks.timefmt import parse_instant, to_utc_iso
 
-CHECKLIST_FIELDS = ("id", "name", "recurrence", "timezone", "window", "grace")
+CHECKLIST_FIELDS = ("id", "name", "recurrence", "timezone", "window", "grace", "closed_on")
 CSV_COLUMNS = {
     "checklist_id": ("checklist_id", "checklist"),
     "equipment_id": ("equipment_id", "equipment"),
@@ -59,14 +59,14 @@ def within_item_size(values: Mapping[str, Any], where: str = "") -> None:
                                               f"{MAX_ITEM_BYTES // 1024} KB, all its fields together")
 
 
-def checklist_specs(path: str) -> list[dict[str, str | None]]:
+def checklist_specs(path: str) -> list[dict[str, Any]]:
     """One checklist or a list of them from a YAML or JSON file (JSON is YAML)."""
     try:
         document = yaml.safe_load(read_text(path, "file"))
     except yaml.YAMLError as error:
         raise InvalidInput("file", f"{path} is not valid YAML or JSON: {error}") from None
     entries = document if isinstance(document, list) else [document]
-    specs = []
+    specs: list[dict[str, Any]] = []
     for number, given in enumerate(entries, 1):
         where = f"{path}" + (f" entry {number}" if isinstance(document, list) else "")
         if not isinstance(given, dict):
@@ -78,8 +78,24 @@ def checklist_specs(path: str) -> list[dict[str, str | None]]:
         if unknown:
             raise InvalidInput("file", f"{where}: unknown field(s) {', '.join(unknown)}; "
                                        f"expected {', '.join(CHECKLIST_FIELDS)}")
-        specs.append({name: _text(entry.get(name)) for name in CHECKLIST_FIELDS})
+        specs.append({name: _text(entry.get(name)) for name in CHECKLIST_FIELDS if name != "closed_on"})
+        if entry.get("closed_on") is not None:  # closure calendars (#23 item 2): a list of calendar ids
+            specs[-1]["closed_on"] = entry["closed_on"]
+    if isinstance(document, list):
+        refuse_repeated_ids([spec["id"] for spec in specs])
     return specs
+
+
+def refuse_repeated_ids(ids: Sequence[Any], field: str = "entries", key: str = "id") -> None:
+    """Refuse a file that names the same id twice, naming both positions (``entries[3].id: 'x' repeats
+    entries[0]``): written one after the other, the later entry would silently replace the first."""
+    seen: dict[Any, int] = {}
+    for index, value in enumerate(ids):
+        if value is None:
+            continue
+        if value in seen:
+            raise InvalidInput(f"{field}[{index}].{key}", f"{value!r} repeats {field}[{seen[value]}]")
+        seen[value] = index
 
 
 def _text(value: Any) -> str | None:
@@ -92,9 +108,12 @@ def _text(value: Any) -> str | None:
 
 def equipment_ids(arguments: Iterable[str], path: str | None) -> list[str]:
     """Ids given as arguments and/or in a file: one per line (or the first CSV column); blank
-    lines and ``#`` comments are skipped. Duplicates are dropped, order kept."""
+    lines and ``#`` comments are skipped. An id repeated inside the file is refused, naming both
+    lines (a typo for another unit, most likely); one given both as an argument and in the file
+    counts once, order kept."""
     ids = list(arguments)
     if path:
+        lines: dict[str, int] = {}
         for number, line in enumerate(read_text(path, "file").splitlines(), 1):
             value = line.split(",", 1)[0].strip()
             if not value or value.startswith("#") or (number == 1 and value.lower() in ("equipment_id", "equipment")):
@@ -103,6 +122,9 @@ def equipment_ids(arguments: Iterable[str], path: str | None) -> list[str]:
                 ids.append(validate_equipment_id(value))
             except InvalidInput as error:
                 raise InvalidInput("file", f"{path} line {number}: {error.message}") from None
+            if value in lines:  # duplicate ids in one file (#23 item 5)
+                raise InvalidInput("file", f"{path} line {number}: {value!r} repeats line {lines[value]}")
+            lines[value] = number
     for value in ids:
         validate_equipment_id(value)
     if not ids:

@@ -26,6 +26,7 @@ RECORD_COMMANDS: dict[tuple[str, ...], list[str]] = {
     ("report",): PERIOD,
     ("missed", "list"): ["--checklist", "forklift-daily", *PERIOD],
     ("equipment", "out-of-service-list"): [],  # out of service (issue #23 item 1)
+    ("calendar", "list"): [],  # closure calendars (#23 item 2)
 }
 HEADERS = {  # the CSV header (or its start) each command writes
     ("checklist", "list"): "checklist_id,name,status,recurrence",
@@ -34,6 +35,7 @@ HEADERS = {  # the CSV header (or its start) each command writes
     ("report",): "checklist_id,equipment_id",
     ("missed", "list"): "checklist_id,equipment_id,window_start,window_end,judged_at,dismissed",
     ("equipment", "out-of-service-list"): "equipment_id,from,to,reason,recorded_by,recorded_at,ended",
+    ("calendar", "list"): "id,description,dates,first,last,revision,used_by",
 }
 
 

@@ -177,6 +177,9 @@ def _matches(pattern, record):
     ("CHECKLIST", True),
     ("EQUIPMENT#03#fl-01", False),
     ("2026-03-02T05:10:00Z#fl-01", False),  # performed and missed checks
+    ("CALENDAR", True),  # closure calendars: their checklists are re-synced
+    ("REVISION#000000000001", False),  # a calendar's revision records
+    ("CHECKLIST#EVALUATED_UNTIL", False),
 ])
 def test_stream_filter_lets_only_checklist_items_reach_schedule_sync(sk, reaches_sync):
     event = RESOURCES["ScheduleSyncFunction"]["Properties"]["Events"]["ChecklistChanges"]["Properties"]

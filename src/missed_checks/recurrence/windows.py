@@ -10,7 +10,7 @@ that resolve to the same instant count once.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from functools import cached_property
 from itertools import islice
@@ -92,6 +92,17 @@ class Recurrence:
     exdates: tuple[datetime, ...] = ()
     exdate_dates: tuple[date, ...] = ()
     rdates: tuple[datetime, ...] = ()
+    closed_dates: frozenset[date] = frozenset()
+    """Local dates of the checklist's closure calendars (``closed_on``): an occurrence starting on
+    one of them is not due at all, exactly as a date-only EXDATE (:meth:`with_closures`)."""
+
+    def with_closures(self, dates: frozenset[date]) -> Recurrence:
+        """This recurrence with the local ``dates`` closed as well (closure calendars)."""
+        return replace(self, closed_dates=frozenset(dates)) if dates or self.closed_dates else self
+
+    def has_windows(self) -> bool:
+        """False when closures removed every occurrence of a bounded rule."""
+        return next(self.iter_windows(self.dtstart - timedelta(days=1)), None) is not None
 
     @property
     def bounded(self) -> bool:
@@ -210,7 +221,7 @@ class Recurrence:
         return last
 
     def _excluded(self, start: datetime) -> bool:
-        return start in self.exdates or start.date() in self.exdate_dates
+        return start in self.exdates or start.date() in self.exdate_dates or start.date() in self.closed_dates
 
 
 def _advance(wall: datetime, instant: datetime, duration: Duration, zone: ZoneInfo) -> tuple[datetime, datetime]:

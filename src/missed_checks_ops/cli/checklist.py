@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import argparse
 import sys
-from datetime import timedelta
+from datetime import date, timedelta
 from typing import Any
 
 from rich.table import Table
 
 from missed_checks import clock
 from missed_checks.checklist import Checklist, validate_checklist_id
+from missed_checks.closure_calendar import validate_closed_on
 from missed_checks.errors import InvalidInput
 from missed_checks.performed_check import PerformedCheck
 from missed_checks.timefmt import to_utc_iso
+from missed_checks_ops.calendars import closures_of_specs
 from missed_checks_ops.checklists import (
     change_assignments,
     checklist_state,
@@ -75,7 +77,7 @@ def _register_checklist(subparsers: Any) -> None:
         handler=checklist_put, formats=RESULT_FORMATS)
     put.add_argument("checklist_id", nargs="?", metavar="ID", help="checklist id (or `id:` in --file)")
     put.add_argument("--file", metavar="FILE", help="YAML or JSON: one checklist or a list "
-                                                    "(id, name, recurrence, timezone, window, grace)")
+                                                    "(id, name, recurrence, timezone, window, grace, closed_on)")
     put.add_argument("--name")
     put.add_argument("--recurrence", action="append", metavar="LINE",
                      help="RFC 5545 text; repeat for several lines (DTSTART, RRULE, EXDATE) or separate them "
@@ -84,6 +86,9 @@ def _register_checklist(subparsers: Any) -> None:
     put.add_argument("--window", metavar="DURATION", help="ISO 8601 window length, e.g. PT8H or P1D")
     put.add_argument("--grace", metavar="DURATION", help="ISO 8601 grace after the window, e.g. PT30M")
     put.add_argument("--windows", type=int, default=5, metavar="N", help="how many next windows to show")
+    put.add_argument("--closed-on", action="append", metavar="CALENDAR",  # closure calendars (#23 item 2)
+                     help="a closure calendar whose dates close this checklist's windows (repeat for several; "
+                          "each must exist: missed-checks calendar put)")
     put.add_argument("--dry-run", action="store_true", help="validate and show, write nothing")
 
     show = add_command(group, "show", help="one checklist, its schedule and next windows",
@@ -116,7 +121,7 @@ def _register_checklist(subparsers: Any) -> None:
             command.add_argument("--yes", action="store_true", help="do not ask for confirmation")
 
 
-def _rule_args(args: argparse.Namespace) -> list[dict[str, str | None]]:
+def _rule_args(args: argparse.Namespace) -> list[dict[str, Any]]:
     flags = {
         "id": args.checklist_id,
         "name": args.name,
@@ -125,6 +130,7 @@ def _rule_args(args: argparse.Namespace) -> list[dict[str, str | None]]:
         "timezone": args.timezone,
         "window": args.window,
         "grace": args.grace,
+        "closed_on": args.closed_on,
     }
     if args.file:
         specs = checklist_specs(args.file)
@@ -139,7 +145,7 @@ def _rule_args(args: argparse.Namespace) -> list[dict[str, str | None]]:
 def checklist_put(args: argparse.Namespace) -> int:
     specs = _rule_args(args)
     now = clock.now()
-    previews = []
+    rules = []
     for spec in specs:  # validate every one before writing any
         if not spec.get("id"):
             raise InvalidInput("id", "every checklist needs an id")
@@ -147,9 +153,19 @@ def checklist_put(args: argparse.Namespace) -> int:
         if not spec.get("recurrence"):
             raise InvalidInput("recurrence", f"checklist {spec['id']} has no recurrence")
         within_item_size({key: spec.get(key) for key in ("name", "recurrence", "timezone", "window", "grace")})
-        rule = validate_rule(str(spec["recurrence"]), spec.get("timezone"), spec.get("window"), spec.get("grace"))
-        previews.append(preview(rule, now, max(0, args.windows)))
+        rules.append(validate_rule(str(spec["recurrence"]), spec.get("timezone"), spec.get("window"),
+                                   spec.get("grace")))
     target = None if args.dry_run else target_of(args)
+    # closure calendars (#23 item 2): every calendar named exists (checked before any write); the
+    # preview leaves their dates out
+    if target is None:
+        for index, spec in enumerate(specs):
+            validate_closed_on(spec.get("closed_on"), f"entries[{index}].closed_on" if len(specs) > 1 else "closed_on")
+        closures: list[frozenset[date]] = [frozenset()] * len(specs)
+    else:
+        closures = closures_of_specs(target, specs)
+    previews = [preview(rule.with_closures(closed), now, max(0, args.windows))
+                for rule, closed in zip(rules, closures, strict=True)]
     results = []
     with bulk_progress("writing checklists", "checklists", [str(spec["id"]) for spec in specs]) as advance:
         for spec, shown in zip(specs, previews, strict=True):
@@ -214,7 +230,7 @@ def checklist_show(args: argparse.Namespace) -> int:
         out.json(document)
         return 0
     out.say(f"checklist {checklist.checklist_id}" + (f" ({checklist.name})" if checklist.name else ""), "bold")
-    for name in ("status", "recurrence", "timezone", "window", "grace", "created_at", "updated_at",
+    for name in ("status", "recurrence", "timezone", "window", "grace", "closed_on", "created_at", "updated_at",
                  "effective_from", "evaluated_until", "watermark", "revision"):
         if document.get(name) not in (None, ""):
             value = str(document[name]).replace("\n", "\n" + " " * 18)

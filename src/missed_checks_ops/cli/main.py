@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "missed_checks_ops.cli.recurrence",
     "missed_checks_local.cli",  # the emulator's commands: present only where it is installed
     "missed_checks_ops.cli.checklist",
+    "missed_checks_ops.cli.calendar",  # closure calendars (#23 item 2)
     "missed_checks_ops.cli.report",
     "missed_checks_ops.cli.operate",
 )

@@ -6,10 +6,13 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
+from botocore.exceptions import ClientError
+
 from missed_checks import keys
-from missed_checks.aws.table.base import serialize
+from missed_checks.aws.table.base import condition_item, error_code, serialize
 from missed_checks.aws.table.checklists import ChecklistItems
 from missed_checks.equipment import Assignment, shard_of, validate_equipment_id
+from missed_checks.errors import InvalidInput
 from missed_checks.timefmt import parse_instant, to_utc_iso
 
 
@@ -64,16 +67,39 @@ class AssignmentItems(ChecklistItems):
         return len(puts) + reassigned
 
     def unassign_equipment(self, checklist_id: str, equipment_ids: Iterable[str], at: datetime) -> int:
-        """Detach equipment from ``at`` on; the assignment item stays, so past windows keep counting it."""
+        """Detach equipment from ``at`` on; the assignment item stays, so past windows keep counting it.
+
+        An unassignment before the assignment began (an inverted period) is refused, InvalidInput
+        naming ``at`` and nothing written: every id is checked first, and each write is conditional
+        on ``assigned_at <= at`` as well, so the rule holds for every writer."""
+        ids = sorted({validate_equipment_id(e) for e in equipment_ids})
+        when = to_utc_iso(at)
+        item_keys = self.check_unassignment(checklist_id, ids, at)
         count = 0
-        for equipment_id in sorted({validate_equipment_id(e) for e in equipment_ids}):
-            key = keys.assignment_key(checklist_id, shard_of(equipment_id), equipment_id)
-            count += self._conditional(  # False: not assigned, or already unassigned
-                "update_item", Key=serialize(key), UpdateExpression="SET unassigned_at = :at",
-                ConditionExpression="attribute_exists(pk) AND attribute_not_exists(unassigned_at)",
-                ExpressionAttributeValues=serialize({":at": to_utc_iso(at)}),
-            )
+        for key in item_keys:
+            try:
+                self._request(
+                    "update_item", Key=serialize(key), UpdateExpression="SET unassigned_at = :at",
+                    ConditionExpression="attribute_exists(pk) AND attribute_not_exists(unassigned_at) "
+                                        "AND assigned_at <= :at",
+                    ExpressionAttributeValues=serialize({":at": when}), ReturnValuesOnConditionCheckFailure="ALL_OLD",
+                )
+            except ClientError as error:
+                if error_code(error) != "ConditionalCheckFailedException":
+                    raise
+                _refuse_before_assignment(checklist_id, condition_item(error) or {}, when)
+                continue  # not assigned, or already unassigned
+            count += 1
         return count
+
+    def check_unassignment(self, checklist_id: str, equipment_ids: Iterable[str], at: datetime) -> list[dict[str, str]]:
+        """Refuse (InvalidInput ``at``) unassigning any of ``equipment_ids`` at ``at``, before its
+        assignment began; returns their assignment keys. A caller writing in chunks checks them all first."""
+        item_keys = [keys.assignment_key(checklist_id, shard_of(e), e)
+                     for e in sorted({validate_equipment_id(e) for e in equipment_ids})]
+        for item in self.batch_get(item_keys):
+            _refuse_before_assignment(checklist_id, item, to_utc_iso(at))
+        return item_keys
 
     def count_assignments(self, checklist_id: str) -> int:
         """How many pieces of equipment were ever assigned to the checklist (Select COUNT)."""
@@ -109,3 +135,12 @@ def _assignment(checklist_id: str, item: Mapping[str, Any]) -> Assignment:
         ),
     )
 
+
+
+def _refuse_before_assignment(checklist_id: str, item: Mapping[str, Any], at: str) -> None:
+    """InvalidInput (``at``) when unassigning the assignment ``item`` at ``at`` would end it before it began."""
+    assigned_at = item.get("assigned_at")
+    if item.get("unassigned_at") or not isinstance(assigned_at, str) or at >= assigned_at:
+        return
+    raise InvalidInput("at", f"{at} is before {item.get('equipment_id')}'s assignment to {checklist_id} began "
+                             f"({assigned_at}): unassign it at or after that instant")

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from botocore.exceptions import ClientError
 
 from missed_checks import clock, keys
-from missed_checks.aws.table.base import Conflict, NotFound, TableClient, error_code, serialize
+from missed_checks.aws.table.base import Conflict, NotFound, error_code, serialize
+from missed_checks.aws.table.calendars import CalendarItems, CalendarReferenceError
 from missed_checks.checklist import Checklist, Status, validate_checklist_id
+from missed_checks.closure_calendar import validate_closed_on
+from missed_checks.errors import InvalidInput
 from missed_checks.timefmt import to_utc_iso
 
 
-class ChecklistItems(TableClient):
+class ChecklistItems(CalendarItems):
     def get_checklist_item(self, checklist_id: str) -> dict[str, Any] | None:
         return self._get(keys.checklist_key(checklist_id))
 
@@ -27,7 +30,14 @@ class ChecklistItems(TableClient):
         item = items.get(keys.CHECKLIST_SK)
         if item is None:
             return None
-        return Checklist.from_item(_with_watermark(item, items.get(keys.WATERMARK_SK, {}).get("evaluated_until")))
+        checklist = Checklist.from_item(_with_watermark(item, items.get(keys.WATERMARK_SK, {}).get("evaluated_until")))
+        return self.with_closures(checklist)
+
+    def with_closures(self, checklist: Checklist) -> Checklist:
+        """The checklist with its closure calendars read (``closures``), so that its windows leave
+        their closed dates out (closure calendars, #23 item 2)."""
+        return checklist.with_changes(closures=self.get_calendars(checklist.closed_on)) if checklist.closed_on \
+            else checklist
 
     def list_checklists(self) -> list[Checklist]:
         # No sort-key condition: DynamoDB rejects an empty string as a key value ("" .. HIGH).
@@ -35,7 +45,10 @@ class ChecklistItems(TableClient):
                                 ExpressionAttributeValues=serialize({":pk": keys.CHECKLISTS_INDEX_PK})))
         watermarks = {item["pk"]: item.get("evaluated_until") for item in
                       self.batch_get([{"pk": item["pk"], "sk": keys.WATERMARK_SK} for item in items])}
-        return [Checklist.from_item(_with_watermark(item, watermarks.get(item["pk"]))) for item in items]
+        checklists = [Checklist.from_item(_with_watermark(item, watermarks.get(item["pk"]))) for item in items]
+        calendars = self.get_calendars(c for checklist in checklists for c in checklist.closed_on)
+        return [checklist.with_changes(closures={c: calendars[c] for c in checklist.closed_on})
+                if checklist.closed_on else checklist for checklist in checklists]
 
     def put_checklist(
         self,
@@ -48,6 +61,7 @@ class ChecklistItems(TableClient):
         window: str | None = None,
         grace: str | None = None,
         validate: bool = True,
+        closed_on: Sequence[str] | None = None,
     ) -> Checklist:
         """Create a checklist or edit an existing one.
 
@@ -55,8 +69,14 @@ class ChecklistItems(TableClient):
         window or grace) takes effect now (``effective_from``), so the new rule never judges
         windows that closed before it existed. ``validate=False`` writes the rule unchecked, as a
         hand edit in the console would (schedule-sync then reports it).
+
+        ``closed_on`` (None: keep the current list) names closure calendars; each must exist
+        (InvalidInput ``closed_on[1]: no calendar 'x'``), and the checklist and every calendar
+        reference it adds or drops are written in one transaction (:mod:`.calendars`). Changing it is
+        not a rule change: only windows not judged yet are affected.
         """
         validate_checklist_id(checklist_id)
+        wanted = None if closed_on is None else validate_closed_on(list(closed_on))
         current = self.get_checklist(checklist_id)
         base = current or Checklist(checklist_id=checklist_id, recurrence=recurrence, created_at=now,
                                     effective_from=now)
@@ -64,15 +84,48 @@ class ChecklistItems(TableClient):
             recurrence=recurrence, name=name or base.name, timezone=timezone or None, window=window or None,
             grace=grace or None, updated_at=now, revision=base.revision + 1,
         )
+        # closure calendars (#23 item 2): each named one must exist; written with the checklist
+        before = current.closed_on if current else ()
+        if wanted is not None:
+            updated = updated.with_changes(closed_on=wanted)
+        calendars = self.get_calendars([*updated.closed_on, *before]) if (updated.closed_on or before) else {}
+        for index, calendar_id in enumerate(updated.closed_on):
+            if calendars.get(calendar_id) is None:
+                raise InvalidInput(f"closed_on[{index}]", f"no calendar {calendar_id!r} (create it first: "
+                                   f"missed-checks calendar put {calendar_id} --date YYYY-MM-DD)")
+        if updated.closed_on or before:
+            updated = updated.with_changes(closures={c: calendars[c] for c in updated.closed_on})
         if validate:
             updated.parsed()
-        if current is None:
-            self._create_checklist(updated)
-            return updated
-        if updated.rule() != current.rule():
+        if current is not None and updated.rule() != current.rule():
             updated = updated.with_changes(effective_from=now)
-        self._update_checklist(updated, current.revision)
+        if calendars:
+            self._write_with_references(updated, current, calendars)
+        elif current is None:
+            self._create_checklist(updated)
+        else:
+            self._update_checklist(updated, current.revision)
         return updated
+
+    def _write_with_references(self, checklist: Checklist, current: Checklist | None,
+                               calendars: Mapping[str, Any]) -> None:
+        """The checklist write and its calendar references in one transaction (closure calendars)."""
+        if current is None:
+            write = {"Put": {"TableName": self.name, "Item": serialize(checklist.to_item()),
+                             "ConditionExpression": "attribute_not_exists(pk)"}}
+        else:
+            write = {"Update": {"TableName": self.name, "Key": serialize(keys.checklist_key(checklist.checklist_id)),
+                                **self._update_request(checklist, current.revision)}}
+        references = self.reference_actions(checklist.checklist_id, checklist.closed_on, calendars)
+        try:
+            self._transact([write, *references], f"checklist {checklist.checklist_id} changed while being written; "
+                                                 "try again")
+        except CalendarReferenceError as error:
+            for index, reason in enumerate(error.reasons[1:len(checklist.closed_on) + 1]):
+                if reason == "ConditionalCheckFailed":
+                    raise InvalidInput(f"closed_on[{index}]", f"no calendar {checklist.closed_on[index]!r} (it was "
+                                       "deleted meanwhile)") from None
+            raise
 
     def _create_checklist(self, checklist: Checklist) -> None:
         try:
@@ -86,26 +139,32 @@ class ChecklistItems(TableClient):
     def _update_checklist(self, checklist: Checklist, expected_revision: int) -> None:
         """Write only the fields a user owns, conditional on the revision read. The evaluation's
         ``evaluated_until`` and schedule-sync's notes are never written back from a stale read."""
-        item = checklist.to_item()
-        owned = ("name", "recurrence", "timezone", "window", "grace", "status", "updated_at", "effective_from",
-                 "revision")
-        sets = [f"#{n} = :{n}" for n in owned if n in item]
-        removes = [f"#{n}" for n in owned if n not in item]
-        values = {f":{n}": item[n] for n in owned if n in item}
-        values[":expected"] = expected_revision
-        expression = "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else "")
         try:
             self._request(
                 "update_item", Key=serialize(keys.checklist_key(checklist.checklist_id)),
-                UpdateExpression=expression,
-                ConditionExpression="attribute_exists(pk) AND #revision = :expected",
-                ExpressionAttributeNames={f"#{n}": n for n in owned},
-                ExpressionAttributeValues=serialize(values),
+                **self._update_request(checklist, expected_revision),
             )
         except ClientError as error:
             if error_code(error) == "ConditionalCheckFailedException":
                 raise Conflict(f"checklist {checklist.checklist_id} changed while being written; try again") from error
             raise
+
+    @staticmethod
+    def _update_request(checklist: Checklist, expected_revision: int) -> dict[str, Any]:
+        """The UpdateItem of the fields a user owns, conditional on the revision read."""
+        item = checklist.to_item()
+        owned = ("name", "recurrence", "timezone", "window", "grace", "status", "updated_at", "effective_from",
+                 "revision", "closed_on")
+        sets = [f"#{n} = :{n}" for n in owned if n in item]
+        removes = [f"#{n}" for n in owned if n not in item]
+        values = {f":{n}": item[n] for n in owned if n in item}
+        values[":expected"] = expected_revision
+        return {
+            "UpdateExpression": "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else ""),
+            "ConditionExpression": "attribute_exists(pk) AND #revision = :expected",
+            "ExpressionAttributeNames": {f"#{n}": n for n in owned},
+            "ExpressionAttributeValues": serialize(values),
+        }
 
     def _require(self, checklist_id: str) -> Checklist:
         checklist = self.get_checklist(checklist_id)
@@ -148,17 +207,42 @@ class ChecklistItems(TableClient):
     def delete_checklist(self, checklist_id: str) -> bool:
         """Delete the checklist (and its watermark). History is kept: its judged windows, performed and
         missed checks stay, and so do its assignments, each still-open one ended at the deletion (or at
-        the watermark, if that is later), so the report counts its past windows as they were judged and
-        a checklist created later with the same id starts with no equipment."""
+        the watermark, or its own start, if that is later), so the report counts its past windows as
+        they were judged and a checklist created later with the same id starts with no equipment."""
         # deleted checklists keep their assignments (#23: deleting a checklist never changes a past figure)
         watermark = self._get(keys.watermark_key(checklist_id)) or {}
         ended = max(to_utc_iso(clock.now()), str(watermark.get("evaluated_until") or ""))
         assignments = [item for item in self._query_prefix(keys.checklist_pk(checklist_id), keys.assignment_prefix())]
-        self.batch_write([{"PutRequest": {"Item": serialize({**a, "unassigned_at": ended})}}
+        # an assignment that had not begun yet ends as it begins (an empty period, never an inverted one)
+        self.batch_write([{"PutRequest": {"Item": serialize({**a, "unassigned_at": max(ended, str(a["assigned_at"]))})}}
                           for a in assignments if not a.get("unassigned_at")])
         self.batch_write([{"DeleteRequest": {"Key": serialize(keys.watermark_key(checklist_id))}}])
+        if (referenced := self._referenced_calendars(checklist_id)):
+            # closure calendars (#23 item 2): the checklist and its references go together
+            try:
+                self._transact([{"Delete": {"TableName": self.name, "Key": serialize(keys.checklist_key(checklist_id)),
+                                            "ConditionExpression": "attribute_exists(pk)"}},
+                                *(self.dereference_action(checklist_id, c) for c in referenced)],
+                               f"checklist {checklist_id} changed while being deleted; try again")
+            except CalendarReferenceError as error:
+                if error.reasons[:1] == ["ConditionalCheckFailed"]:
+                    return False
+                raise
+            return True
         response = self._request("delete_item", Key=serialize(keys.checklist_key(checklist_id)), ReturnValues="ALL_OLD")
         return bool(response.get("Attributes"))
+
+    def _referenced_calendars(self, checklist_id: str) -> list[str]:
+        """The existing calendars whose ``used_by`` names the checklist (as its ``closed_on`` says)."""
+        item = self.get_checklist_item(checklist_id)
+        if item is None:
+            return []
+        try:
+            named = validate_closed_on(item.get("closed_on"))
+        except InvalidInput:
+            return []
+        return [c for c, calendar in self.get_calendars(named).items()
+                if calendar is not None and checklist_id in calendar.used_by]
 
     def record_schedule_sync(self, checklist_id: str, revision: int, *, schedule: Mapping[str, Any] | None,
                              error: Mapping[str, Any] | None) -> bool:

@@ -1,0 +1,157 @@
+"""Closure calendar items (#23 item 2): the calendar, its revision records, and who references it.
+
+Existence is kept by DynamoDB itself, with no race: the calendar item holds ``used_by``, the
+string set of checklists whose ``closed_on`` names it, and every write that changes a checklist's
+``closed_on`` is one TransactWriteItems with the checklist write and, per calendar, an update
+conditional on the calendar existing (``ADD``/``DELETE`` of the checklist's id; a kept reference
+is a ConditionCheck). Deleting a calendar is conditional on ``used_by`` being absent (DynamoDB
+removes a set attribute when its last element is deleted). So a checklist can never be written
+referencing a calendar that does not exist, and a referenced calendar can never be deleted,
+whichever writer comes first. Only a hand edit in the console (an item written around this
+adapter) can break it: the evaluation then fails that checklist's run into the dead-letter queue,
+naming ``closed_on[i]``, rather than judge windows with a calendar it cannot read.
+
+Every put writes the calendar as that revision defined it to a record of its own
+(``REVISION#<n>``, never rewritten) in the same transaction: a judged window records the
+revision of each calendar it was judged by, and that record says which dates it held.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import date, datetime
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from missed_checks import keys
+from missed_checks.aws.table.base import Conflict, TableClient, condition_item, error_code, serialize
+from missed_checks.closure_calendar import ClosureCalendar, validate_calendar_id, validate_description
+
+_REVISION_PREFIX = "REVISION#"
+
+
+class CalendarReferenceError(Conflict):
+    """A transaction touching calendars was cancelled: which action failed (its index) and why."""
+
+    def __init__(self, message: str, reasons: list[str]) -> None:
+        super().__init__(message)
+        self.reasons = reasons
+
+
+class CalendarItems(TableClient):
+    def get_calendar(self, calendar_id: str) -> ClosureCalendar | None:
+        item = self._get(keys.calendar_key(validate_calendar_id(calendar_id)))
+        return None if item is None else ClosureCalendar.from_item(item)
+
+    def get_calendars(self, calendar_ids: Iterable[str]) -> dict[str, ClosureCalendar | None]:
+        """Each calendar by id (None when it does not exist); strongly consistent reads, one per
+        calendar (a checklist references a handful)."""
+        return {calendar_id: self.get_calendar(calendar_id) for calendar_id in dict.fromkeys(calendar_ids)}
+
+    def list_calendars(self) -> list[ClosureCalendar]:
+        items = self.query(keys.BY_PERIOD_INDEX, KeyConditionExpression="gsi2pk = :pk",
+                           ExpressionAttributeValues=serialize({":pk": keys.CALENDARS_INDEX_PK}))
+        return [ClosureCalendar.from_item(item) for item in items]
+
+    def calendar_revision(self, calendar_id: str, revision: int) -> ClosureCalendar | None:
+        """The calendar as revision ``revision`` defined it (kept after the calendar is deleted)."""
+        item = self._get(keys.calendar_revision_key(validate_calendar_id(calendar_id), revision))
+        return None if item is None else ClosureCalendar.from_item(item)
+
+    def put_calendar(self, calendar_id: str, dates: Sequence[date], *, now: datetime,
+                     description: str | None = None) -> ClosureCalendar:
+        """Create or replace the calendar's dates (and description, when given): a new revision.
+        Its ``used_by`` is never written here. Conflict when it changed meanwhile."""
+        validate_calendar_id(calendar_id)
+        current = self.get_calendar(calendar_id)
+        revision = current.revision if current else self._last_revision(calendar_id)
+        calendar = ClosureCalendar(
+            calendar_id=calendar_id, dates=tuple(sorted(set(dates))),
+            description=(validate_description(description) if description is not None
+                         else current.description if current else ""),
+            revision=revision + 1, updated_at=now, used_by=current.used_by if current else frozenset())
+        item = calendar.to_item()
+        owned = [name for name in item if name not in ("pk", "sk")]
+        condition = ("attribute_exists(pk) AND revision = :expected" if current
+                     else "attribute_not_exists(pk)")
+        values = {f":{name}": item[name] for name in owned}
+        if current:
+            values[":expected"] = current.revision
+        self._transact([
+            {"Update": {"TableName": self.name, "Key": serialize(keys.calendar_key(calendar_id)),
+                        "UpdateExpression": "SET " + ", ".join(f"#{name} = :{name}" for name in owned),
+                        "ConditionExpression": condition,
+                        "ExpressionAttributeNames": {f"#{name}": name for name in owned},
+                        "ExpressionAttributeValues": serialize(values)}},
+            {"Put": {"TableName": self.name, "Item": serialize(calendar.revision_item()),
+                     "ConditionExpression": "attribute_not_exists(pk)"}},
+        ], f"calendar {calendar_id} changed while being written; try again")
+        return calendar
+
+    def delete_calendar(self, calendar_id: str) -> bool:
+        """Delete the calendar; False when it did not exist. Refused (Conflict naming them) while a
+        checklist references it. Its revision records stay: judged windows name them."""
+        validate_calendar_id(calendar_id)
+        try:
+            self._request("delete_item", Key=serialize(keys.calendar_key(calendar_id)),
+                          ConditionExpression="attribute_exists(pk) AND attribute_not_exists(used_by)",
+                          ReturnValuesOnConditionCheckFailure="ALL_OLD")
+        except ClientError as error:
+            if error_code(error) != "ConditionalCheckFailedException":
+                raise
+            old = condition_item(error)
+            if old is None:
+                return False
+            users = sorted(str(c) for c in old.get("used_by") or ())
+            raise Conflict(f"calendar {calendar_id!r} is referenced by checklist(s) {', '.join(users)}: remove it "
+                           "from their closed_on first (missed-checks checklist put ID --closed-on ...)") from None
+        return True
+
+    def _last_revision(self, calendar_id: str) -> int:
+        """The highest revision ever written for the id (a deleted calendar put again continues it)."""
+        for item in self.query(KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+                               ExpressionAttributeValues=serialize({":pk": keys.calendar_pk(calendar_id),
+                                                                    ":prefix": _REVISION_PREFIX}),
+                               ScanIndexForward=False, Limit=1, ConsistentRead=True):
+            return int(item.get("revision") or 0)
+        return 0
+
+    # -- references, in the checklist's own transaction ------------------------------------------
+    def reference_actions(self, checklist_id: str, wanted: Sequence[str],
+                          before: Mapping[str, ClosureCalendar | None]) -> list[dict[str, Any]]:
+        """Transaction actions that make ``wanted`` (in order) the calendars referencing
+        ``checklist_id``, given ``before`` (every calendar it referenced or will, as read): one
+        per calendar, each conditional on the calendar existing."""
+        actions: list[dict[str, Any]] = []
+        for calendar_id in wanted:
+            calendar = before.get(calendar_id)
+            key = serialize(keys.calendar_key(calendar_id))
+            if calendar is not None and checklist_id in calendar.used_by:
+                actions.append({"ConditionCheck": {"TableName": self.name, "Key": key,
+                                                   "ConditionExpression": "attribute_exists(pk)"}})
+            else:
+                actions.append({"Update": {"TableName": self.name, "Key": key, "UpdateExpression": "ADD used_by :c",
+                                           "ConditionExpression": "attribute_exists(pk)",
+                                           "ExpressionAttributeValues": serialize({":c": {checklist_id}})}})
+        for calendar_id, calendar in before.items():
+            if calendar_id not in wanted and calendar is not None and checklist_id in calendar.used_by:
+                actions.append(self.dereference_action(checklist_id, calendar_id))
+        return actions
+
+    def dereference_action(self, checklist_id: str, calendar_id: str) -> dict[str, Any]:
+        return {"Update": {"TableName": self.name, "Key": serialize(keys.calendar_key(calendar_id)),
+                           "UpdateExpression": "DELETE used_by :c", "ConditionExpression": "attribute_exists(pk)",
+                           "ExpressionAttributeValues": serialize({":c": {checklist_id}})}}
+
+    def _transact(self, actions: list[dict[str, Any]], conflict: str) -> None:
+        """TransactWriteItems; a cancellation raises :class:`CalendarReferenceError` with the
+        per-action reason codes (``ConditionalCheckFailed`` at the index of the action that failed)."""
+        try:
+            self.client.transact_write_items(TransactItems=actions)
+        except ClientError as error:
+            if error_code(error) != "TransactionCanceledException":
+                raise
+            reasons = [str(reason.get("Code") or "None")
+                       for reason in error.response.get("CancellationReasons", [])]
+            raise CalendarReferenceError(conflict, reasons) from None
