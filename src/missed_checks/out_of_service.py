@@ -114,6 +114,7 @@ class OutOfServicePeriod:
         * before ``now``: windows judged meanwhile were excused and stay so, so the past is not rewritten;
         * not before its current ``to`` (that would lengthen it: record a new period instead)."""
         when = _aware(at, "at")
+        now = _aware(now, "now")  # to the second, as ``at`` and the stored instants are
         if when <= self.start:
             raise InvalidInput("at", f"{to_utc_iso(when)} is not after the period's from ({to_utc_iso(self.start)}): "
                                      "a period out of service ends after it starts")
@@ -125,6 +126,14 @@ class OutOfServicePeriod:
                                      "ending early shortens a period; record a new period to lengthen it")
         return replace(self, end=when, planned_end=self.end, ended_by=_text(by, "by", MAX_BY_CHARS, "who ends it"),
                        ended_at=now)
+
+    def require_planned(self, now: datetime) -> None:
+        """Only a period that has not started may be cancelled (deleted): no window overlapping it can
+        have been judged yet, so history stays as it is. InvalidInput naming ``from`` otherwise."""
+        if self.start <= _aware(now, "now"):
+            raise InvalidInput("from", f"the period of {self.equipment_id} from {to_utc_iso(self.start)} has started "
+                                       f"(now is {to_utc_iso(now)}): only a planned period can be cancelled; end this "
+                                       "one with back-in-service")
 
     # -- the stored form ---------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

@@ -29,11 +29,11 @@ class Recorded:
 
 
 def require_known_equipment(table: ChecklistTable, equipment_id: str, field: str = "equipment") -> str:
-    """The id, when the equipment is (or was) assigned to a checklist; else InvalidInput naming ``field``:
+    """The id, when the equipment is (or was) assigned to an existing checklist; else InvalidInput naming ``field``:
     a typo would otherwise excuse nothing while the real unit is marked missed."""
     equipment_id = validate_equipment_id(equipment_id, field)
     if not table.assignments_of_equipment(equipment_id):
-        raise InvalidInput(field, f"{equipment_id!r} was never assigned to a checklist (a typo?): assign it first")
+        raise InvalidInput(field, f"{equipment_id!r} has no assignment to any checklist (a typo?): assign it first")
     return equipment_id
 
 
@@ -55,6 +55,11 @@ def back_in_service(target: StackTarget, equipment_id: str, at: datetime, *, by:
                     now: datetime) -> OutOfServicePeriod:
     """End the period in effect at ``at`` early (``at`` not before now, after the period's from)."""
     return target.table().end_out_of_service(validate_equipment_id(equipment_id), at, by=by, now=now)
+
+
+def cancel_planned(target: StackTarget, equipment_id: str, start: datetime, *, now: datetime) -> OutOfServicePeriod:
+    """Delete a period that has not started yet (a mistake, or plans changed); returns it."""
+    return target.table().cancel_out_of_service(validate_equipment_id(equipment_id), start, now)
 
 
 def list_periods(target: StackTarget, start: datetime | None, end: datetime | None,

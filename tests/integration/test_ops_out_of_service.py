@@ -89,3 +89,18 @@ def test_back_in_service_ends_the_period_from_now_on_never_in_the_past(runtime: 
     assert periods(cli, "--from", "2026-03-05", "--to", "2026-03-06") == []
     order = cli("equipment", "out-of-service-list", "--from", "2026-03-06", "--to", "2026-03-05")
     assert order.code == 2 and order.err.startswith("missed-checks: error: to: ")
+
+
+def test_a_planned_period_can_be_cancelled_a_started_one_cannot(runtime: LocalRuntime, cli: Cli) -> None:
+    setup(cli)
+    planned = ["FL-001", "--from", "2026-03-10T06:00:00+01:00"]
+    cli.ok("equipment", "out-of-service", *planned, "--reason", "annual service")
+    cli.ok("equipment", "out-of-service", "FL-002", "--from", "2026-03-01T10:00:00Z", "--reason", "flat tyre")
+    cancelled = cli.ok("equipment", "out-of-service-cancel", *planned)
+    assert (cancelled["action"], cancelled["from"], cancelled["reason"]) == (
+        "cancelled", "2026-03-10T05:00:00Z", "annual service")
+    assert cli("equipment", "out-of-service-cancel", *planned).code == 1  # gone
+    runtime.advance_to(utc("2026-03-01T10:00:00Z"))
+    started = cli("equipment", "out-of-service-cancel", "FL-002", "--from", "2026-03-01T10:00:00Z")
+    assert started.code == 2 and started.err.startswith("missed-checks: error: from: the period of FL-002")
+    assert [p["equipment_id"] for p in periods(cli)] == ["FL-002"]

@@ -83,6 +83,12 @@ def test_ending_early_sets_a_new_to_and_keeps_the_planned_one() -> None:
     assert ended.to_dict()["planned_to"] == "2026-03-30T06:00:00Z"
 
 
+def test_ending_now_is_not_in_the_past_whatever_the_sub_seconds() -> None:
+    now = datetime(2026, 3, 26, 12, 0, 0, 750000, tzinfo=UTC)
+    ended = period().ended(now, by="a.smith", now=now)  # "now" of a command: --at defaults to it
+    assert ended.end == now.replace(microsecond=0) == ended.ended_at
+
+
 @pytest.mark.parametrize(("at", "now", "message"), [
     (FROM, FROM, "is not after the period's from"),
     (FROM - timedelta(hours=1), FROM - timedelta(hours=2), "is not after the period's from"),
@@ -103,3 +109,11 @@ def test_the_stored_form_reads_back_equal() -> None:
             "OUT_OF_SERVICE", f"{item['from']}#FL-001", "out_of_service")
         assert OutOfServicePeriod.from_item(item) == stored
         assert ("to" in item) == (stored.end is not None)
+
+
+def test_only_a_planned_period_can_be_cancelled() -> None:
+    period().require_planned(FROM - timedelta(seconds=1))
+    for now in (FROM, FROM + timedelta(days=1)):
+        with pytest.raises(InvalidInput, match="only a planned period can be cancelled") as refused:
+            period().require_planned(now)
+        assert refused.value.field == "from"

@@ -20,7 +20,7 @@ from missed_checks_ops.cli.common import (
     target_of,
 )
 from missed_checks_ops.inputs import within_item_size
-from missed_checks_ops.out_of_service import back_in_service, list_periods, take_out_of_service
+from missed_checks_ops.out_of_service import back_in_service, cancel_planned, list_periods, take_out_of_service
 from missed_checks_ops.target import LOCAL_ENDPOINT
 
 COLUMNS = {"equipment_id": "equipment", "from": "from", "to": "to", "reason": "reason", "recorded_by": "by",
@@ -58,6 +58,20 @@ def register(group: Any) -> None:
     back.add_argument("equipment", metavar="EQUIPMENT")
     back.add_argument("--at", metavar="INSTANT", help="back in service from then (default now)")
     back.add_argument("--by", metavar="WHO", help="who ends it (default: your user name)")
+
+    cancel = add_command(
+        group, "out-of-service-cancel", help="cancel a planned out-of-service period (not started yet)",
+        description="Delete the equipment's out-of-service period starting at --from, while it has not started: "
+                    "no window overlapping it has been judged, so nothing judged changes. A period that has "
+                    "started is ended with back-in-service instead.",
+        examples="  missed-checks equipment out-of-service FL-001 --from 2031-01-06T06:00:00+01:00 "
+                 "--reason 'annual service' --stack missed-checks\n"
+                 "  missed-checks equipment out-of-service-cancel FL-001 --from 2031-01-06T06:00:00+01:00 "
+                 "--stack missed-checks",
+        handler=cancel_command, formats=RESULT_FORMATS)
+    cancel.add_argument("equipment", metavar="EQUIPMENT")
+    cancel.add_argument("--from", dest="start", required=True, metavar="INSTANT",
+                        help="the period's from, as out-of-service-list shows it")
 
     listing = add_command(
         group, "out-of-service-list", help="out-of-service periods (of some equipment, in a period)",
@@ -112,6 +126,20 @@ def back_in_service_command(args: argparse.Namespace) -> int:
         planned = f"planned {document['planned_to']}" if document.get("planned_to") else "it had no end"
         out.say(f"{document['equipment_id']} back in service from {document['to']} (out of service since "
                 f"{document['from']}; {planned})")
+    return 0
+
+
+def cancel_command(args: argparse.Namespace) -> int:
+    now = clock.now()
+    cancelled = cancel_planned(target_of(args), args.equipment, instant_arg(args.start, "from", default_now=False),
+                               now=now)
+    document = {**cancelled.to_dict(), "action": "cancelled"}
+    out: Output = args.out
+    if out.format == "json":
+        out.json(document)
+    else:
+        out.say(f"cancelled: {document['equipment_id']} out of service from {document['from']}"
+                + (f" until {document['to']}" if document["to"] else "") + f" ({document['reason']})")
     return 0
 
 

@@ -103,3 +103,18 @@ class OutOfServiceItems(TableClient):
                                "list it and try again") from error
             raise
         return ended
+
+    def cancel_out_of_service(self, equipment_id: str, start: datetime, now: datetime) -> OutOfServicePeriod:
+        """Delete the equipment's period starting at ``start`` while it has not started (see
+        :meth:`OutOfServicePeriod.require_planned`); returns it. :class:`NotFound` when there is none."""
+        key = keys.out_of_service_key(to_utc_iso(start), validate_equipment_id(equipment_id, "equipment"))
+        item = self._get(key)
+        if item is None:
+            raise NotFound(f"{equipment_id} has no out-of-service period from {to_utc_iso(start)}")
+        period = OutOfServicePeriod.from_item(item)
+        period.require_planned(now)
+        if not self._conditional("delete_item", Key=serialize(key), ConditionExpression="#from > :now",
+                                 ExpressionAttributeNames={"#from": "from"},
+                                 ExpressionAttributeValues=serialize({":now": to_utc_iso(now)})):
+            raise Conflict(f"the period of {equipment_id} from {to_utc_iso(start)} changed meanwhile; list it")
+        return period
