@@ -82,7 +82,7 @@ FILES = {
     "fleet.txt": "FL-003\nFL-004\n",
     "checks.csv": "checklist_id,equipment_id,performed_at\nforklift-daily,FL-002,2026-03-02T06:40:00Z\n",
     "forklift.ics": "DTSTART;TZID=Europe/Berlin:20260105T060000\nRRULE:FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR\n",
-    "holidays.yaml": "id: site-holidays\ndates: [2026-04-03, 2026-04-06]\ndescription: Easter 2026\n",
+    "shutdown.yaml": "id: plant-shutdown\ndates: [2026-08-03, 2026-08-04, 2026-08-05, 2026-08-06]\n",
 }
 """The files the ``--help`` examples name, as a user would have them (the pages write their own)."""
 

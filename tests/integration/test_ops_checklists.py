@@ -106,8 +106,13 @@ def test_equipment_assign_and_unassign_many_ids_and_from_a_file(runtime: LocalRu
                                                                  tmp_path) -> None:
     put_forklift(cli)
     fleet = tmp_path / "fleet.txt"
+    # an id twice in one file is refused (#23 item 5: duplicate ids in one file), naming both lines
     fleet.write_text("# site A\n" + "".join(f"FL-{n:04d}\n" for n in range(150)) + "\nFL-0001\n", encoding="utf-8")
-    assigned = cli.ok("equipment", "assign", "--checklist", "forklift-daily", "TRUCK-1", "TRUCK-2",
+    repeated = cli("equipment", "assign", "--checklist", "forklift-daily", "--file", str(fleet))
+    assert repeated.code == 2 and "line 153: 'FL-0001' repeats line 3" in repeated.err
+    # an id both as an argument and in the file counts once
+    fleet.write_text("# site A\n" + "".join(f"FL-{n:04d}\n" for n in range(150)) + "\n", encoding="utf-8")
+    assigned = cli.ok("equipment", "assign", "--checklist", "forklift-daily", "TRUCK-1", "TRUCK-2", "FL-0001",
                       "--file", str(fleet))
     assert (assigned["requested"], assigned["changed"]) == (152, 152)
     assert assigned["at"] == "2026-03-01T09:00:00Z"

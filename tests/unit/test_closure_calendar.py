@@ -4,6 +4,7 @@ DST and in two zones, in the recurrence engine, the evaluation's plan and the sc
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -21,7 +22,10 @@ from missed_checks.closure_calendar import (
 from missed_checks.errors import InvalidInput, InvalidRecurrence
 from missed_checks.evaluation import Outcome, plan_evaluation
 from missed_checks.recurrence import parse_recurrence
-from missed_checks.schedule import desired_schedule
+from missed_checks.schedule import Target, desired_schedule
+from missed_checks.schedule_sync import calendar_needs_sync, checklists_to_resync, sync_checklist
+from missed_checks_ops.inputs import checklist_specs
+from tests.fakes import InMemorySchedules, InMemoryTable
 
 BERLIN, CHICAGO = ZoneInfo("Europe/Berlin"), ZoneInfo("America/Chicago")
 
@@ -170,3 +174,45 @@ def test_the_schedule_is_not_exact_with_closures_and_ends_with_the_last_open_win
     assert closed.end_date == plain.end_date - timedelta(days=1)
     every = calendar("2026-03-01", "2026-03-02", "2026-03-03")
     assert desired_schedule(checklist({"site": every}, recurrence=bounded), "g", now) is None
+
+
+# -- schedule-sync's view of a calendar's stream record ------------------------------------------------
+def test_only_a_change_of_dates_re_syncs_the_calendars_checklists() -> None:
+    old = {"dates": ["2026-04-03"], "used_by": {"b", "a"}}
+    assert calendar_needs_sync("MODIFY", old, {**old, "dates": ["2026-04-03", "2026-04-06"]})
+    assert not calendar_needs_sync("MODIFY", old, {**old, "used_by": {"a", "b", "c"}})
+    assert calendar_needs_sync("INSERT", None, old) and calendar_needs_sync("REMOVE", old, None)
+    assert checklists_to_resync(old) == ["a", "b"]
+    assert checklists_to_resync({"used_by": "not a set"}) == [] and checklists_to_resync(None) == []
+
+
+def test_schedule_sync_reads_the_calendars_of_the_checklist() -> None:
+    table = InMemoryTable(calendars={"site": calendar("2026-03-03")})
+    item = checklist(None, recurrence="DTSTART;TZID=Europe/Berlin:20260301T060000\nRRULE:FREQ=DAILY;COUNT=3",
+                     revision=1).to_item()
+    table.checklist_items["c"] = item
+    schedules = InMemorySchedules()
+    result = sync_checklist("c", table=table, schedules=schedules, target=Target("arn:sm", "arn:role", "arn:dlq", 3),
+                            group_name="g", now=datetime(2026, 2, 1, tzinfo=UTC),
+                            report_rejected=lambda *args: None)
+    assert result.action.value == "created"
+    assert table.notes[-1]["schedule"]["exact"] is False
+    table.calendars.clear()  # a calendar deleted around the tools: no schedule may fire on unknown dates
+    table.checklist_items["c"] = {**item, "revision": 2}
+    result = sync_checklist("c", table=table, schedules=schedules, target=Target("arn:sm", "arn:role", "arn:dlq", 3),
+                            group_name="g", now=datetime(2026, 2, 1, tzinfo=UTC),
+                            report_rejected=lambda *args: None)
+    assert result.action.value == "invalid" and result.error is not None
+    assert result.error["field"] == "closed_on[0]"
+
+
+# -- duplicate ids in one file (#23 item 5) --------------------------------------------------------------
+def test_a_checklist_file_naming_an_id_twice_is_refused_naming_both_entries(tmp_path: Path) -> None:
+    path = tmp_path / "checklists.yaml"
+    path.write_text("- {id: a, recurrence: x}\n- {id: b, recurrence: x}\n- {id: c, recurrence: x}\n"
+                    "- {id: a, recurrence: y, closed_on: [site]}\n")
+    with pytest.raises(InvalidInput) as error:
+        checklist_specs(str(path))
+    assert (error.value.field, error.value.message) == ("entries[3].id", "'a' repeats entries[0]")
+    path.write_text("- {id: a, recurrence: x}\n- {id: b, recurrence: y, closed_on: [site, shutdown]}\n")
+    assert [spec.get("closed_on") for spec in checklist_specs(str(path))] == [None, ["site", "shutdown"]]

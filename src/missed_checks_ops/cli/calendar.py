@@ -35,9 +35,9 @@ def register(subparsers: Any) -> None:
         description="Create a closure calendar or replace its dates (a new revision). Windows already judged "
                     "keep their outcome; windows not judged yet follow the new dates; the schedules of the "
                     "checklists that reference it are re-synced.",
-        examples="  missed-checks calendar put site-holidays --date 2026-04-03 --date 2026-04-06 "
-                 "--description 'Easter 2026' --stack missed-checks\n"
-                 f"  missed-checks calendar put --file holidays.yaml --endpoint {LOCAL_ENDPOINT}",
+        examples="  missed-checks calendar put plant-shutdown --date 2026-08-03,2026-08-04 --date 2026-08-05 "
+                 "--description 'Summer shutdown' --stack missed-checks\n"
+                 f"  missed-checks calendar put --file shutdown.yaml --endpoint {LOCAL_ENDPOINT}",
         handler=calendar_put, formats=RESULT_FORMATS)
     put.add_argument("calendar_id", nargs="?", metavar="ID", help="calendar id (or `id:` in --file)")
     put.add_argument("--date", action="append", metavar="YYYY-MM-DD",
@@ -49,8 +49,8 @@ def register(subparsers: Any) -> None:
                        description="Show a closure calendar: its dates, revision and the checklists that reference "
                                    "it; --revision N shows the dates an earlier revision held (a judged window's "
                                    "judged_by.closed_on names the revision it was judged by).",
-                       examples="  missed-checks calendar show site-holidays --stack missed-checks\n"
-                                "  missed-checks calendar show site-holidays --revision 1 --format json "
+                       examples="  missed-checks calendar show plant-shutdown --stack missed-checks\n"
+                                "  missed-checks calendar show plant-shutdown --revision 1 --format json "
                                 "--stack missed-checks",
                        handler=calendar_show, formats=RESULT_FORMATS)
     show.add_argument("calendar_id", metavar="ID")
@@ -64,7 +64,7 @@ def register(subparsers: Any) -> None:
     delete = add_command(group, "delete", help="delete a calendar no checklist references",
                          description="Delete a closure calendar. Refused while a checklist references it "
                                      "(the error names them); its revisions stay for the judged windows.",
-                         examples="  missed-checks calendar delete site-holidays --yes --stack missed-checks",
+                         examples="  missed-checks calendar delete plant-shutdown --yes --stack missed-checks",
                          handler=calendar_delete, formats=RESULT_FORMATS)
     delete.add_argument("calendar_id", metavar="ID")
     delete.add_argument("--yes", action="store_true", help="do not ask for confirmation")
