@@ -28,9 +28,11 @@ from datetime import UTC, date, datetime, timedelta, tzinfo
 from missed_checks.equipment import Assignment
 from missed_checks.report import (
     DISMISSED,
+    DONE,
     EXCUSED,
     LATE,
     MISSED,
+    NOT_DONE,
     ON_TIME,
     PENDING,
     RECORDED_LATE,
@@ -246,7 +248,7 @@ class HeatCell:
     @property
     def judged(self) -> int:
         """The cell's denominator: windows in compliance (on time, late, missed, recorded late)."""
-        return sum(self.counts.get(name, 0) for name in (ON_TIME, LATE, MISSED, RECORDED_LATE))
+        return sum(self.counts.get(name, 0) for name in (*DONE, *NOT_DONE))
 
 
 class Coverage:
