@@ -52,7 +52,7 @@ classification: every format (table, CSV, JSON, HTML) and the HTML report's char
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from datetime import datetime, timedelta
@@ -373,16 +373,21 @@ def checklist_report(
         pending = [i for i in rest if is_pending[i] and i not in excused]
         if not (on_time or late or own or pending or excused):
             continue
-        found = [_window_outcome(checklist_id, equipment_id, windows, i, ON_TIME, instant)
-                 for i, instant in on_time.items()]
-        found += [_window_outcome(checklist_id, equipment_id, windows, i, LATE, instant) for i, instant in late.items()]
-        found += [_window_outcome(checklist_id, equipment_id, windows, i, PENDING) for i in pending]
-        found += [_window_outcome(checklist_id, equipment_id, windows, i, EXCUSED, out_of_service=period)
-                  for i, period in excused.items()]
-        found += [_recorded(checklist_id, record, windows, attached) for record in own]
-        counts = Counter(o.outcome for o in found)
-        rows.append(ReportRow.of(checklist_id, equipment_id, counts))
-        if outcomes is not None:
+        dismissed = sum(1 for r in own if r.dismissed)
+        recorded_late = sum(1 for r in own if not r.dismissed and windows.index.get(r.window_start, -1) in attached)
+        rows.append(ReportRow(
+            checklist_id=checklist_id, equipment_id=equipment_id, expected=len(on_time) + len(late) + len(own),
+            on_time=len(on_time), late=len(late), missed=len(own) - dismissed - recorded_late,
+            recorded_late=recorded_late, dismissed=dismissed, excused=len(excused), pending=len(pending)))
+        if outcomes is not None:  # the same classification, window by window
+            found = [_window_outcome(checklist_id, equipment_id, windows, i, ON_TIME, instant)
+                     for i, instant in on_time.items()]
+            found += [_window_outcome(checklist_id, equipment_id, windows, i, LATE, instant)
+                      for i, instant in late.items()]
+            found += [_window_outcome(checklist_id, equipment_id, windows, i, PENDING) for i in pending]
+            found += [_window_outcome(checklist_id, equipment_id, windows, i, EXCUSED, out_of_service=period)
+                      for i, period in excused.items()]
+            found += [_recorded(checklist_id, record, windows, attached) for record in own]
             found.sort(key=lambda o: o.window_start)
             outcomes.extend(found)
     return rows

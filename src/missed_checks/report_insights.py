@@ -28,9 +28,11 @@ from datetime import UTC, date, datetime, timedelta, tzinfo
 from missed_checks.equipment import Assignment
 from missed_checks.report import (
     DISMISSED,
+    DONE,
     EXCUSED,
     LATE,
     MISSED,
+    NOT_DONE,
     ON_TIME,
     PENDING,
     RECORDED_LATE,
@@ -246,32 +248,29 @@ class HeatCell:
     @property
     def judged(self) -> int:
         """The cell's denominator: windows in compliance (on time, late, missed, recorded late)."""
-        return sum(self.counts.get(name, 0) for name in (ON_TIME, LATE, MISSED, RECORDED_LATE))
+        return sum(self.counts.get(name, 0) for name in (*DONE, *NOT_DONE))
 
 
-@dataclass(frozen=True)
 class Coverage:
     """What the report knows besides the outcomes, to tell why a week has none: the assignment of
     each (checklist, equipment) and since when each paused checklist is paused."""
 
-    assignments: Mapping[tuple[str, str], Assignment]
-    paused_since: Mapping[str, datetime]
-
-    def _week(self, checklist_id: str, monday: date, zones: Zones) -> tuple[datetime, datetime]:
-        zone = zones.get(checklist_id, UTC)
-        start = datetime.combine(monday, datetime.min.time(), tzinfo=zone)
-        return start, datetime.combine(monday + timedelta(days=7), datetime.min.time(), tzinfo=zone)
+    def __init__(self, assignments: Mapping[tuple[str, str], Assignment], paused_since: Mapping[str, datetime]) -> None:
+        self.paused_since = paused_since
+        self.by_equipment: dict[str, list[Assignment]] = defaultdict(list)
+        for (_, equipment_id), assignment in assignments.items():
+            self.by_equipment[equipment_id].append(assignment)
 
     def idle_state(self, equipment_id: str, monday: date, zones: Zones) -> str:
         """``paused``, ``not_assigned`` or ``not_due`` for a week without outcomes."""
         assigned = []
-        for (checklist_id, equipment), assignment in self.assignments.items():
-            if equipment != equipment_id:
-                continue
-            start, end = self._week(checklist_id, monday, zones)
+        for assignment in self.by_equipment.get(equipment_id, ()):
+            zone = zones.get(assignment.checklist_id, UTC)
+            start = datetime.combine(monday, datetime.min.time(), tzinfo=zone)
+            end = datetime.combine(monday + timedelta(days=7), datetime.min.time(), tzinfo=zone)
             periods = ((assignment.assigned_at, assignment.unassigned_at), *assignment.earlier_periods)
             if any(a < end and (u is None or u > start) for a, u in periods):
-                assigned.append((checklist_id, end))
+                assigned.append((assignment.checklist_id, end))
         if not assigned:
             return "not_assigned"
         paused = [c for c, end in assigned if c in self.paused_since and self.paused_since[c] < end]

@@ -7,7 +7,7 @@
   starting in the scenario's ``[start, end)``, as of the simulated clock at the end. There is no
   other report of a local run: the demo, ``local run`` and the end-to-end tests print and assert
   this one. In JSON it is the ``report`` command's document plus ``checklists`` and ``windows``
-  (every counted window: ``outcome``, ``performed_at``, ``late_by_s``, ``dismissal``).
+  (every counted window: ``outcome`` and the facts behind it, docs/report-outcomes.md).
 * ``missed``: every missed-check record the state machine wrote (``checklist``, ``equipment``,
   ``window_start``, ``window_end``, ``dismissal``), whatever its window; ``performed``: every
   performed check recorded (``checklist``, ``equipment``, ``performed_at``). Facts from the

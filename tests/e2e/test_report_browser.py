@@ -83,8 +83,51 @@ def test_the_demo_report_renders_in_chromium(tmp_path: Path) -> None:
     equipment = len({o.equipment_id for o in report.outcomes if o.outcome == "missed"})
     assert len(rendered.marks["heatmap"]) == weeks * equipment >= 5 * 5
     assert all(m.width > 0 and m.height > 0 for m in rendered.marks["heatmap"])
+    # every cell says what its week was (#23): the demo has misses, clean weeks and a unit unassigned
+    states = rendered.cell_states["heatmap"]
+    assert len(states) == len(rendered.marks["heatmap"]) and {"missed", "clean"} <= set(states)
+    assert set(states) <= {"missed", "clean", "excused", "dismissed", "pending", "paused", "not_assigned", "not_due"}
 
     width, height = png_size(shot)
     assert width == 1000 and height > 2000  # the whole page
     assert rendered.pdf_pages >= 2
     assert rendered.pdf_page_size == pytest.approx(A4_POINTS, abs=2)
+
+
+# The heatmap of #23's must-show run, worst first (missed, then the longest run, then the id), one cell per
+# week (W13, W14): what each week was, never a blank that could mean anything.
+REAL_MISSES_CELLS = {
+    "FL-3": ["missed", "excused"],  # 4 of 4 missed, then sold (out of service)
+    "FL-4": ["missed", "not_assigned"],  # 4 of 4 missed, then unassigned
+    "FL-2": ["missed", "missed"],  # 1 of 5, then 3 of 4
+    "FL-1": ["missed", "clean"],  # 2 of 8 over its two checklists, then 0 of 2 (the rest excused)
+    "NY-1": ["missed", "clean"],  # 1 of 6, then 0 of 3 (one pending)
+}
+
+
+def test_the_new_cells_render_in_chromium(tmp_path: Path, real_misses: dict[str, Any]) -> None:
+    """#23: each heatmap cell says what its week was, with its denominator; recorded-late, excused and
+    periods sections; open runs say how long undone, or that the unit was unassigned or went out of
+    service since: never "not done since"."""
+    out = io.StringIO()
+    write_report(real_misses["report"], "html", out, subtitle="#23: only real misses, in a browser test")
+    html = out.getvalue()
+    page = tmp_path / "real-misses.html"
+    page.write_text(html, encoding="utf-8")
+    try:
+        rendered = render(page, pdf=tmp_path / "real-misses.pdf")
+    except BrowserUnavailable as error:
+        pytest.fail(f"the browser test needs Chromium: {error}")
+    assert rendered.console_errors == [] and rendered.page_errors == [] and rendered.foreign_requests == []
+    for section in SECTIONS:
+        box = rendered.sections[section]
+        assert box is not None and box.width > 0 and box.height > 0, section
+    cells = rendered.marks["heatmap"]
+    assert rendered.cell_states["heatmap"] == [state for states in REAL_MISSES_CELLS.values() for state in states]
+    assert len(cells) == 10 and all(m.width > 0 and m.height > 0 for m in cells)  # drawn, whatever the state
+    for label in ("4/4", "1/5", "3/4", "2/8", "0/2", "1/6", "0/3", "exc.", "n/a"):  # each cell its denominator
+        assert f">{label}</text>" in html, label
+    assert 'data-open="out_of_service"' in html and 'data-open="unassigned"' in html and 'data-open="undone"' in html
+    assert "not done since" not in html
+    assert "gearbox in the workshop" in html and "sold, awaiting pickup" in html
+    assert rendered.print_charts["heatmap"].width > 300

@@ -11,7 +11,7 @@ import pytest
 from ops_support import BERLIN_WORKDAYS, Cli, utc
 
 from missed_checks.aws.table import ChecklistTable, serialize
-from missed_checks.keys import watermark_key
+from missed_checks.keys import assignment_prefix, checklist_pk, watermark_key
 from missed_checks_local.runtime import LocalRuntime
 from missed_checks_ops.target import StackTarget
 
@@ -288,6 +288,18 @@ def test_deleting_or_breaking_a_checklist_never_changes_a_past_figure(runtime: L
     assert named.code == 0 and named.json["rows"] == before["rows"]
     by_equipment = cli(*period, "--equipment", "E2", "--format", "json")
     assert by_equipment.code == 0 and by_equipment.json["rows"] == [rows_of(before)["E2"]]
+    # Deleted by an older version, which removed the assignment items: whoever left a record or a check
+    # in its judged windows is counted, so this checklist's figures are still the same.
+    kept = list(table.query(KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+                            ExpressionAttributeValues=serialize({":pk": checklist_pk("forklift-daily"),
+                                                                 ":prefix": assignment_prefix()})))
+    assert len(kept) == 2
+    for item in kept:
+        table.client.delete_item(TableName=table.name, Key=serialize({"pk": item["pk"], "sk": item["sk"]}))
+    legacy = cli(*period, "--format", "json")
+    assert legacy.code == 0 and legacy.json["rows"] == before["rows"] and legacy.json["windows"] == before["windows"]
+    for item in kept:
+        table.client.put_item(TableName=table.name, Item=serialize(item))
 
     # The same id again: a new checklist, no equipment carried over; the old windows still count.
     cli.ok("checklist", "put", "forklift-daily", "--window", "PT8H", "--grace", "PT30M",

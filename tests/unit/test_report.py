@@ -441,3 +441,30 @@ def test_out_of_service_excuses_a_window_it_touches_unless_it_was_done_or_judged
     [row] = checklist_report("c", [], [assignment], {}, [], now=datetime(2026, 3, 9, tzinfo=UTC), current=windows,
                              watermark=windows[0].start, out_of_service=services, outcomes=outcomes)
     assert row == ReportRow("c", "E1", pending=2, excused=3)
+
+
+def test_the_worked_example_of_the_readme_and_docs() -> None:
+    """README "The report's outcomes" and docs/report-outcomes.md: FL-1, 06:00-14:00 Berlin with 30
+    minutes' grace, the week of Monday 2 March 2026 (05:00-13:00 UTC, judged from 13:30 UTC)."""
+    week = [Win(datetime(2026, 3, 2 + d, 5, tzinfo=UTC), datetime(2026, 3, 2 + d, 13, tzinfo=UTC),
+                datetime(2026, 3, 2 + d, 13, 30, tzinfo=UTC)) for d in range(7)]
+    judged = week[:6]  # Sunday's firing failed: not judged yet
+    performed = {"FL-1": ["2026-03-02T06:12:00Z",  # Mon 07:12 Berlin
+                          "2026-03-03T13:10:00Z",  # Tue 14:10, in the grace period
+                          "2026-03-05T08:00:00Z"]}  # Thu 09:00 on the tablet, synced Fri 08:00
+    records = [MissedRecord("FL-1", "2026-03-04T05:00:00Z", False),  # Wed
+               MissedRecord("FL-1", "2026-03-05T05:00:00Z", False),  # Thu: judged before the sync
+               MissedRecord("FL-1", "2026-03-06T05:00:00Z", True,
+                            dismissal=Dismissal("site closed for inventory", "j.doe", "2026-03-06T15:00:00Z"))]
+    workshop = {"FL-1": [OutOfService("FL-1", "2026-03-07T09:00:00Z", "2026-03-07T17:00:00Z", "in the workshop")]}
+    outcomes: list[WindowOutcome] = []
+    [row] = checklist_report("forklift", judged, [Assignment("forklift", "FL-1", datetime(2026, 3, 1, tzinfo=UTC))],
+                             performed, records, now=datetime(2026, 3, 9, tzinfo=UTC), current=week,
+                             watermark=judged[-1].end, out_of_service=workshop, outcomes=outcomes)
+    assert [o.outcome for o in outcomes] == ["on_time", "late", "missed", "recorded_late", "dismissed", "excused",
+                                             "pending"]
+    assert row == ReportRow("forklift", "FL-1", expected=5, on_time=1, late=1, missed=1, recorded_late=1,
+                            dismissed=1, excused=1, pending=1)
+    assert row.compliance == 50.0
+    [recorded] = with_recorded_at([outcomes[3]], {("forklift", "FL-1", "2026-03-05T08:00:00Z"): "2026-03-06T07:00:00Z"})
+    assert recorded.recorded_after_close == timedelta(hours=17, minutes=30)

@@ -216,3 +216,46 @@ def test_weekly_rows_and_heatmap_count_every_outcome_once_in_its_local_week(flee
     assert len(listed) == sum(missed.values())
     assert [o.equipment_id for o in listed] == sorted((o.equipment_id for o in listed),
                                                      key=[r.equipment_id for r in heatmap].index)
+
+
+# -- #23: what each heatmap cell was, and where an open run stands --------------------------------------
+def test_a_week_without_outcomes_says_why_paused_not_assigned_or_not_due() -> None:
+    from missed_checks.equipment import Assignment
+    from missed_checks.report_insights import Coverage, heat_cells
+
+    weeks = [date(2026, 3, 16), date(2026, 3, 23), date(2026, 3, 30), date(2026, 4, 6)]
+    outcomes = [
+        window("forklift", "a", MONDAY_BERLIN, "missed"),
+        window("forklift", "a", MONDAY_BERLIN + timedelta(days=1), "recorded_late"),
+        window("forklift", "a", MONDAY_BERLIN + timedelta(days=2), "on_time"),
+        window("forklift", "a", MONDAY_BERLIN + timedelta(days=7), "excused"),
+    ]
+    # a: assigned from the week of 23 March; forklift paused from Wednesday 8 April (Berlin)
+    coverage = Coverage({("forklift", "a"): Assignment("forklift", "a", datetime(2026, 3, 23, tzinfo=BERLIN))},
+                        {"forklift": datetime(2026, 4, 8, tzinfo=BERLIN)})
+    [cells] = heat_cells(outcomes, ZONES, weeks, ["a"], coverage).values()
+    assert [c.state for c in cells] == ["not_assigned", "missed", "excused", "paused"]
+    assert (cells[1].missed, cells[1].judged) == (1, 3)  # 1 missed of 3 (the recorded-late one counts in judged)
+    unpaused = Coverage({("forklift", "a"): Assignment("forklift", "a", datetime(2026, 3, 23, tzinfo=BERLIN))}, {})
+    assert heat_cells(outcomes, ZONES, weeks, ["a"], unpaused)["a"][3].state == "not_due"
+
+
+def test_an_open_run_says_how_long_undone_or_why_not() -> None:
+    from missed_checks.equipment import Assignment
+    from missed_checks.report import OutOfService
+    from missed_checks.report_insights import open_run
+
+    run = days("forklift", "a", MONDAY_BERLIN, "OMMM")
+    [streak] = streaks(run)
+    first = streak.windows[0]  # Tuesday 24 March, 05:00-13:00Z
+    as_of = datetime(2026, 3, 27, 13, tzinfo=UTC)
+    undone = open_run(streak, Assignment("forklift", "a", MONDAY_BERLIN), [], as_of)
+    assert undone is not None and (undone.state, undone.since) == ("undone", first.window_end)
+    assert undone.undone_for == timedelta(days=3)
+    gone = open_run(streak, Assignment("forklift", "a", MONDAY_BERLIN, datetime(2026, 3, 27, tzinfo=UTC)), [], as_of)
+    assert gone is not None and (gone.state, gone.since) == ("unassigned", "2026-03-27T00:00:00Z")
+    sold = OutOfService("a", "2026-03-27T06:00:00Z", None, "sold")
+    away = open_run(streak, Assignment("forklift", "a", MONDAY_BERLIN), [sold], as_of)
+    assert away is not None and (away.state, away.since, away.reason) == ("out_of_service", "2026-03-27T06:00:00Z",
+                                                                         "sold")
+    assert open_run(streaks(days("forklift", "a", MONDAY_BERLIN, "MMO"))[0], None, [], as_of) is None  # ended

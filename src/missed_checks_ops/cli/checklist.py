@@ -133,7 +133,7 @@ def _register_checklist(subparsers: Any) -> None:
     for name, verb, text in (
         ("pause", "Pause", "its schedule is disabled; windows closing while paused are never judged"),
         ("resume", "Resume", "judging restarts from now: the pause is not back-filled"),
-        ("delete", "Delete", "its schedule and assignments go; its performed and missed checks stay"),
+        ("delete", "Delete", "its schedule goes, its assignments end; judged windows and checks stay"),
     ):
         command = add_command(group, name, help=f"{name} a checklist", description=f"{verb} a checklist: {text}.",
                               examples=f"  missed-checks checklist {name} forklift-daily --stack missed-checks"
@@ -340,7 +340,7 @@ def checklist_change(args: argparse.Namespace) -> int:
         if not args.yes:
             if not (sys.stdin.isatty() and err_console().is_terminal):
                 raise InvalidInput("yes", "deleting a checklist needs --yes")
-            answer = err_console().input(f"Delete checklist {checklist_id} and its assignments? [y/N] ")
+            answer = err_console().input(f"Delete checklist {checklist_id} (its assignments end)? [y/N] ")
             if answer.strip().lower() not in ("y", "yes"):
                 return fail("not deleted", 1)
         delete_checklist(target, checklist_id)

@@ -218,13 +218,14 @@ class ChecklistItems(CalendarItems):
     def delete_checklist(self, checklist_id: str) -> bool:
         """Delete the checklist (and its watermark). History is kept: its judged windows, performed and
         missed checks stay, and so do its assignments, each still-open one ended at the deletion (or at
-        the watermark, if that is later), so the report counts its past windows as they were judged and
-        a checklist created later with the same id starts with no equipment."""
+        the watermark, or its own start, if that is later), so the report counts its past windows as
+        they were judged and a checklist created later with the same id starts with no equipment."""
         # deleted checklists keep their assignments (#23: deleting a checklist never changes a past figure)
         watermark = self._get(keys.watermark_key(checklist_id)) or {}
         ended = max(to_utc_iso(clock.now()), str(watermark.get("evaluated_until") or ""))
         assignments = [item for item in self._query_prefix(keys.checklist_pk(checklist_id), keys.assignment_prefix())]
-        self.batch_write([{"PutRequest": {"Item": serialize({**a, "unassigned_at": ended})}}
+        # an assignment that had not begun yet ends as it begins (an empty period, never an inverted one)
+        self.batch_write([{"PutRequest": {"Item": serialize({**a, "unassigned_at": max(ended, str(a["assigned_at"]))})}}
                           for a in assignments if not a.get("unassigned_at")])
         self.batch_write([{"DeleteRequest": {"Key": serialize(keys.watermark_key(checklist_id))}}])
         if (referenced := self._referenced_calendars(checklist_id)):
