@@ -32,7 +32,7 @@ invoke = _load("invoke")
 def test_every_function_gets_the_stacks_resource_names_and_no_endpoint(local_stack):
     values = env_vars.env_vars(local_stack.stack_name, "us-east-1", None, None)
     assert set(values) == {"ScheduleSyncFunction", "PlanEvaluationFunction", "RecordMissedChecksFunction",
-                           "CloseWindowFunction"}
+                           "CloseWindowFunction", "NotifyFunction"}  # the notifier: #18
     for variables in values.values():
         assert variables["TABLE_NAME"] == local_stack.table_name
         assert variables["AWS_ENDPOINT_URL"] == ""  # declared empty: on AWS, the Region's endpoints
@@ -40,6 +40,7 @@ def test_every_function_gets_the_stacks_resource_names_and_no_endpoint(local_sta
     assert sync["STATE_MACHINE_ARN"] == local_stack.state_machine_arn
     assert sync["SCHEDULE_GROUP_NAME"] == local_stack.outputs["ScheduleGroupName"]
     assert values["PlanEvaluationFunction"]["MAX_WINDOWS_PER_RUN"] == "20"
+    assert values["NotifyFunction"]["NOTIFICATION_DLQ_URL"] == local_stack.outputs["NotificationDeadLetterQueueUrl"]
 
 
 def test_a_stack_that_does_not_exist_is_one_line_naming_it(local_stack, tmp_path, capsys):
