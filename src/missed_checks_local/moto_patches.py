@@ -29,6 +29,13 @@ Process-wide, installed once (:func:`install`, when a stack is first provisioned
    every item of the table, as moto does, but unsorted: moto sorts the index's matches by their
    full key (index keys, then the table's), so sorting the whole table first cost seconds for a
    ``checklist list`` beside 10,000 assignments. Same items, same order. *Upstream candidate* (a speed fix).
+5g. :func:`_the_range_and_its_neighbours`: a ``Table.query`` on the table's key with a range
+   condition is given only the items meeting it, in range-key order, and the nearest item on
+   either side. moto sizes every item of the partition (``Item.size()``, for the 1 MB page
+   limit) before testing its range key: 44 % of the Query time of a fanned-out evaluation, whose
+   batches each ask for a ``BETWEEN`` of a few thousand assignments in a partition of 100,000.
+   Same items, pages and ``LastEvaluatedKey`` (the neighbours are where moto ends a full page).
+   Checked against moto 5.2.5. *Upstream candidate* (size only the items that match).
 5c. :func:`_stream_records_as_json`: ``dynamodbstreams:GetRecords`` answers with ``json.dumps``
    of moto's own records (as ``DynamoHandler`` answers ``dynamodb`` calls) instead of moto's
    model-driven serializer, which looks up every attribute of every record through its alias
@@ -169,7 +176,12 @@ def _partition_queries() -> None:
         index_name = kwargs.get("index_name", args[index_position] if len(args) > index_position else None)
         if hash_key is None and not index_name:
             return query(self, hash_key, *args, **kwargs)
-        token = _QUERIED_PARTITION.set(_EVERY_ITEM_UNSORTED if index_name else hash_key)
+        comparison = kwargs.get("range_comparison", args[0] if args else None)
+        values = kwargs.get("range_objs", args[1] if len(args) > 1 else None)
+        filtered = bool(set(kwargs) - _QUERY_KEYWORDS)  # the legacy KeyConditions' non-key filters
+        token = _QUERIED_PARTITION.set(
+            _EVERY_ITEM_UNSORTED if index_name else (hash_key, None if filtered else comparison, values)
+        )
         try:
             return query(self, hash_key, *args, **kwargs)
         finally:
@@ -177,24 +189,63 @@ def _partition_queries() -> None:
 
     @functools.wraps(all_items)
     def items_of_the_queried_partition(self: Any) -> Any:
-        hash_key = _QUERIED_PARTITION.get()
-        if hash_key is None:
+        queried = _QUERIED_PARTITION.get()
+        if queried is None:
             return all_items(self)
-        if hash_key is _EVERY_ITEM_UNSORTED:
+        if queried is _EVERY_ITEM_UNSORTED:
             if not self.range_key_attr:
                 return list(self.items.values())
             return [item for partition in self.items.values() for item in partition.values()]
+        hash_key, comparison, values = queried
         partition = self.items.get(hash_key)
         if partition is None:
             return []
         if not self.range_key_attr:
             return [partition]
+        if comparison:
+            return _the_range_and_its_neighbours(partition.values(), comparison, values)
         # In range-key order, each key cast once: moto's Table.query sorts the partition again by
         # range key (two casts per comparison), which on sorted input is one pass, not n log n.
         return sorted(partition.values(), key=lambda item: item.range_key.cast_value)
 
     Table.query = query_one_partition  # type: ignore[method-assign]
     Table.all_items = items_of_the_queried_partition  # type: ignore[method-assign]
+
+
+_QUERY_KEYWORDS = frozenset({
+    "range_comparison", "range_objs", "limit", "exclusive_start_key", "scan_index_forward",
+    "projection_expressions", "index_name", "consistent_read", "filter_expression", "hash_key_conditions",
+    "range_key_conditions",
+})
+
+
+def _the_range_and_its_neighbours(items: Any, comparison: str, values: Any) -> list[Any]:
+    """The items whose range key meets the key condition, in range-key order, with the nearest
+    item on either side of that run (patch 5g).
+
+    moto's ``Table.query`` walks every candidate it is given, computing each one's ``size()``
+    (for the 1 MB page limit) before it even tests the range condition, then deep-copies the
+    matches: with a partition of 100,000 assignments and a batch's ``BETWEEN`` of 6,000, each
+    Query sized 94,000 items it would never return. Items before the run cannot change its answer
+    (nothing is kept yet, and no item reaches 1 MB); the first item after it is where moto stops
+    a page that is full (``LastEvaluatedKey``), so it is kept, on both sides for a backward
+    Query. The condition is moto's own comparison of the cast values."""
+    from moto.dynamodb.comparisons import get_comparison_func  # deferred: moto is slow to import
+
+    meets = get_comparison_func(comparison)
+    bounds = [value.cast_value for value in values]
+    run: list[tuple[Any, Any]] = []
+    others: list[tuple[Any, Any]] = []
+    for item in items:
+        key = item.range_key.cast_value
+        (run if meets(key, *bounds) else others).append((key, item))
+    if not run:
+        return []
+    run.sort(key=lambda keyed: keyed[0])
+    low, high = run[0][0], run[-1][0]
+    before = max((keyed for keyed in others if keyed[0] < low), key=lambda keyed: keyed[0], default=None)
+    after = min((keyed for keyed in others if keyed[0] > high), key=lambda keyed: keyed[0], default=None)
+    return [item for _, item in ([before] if before else []) + run + ([after] if after else [])]
 
 
 def _stream_records_as_json() -> None:

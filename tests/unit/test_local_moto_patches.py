@@ -180,3 +180,29 @@ def test_the_server_finds_each_hosts_backend_once_and_as_moto_does() -> None:
     with mock.patch.object(backends, "list_of_moto_modules", side_effect=AssertionError("listed again")):
         assert [application.get_backend_for_host(host) for host in hosts] == expected
         assert application.get_backend_for_host(None) is None
+
+
+RANGES = [
+    ("pk = :h AND begins_with(sk, :a)", {":h": {"S": "p3"}, ":a": {"S": "s0"}}),
+    ("pk = :h AND sk < :a", {":h": {"S": "p4"}, ":a": {"S": "s050"}}),
+    ("pk = :h AND sk >= :a", {":h": {"S": "p5"}, ":a": {"S": "s040"}}),
+    ("pk = :h AND sk BETWEEN :a AND :b", {":h": {"S": "p0"}, ":a": {"S": "s007"}, ":b": {"S": "s028"}}),  # 4: a page
+    ("pk = :h AND sk BETWEEN :a AND :b", {":h": {"S": "p0"}, ":a": {"S": "s100"}, ":b": {"S": "zzz"}}),  # the end
+    ("pk = :h AND sk BETWEEN :a AND :b", {":h": {"S": "p1"}, ":a": {"S": "t"}, ":b": {"S": "u"}}),  # nothing
+    ("pk = :h AND sk = :a", {":h": {"S": "p6"}, ":a": {"S": "s006"}}),
+]
+
+
+def test_a_range_condition_is_answered_as_moto_does_at_every_limit(dynamodb: Any) -> None:
+    """Patch 5g gives moto only the items in the range and one on either side: the same pages,
+    in both directions, whether a page ends inside the range, at its end or past it."""
+    _fill(dynamodb)
+    for condition, values in RANGES:
+        for forward in (True, False):
+            for limit in (1, 4, 5, None):
+                query = {"TableName": "t", "KeyConditionExpression": condition, "ExpressionAttributeValues": values,
+                         "ScanIndexForward": forward, **({"Limit": limit} if limit else {})}
+                patched = _pages(dynamodb.query, "ExclusiveStartKey", "LastEvaluatedKey", **query)
+                with _unpatched(Table, "all_items"):
+                    expected = _pages(dynamodb.query, "ExclusiveStartKey", "LastEvaluatedKey", **query)
+                assert patched == expected, (condition, values, forward, limit)
