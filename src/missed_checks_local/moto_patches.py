@@ -116,6 +116,7 @@ __all__ = [
     "MotoChanged",
     "iam_enforcement",
     "install",
+    "install_data_plane",
     "lambda_invoke",
     "managed_policies_parsed_once",
     "parse_each_definition_once",
@@ -313,6 +314,25 @@ def _json_value(value: Any) -> float | int | str:
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
+_data_plane_installed = False
+
+
+def install_data_plane() -> None:
+    """The process-wide patches of DynamoDB, its stream and moto's server (1, 5b-5e, 5g), once:
+    all that the tests of these patches need, without importing moto's CloudFormation (about 5 s,
+    for the EC2 models it pulls in) as :func:`install` does."""
+    global _data_plane_installed  # noqa: PLW0603 - moto's classes are process-wide
+    with _INSTALL_LOCK:
+        if _data_plane_installed:
+            return
+        _atomic_dynamodb_writes()
+        _partition_queries()
+        _stream_records_as_json()
+        _item_reads_as_json()
+        _backend_per_host_once()
+        _data_plane_installed = True
+
+
 _MANAGED_POLICIES: dict[str, Any] = {}
 
 
@@ -340,7 +360,8 @@ def managed_policies_parsed_once() -> None:
 
 
 def install() -> None:
-    """The process-wide patches (1-5f), once."""
+    """The process-wide patches (1-5g), once."""
+    install_data_plane()
     managed_policies_parsed_once()
     global _installed  # noqa: PLW0603 - moto's classes are process-wide
     with _INSTALL_LOCK:
@@ -356,11 +377,6 @@ def install() -> None:
         from moto.scheduler.models import EventBridgeSchedulerBackend
         from moto.utilities.utils import get_partition
 
-        _atomic_dynamodb_writes()
-        _partition_queries()
-        _stream_records_as_json()
-        _item_reads_as_json()
-        _backend_per_host_once()
         LayerVersion.physical_resource_id = property(lambda self: self.arn)  # type: ignore[attr-defined]
         create_function = LambdaFunction.create_from_cloudformation_json.__func__  # type: ignore[attr-defined]
 

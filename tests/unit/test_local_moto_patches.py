@@ -22,7 +22,7 @@ REGION = "us-east-1"
 
 @pytest.fixture(autouse=True)
 def _patched() -> None:
-    moto_patches.install()
+    moto_patches.install_data_plane()
 
 
 @pytest.fixture
@@ -57,13 +57,14 @@ def _unpatched(cls: type, name: str) -> Any:
 def _fill(dynamodb: Any) -> None:
     rows = [(f"p{n % 7}", f"s{n:03d}", f"g{n % 3}", f"k{n % 5}") for n in range(120)]
     random.Random(7).shuffle(rows)
-    for pk, sk, gpk, gsk in rows:
-        dynamodb.put_item(TableName="t", Item={
-            "pk": {"S": pk}, "sk": {"S": sk}, "gpk": {"S": gpk}, "gsk": {"S": gsk},
-            "n": {"N": "1.50"}, "flag": {"BOOL": True}, "none": {"NULL": True}, "raw": {"B": b"\x00\xff"},
-            "tags": {"SS": ["a", "b"]}, "nums": {"NS": ["1", "2"]},
-            "nested": {"M": {"l": {"L": [{"S": "x"}, {"N": "2"}]}}},
-        })
+    puts = [{"PutRequest": {"Item": {
+        "pk": {"S": pk}, "sk": {"S": sk}, "gpk": {"S": gpk}, "gsk": {"S": gsk},
+        "n": {"N": "1.50"}, "flag": {"BOOL": True}, "none": {"NULL": True}, "raw": {"B": b"\x00\xff"},
+        "tags": {"SS": ["a", "b"]}, "nums": {"NS": ["1", "2"]},
+        "nested": {"M": {"l": {"L": [{"S": "x"}, {"N": "2"}]}}},
+    }}} for pk, sk, gpk, gsk in rows]
+    for offset in range(0, len(puts), 25):  # in the shuffled order, 25 a request (as fast as a test may be)
+        assert not dynamodb.batch_write_item(RequestItems={"t": puts[offset : offset + 25]})["UnprocessedItems"]
     dynamodb.put_item(TableName="t", Item={"pk": {"S": "p0"}, "sk": {"S": "no-index-keys"}})
     dynamodb.update_item(TableName="t", Key={"pk": {"S": "p1"}, "sk": {"S": "s001"}},
                          UpdateExpression="SET n = :n", ExpressionAttributeValues={":n": {"N": "3"}})
