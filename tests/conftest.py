@@ -36,6 +36,7 @@ from unittest import mock
 import pytest
 from hypothesis import settings
 
+from missed_checks_local import moto_patches
 from missed_checks_local.awslambda.runtime import LambdaRuntime
 from missed_checks_local.clock import SimulatedClock
 from missed_checks_local.embedded import embedded_aws
@@ -110,43 +111,15 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         )
 
 
-# -- moto's AWS managed policies, parsed once ---------------------------------------------------
-_POLICIES: dict[str, Any] = {}
-
-
-def _parse_managed_policies_once() -> None:
-    """moto parses its 1 MB of AWS managed policies again for every IAM backend it creates (six
-    per fresh moto, about a second each on this machine): parse them once per test session.
-    Each backend still builds its own policy objects from the data, as before."""
-    if _POLICIES:
-        return
-    import json
-
-    from moto.iam import models
-    from moto.settings import load_iam_aws_managed_policies
-
-    _POLICIES.update(json.loads(models.aws_managed_policies_data))
-
-    def init_aws_policies(backend: models.IAMBackend) -> list[models.ManagedPolicy]:
-        if not load_iam_aws_managed_policies():
-            return []
-        return [
-            models.AWSManagedPolicy.from_data(name, backend.account_id, backend.region_name, data)
-            for name, data in _POLICIES.items()
-        ]
-
-    # moto's method replaced on its class (a deliberate patch, which mypy flags as method-assign):
-    models.IAMBackend._init_aws_policies = init_aws_policies  # type: ignore[method-assign]
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Before a ``stack`` test's fixtures (module-scoped ones included): moto's managed policies
-    parsed once; the shared stack torn down when this test does not run on it (it gets an empty
+    parsed once (``moto_patches.managed_policies_parsed_once``, also for tests that start moto without
+    provisioning a stack); the shared stack torn down when this test does not run on it (it gets an empty
     moto, or provisions its own, which must not land in the shared one)."""
     if item.get_closest_marker("stack") is None:
         return
-    _parse_managed_policies_once()
+    moto_patches.managed_policies_parsed_once()
     if not uses_shared_stack(item):
         SHARED.close()
 
@@ -185,7 +158,7 @@ class SharedStack:
     def open(self) -> EmbeddedStack:
         if self.stack is not None:
             return self.stack
-        _parse_managed_policies_once()
+        moto_patches.managed_policies_parsed_once()
         exit_stack = ExitStack()
         try:
             exit_stack.enter_context(embedded_aws())

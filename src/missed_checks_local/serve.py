@@ -91,18 +91,24 @@ class LocalServer:
         self._saved["werkzeug_level"] = werkzeug.level
         werkzeug.setLevel(logging.WARNING)
         self._server = ThreadedMotoServer(ip_address=self.host, port=self.port, verbose=False)
-        self._server.start()
-        self._environment = local_environment(DEFAULT_REGION, endpoint_url=self.endpoint)
-        self._environment.__enter__()
-        reset_clients()
-        self.stack = EmbeddedStack.provision(self.template_path, parameters=self.parameters, endpoint_url=self.endpoint)
-        # The clock starts once the stack is up (provisioning takes seconds, hours at a high speed).
-        if self._given_clock is None:
-            self.clock = RealTimeClock(self._start, self._speed)
-        self.runtime = LocalRuntime(self.stack, self.clock, log_path=self.log_path, refresh_always=True)
-        self.publish_clock()
-        self.runtime.start()
-        self._start_http_api()
+        try:
+            self._server.start()
+            self._environment = local_environment(DEFAULT_REGION, endpoint_url=self.endpoint)
+            self._environment.__enter__()
+            reset_clients()
+            self.stack = EmbeddedStack.provision(
+                self.template_path, parameters=self.parameters, endpoint_url=self.endpoint
+            )
+            # The clock starts once the stack is up (provisioning takes seconds, hours at a high speed).
+            if self._given_clock is None:
+                self.clock = RealTimeClock(self._start, self._speed)
+            self.runtime = LocalRuntime(self.stack, self.clock, log_path=self.log_path, refresh_always=True)
+            self.publish_clock()
+            self.runtime.start()
+            self._start_http_api()
+        except BaseException:
+            self.stop()  # nothing half-started left behind (the server, its stack, the environment)
+            raise
         return self.stack
 
     def _start_http_api(self) -> None:
@@ -185,6 +191,7 @@ class LocalServer:
             self._server.stop()
             self._server = None
             time.sleep(0.05)
+            _forget_what_moto_holds()
         if self._saved:
             if self._saved["MOTO_PORT"] is None:
                 os.environ.pop("MOTO_PORT", None)
@@ -198,3 +205,17 @@ class LocalServer:
             werkzeug.handlers, werkzeug.propagate = self._saved["werkzeug"]
             werkzeug.setLevel(self._saved["werkzeug_level"])
             self._saved = {}
+
+
+def _forget_what_moto_holds() -> None:
+    """Every moto backend emptied, as a stopped ``local serve`` process leaves nothing behind.
+
+    moto's server keeps its data in moto's process-wide backends (``mock_aws`` empties them when
+    it starts and stops; ``ThreadedMotoServer.stop`` does not): without this, a second server in
+    the same process (a test after another) found the first one's stack ("Stack missed-checks-local
+    already exists") and its items."""
+    from moto.core.base_backend import BackendDict  # deferred: moto is a dev dependency and slow to import
+    from moto.core.model_instances import reset_model_data
+
+    BackendDict.reset()
+    reset_model_data()

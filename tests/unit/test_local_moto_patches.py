@@ -22,7 +22,7 @@ REGION = "us-east-1"
 
 @pytest.fixture(autouse=True)
 def _patched() -> None:
-    moto_patches.install()
+    moto_patches.install_data_plane()
 
 
 @pytest.fixture
@@ -57,13 +57,14 @@ def _unpatched(cls: type, name: str) -> Any:
 def _fill(dynamodb: Any) -> None:
     rows = [(f"p{n % 7}", f"s{n:03d}", f"g{n % 3}", f"k{n % 5}") for n in range(120)]
     random.Random(7).shuffle(rows)
-    for pk, sk, gpk, gsk in rows:
-        dynamodb.put_item(TableName="t", Item={
-            "pk": {"S": pk}, "sk": {"S": sk}, "gpk": {"S": gpk}, "gsk": {"S": gsk},
-            "n": {"N": "1.50"}, "flag": {"BOOL": True}, "none": {"NULL": True}, "raw": {"B": b"\x00\xff"},
-            "tags": {"SS": ["a", "b"]}, "nums": {"NS": ["1", "2"]},
-            "nested": {"M": {"l": {"L": [{"S": "x"}, {"N": "2"}]}}},
-        })
+    puts = [{"PutRequest": {"Item": {
+        "pk": {"S": pk}, "sk": {"S": sk}, "gpk": {"S": gpk}, "gsk": {"S": gsk},
+        "n": {"N": "1.50"}, "flag": {"BOOL": True}, "none": {"NULL": True}, "raw": {"B": b"\x00\xff"},
+        "tags": {"SS": ["a", "b"]}, "nums": {"NS": ["1", "2"]},
+        "nested": {"M": {"l": {"L": [{"S": "x"}, {"N": "2"}]}}},
+    }}} for pk, sk, gpk, gsk in rows]
+    for offset in range(0, len(puts), 25):  # in the shuffled order, 25 a request (as fast as a test may be)
+        assert not dynamodb.batch_write_item(RequestItems={"t": puts[offset : offset + 25]})["UnprocessedItems"]
     dynamodb.put_item(TableName="t", Item={"pk": {"S": "p0"}, "sk": {"S": "no-index-keys"}})
     dynamodb.update_item(TableName="t", Key={"pk": {"S": "p1"}, "sk": {"S": "s001"}},
                          UpdateExpression="SET n = :n", ExpressionAttributeValues={":n": {"N": "3"}})
@@ -180,3 +181,82 @@ def test_the_server_finds_each_hosts_backend_once_and_as_moto_does() -> None:
     with mock.patch.object(backends, "list_of_moto_modules", side_effect=AssertionError("listed again")):
         assert [application.get_backend_for_host(host) for host in hosts] == expected
         assert application.get_backend_for_host(None) is None
+
+
+RANGES = [
+    ("pk = :h AND begins_with(sk, :a)", {":h": {"S": "p3"}, ":a": {"S": "s0"}}),
+    ("pk = :h AND sk < :a", {":h": {"S": "p4"}, ":a": {"S": "s050"}}),
+    ("pk = :h AND sk >= :a", {":h": {"S": "p5"}, ":a": {"S": "s040"}}),
+    ("pk = :h AND sk BETWEEN :a AND :b", {":h": {"S": "p0"}, ":a": {"S": "s007"}, ":b": {"S": "s028"}}),  # 4: a page
+    ("pk = :h AND sk BETWEEN :a AND :b", {":h": {"S": "p0"}, ":a": {"S": "s100"}, ":b": {"S": "zzz"}}),  # the end
+    ("pk = :h AND sk BETWEEN :a AND :b", {":h": {"S": "p1"}, ":a": {"S": "t"}, ":b": {"S": "u"}}),  # nothing
+    ("pk = :h AND sk = :a", {":h": {"S": "p6"}, ":a": {"S": "s006"}}),
+]
+
+
+def test_a_range_condition_is_answered_as_moto_does_at_every_limit(dynamodb: Any) -> None:
+    """Patch 5g gives moto only the items in the range and one on either side: the same pages,
+    in both directions, whether a page ends inside the range, at its end or past it."""
+    _fill(dynamodb)
+    for condition, values in RANGES:
+        for forward in (True, False):
+            for limit in (1, 4, 5, None):
+                query = {"TableName": "t", "KeyConditionExpression": condition, "ExpressionAttributeValues": values,
+                         "ScanIndexForward": forward, **({"Limit": limit} if limit else {})}
+                patched = _pages(dynamodb.query, "ExclusiveStartKey", "LastEvaluatedKey", **query)
+                with _unpatched(Table, "all_items"):
+                    expected = _pages(dynamodb.query, "ExclusiveStartKey", "LastEvaluatedKey", **query)
+                assert patched == expected, (condition, values, forward, limit)
+
+
+def _exchange(port: int, head: bytes, body: bytes, *, interim: bool) -> tuple[bytes, bytes]:
+    """Send a request's head, then (after the interim answer when ``interim``) its body; return
+    the interim answer and the final one."""
+    import socket
+
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+        connection.sendall(head)
+        first = connection.recv(65536) if interim else b""
+        connection.sendall(body)
+        answer = b""
+        while chunk := connection.recv(65536):
+            answer += chunk
+    return first, answer
+
+
+def test_the_server_sends_each_answer_in_one_write_and_an_interim_one_at_once() -> None:
+    """Patch 5h: status line, headers and body in one sendall; ``100 Continue`` before the body."""
+    from moto.server import ThreadedMotoServer
+
+    sent: list[bytes] = []
+
+    class Counting:
+        def __init__(self, connection: Any) -> None:
+            self.connection = connection
+
+        def sendall(self, data: bytes) -> None:
+            sent.append(data)
+            self.connection.sendall(data)
+
+    init = moto_patches._OneWritePerAnswer.__init__
+    body = b"{}"
+    head = (b"POST / HTTP/1.1\r\nHost: dynamodb.us-east-1.amazonaws.com\r\n"
+            b"Authorization: AWS4-HMAC-SHA256 Credential=testing/20260301/us-east-1/dynamodb/aws4_request, "
+            b"SignedHeaders=host, Signature=0\r\n"
+            b"X-Amz-Target: DynamoDB_20120810.ListTables\r\nContent-Type: application/x-amz-json-1.0\r\n"
+            b"Content-Length: %d\r\n" % len(body))
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    try:
+        port = server.get_host_and_port()[1]
+        with mock.patch.object(moto_patches._OneWritePerAnswer, "__init__",
+                               lambda self, connection: init(self, Counting(connection))):
+            _, answer = _exchange(port, head + b"\r\n", body, interim=False)
+            assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b'{"TableNames": []}'), answer
+            assert sent == [answer]
+            interim, answer = _exchange(port, head + b"Expect: 100-continue\r\n\r\n", body, interim=True)
+            # (http.server and werkzeug each send one 100 Continue: twice, as without the patch)
+            assert interim.startswith(b"HTTP/1.1 100 Continue\r\n\r\n")
+            assert b"HTTP/1.1 200 " in interim + answer and (interim + answer).endswith(b'{"TableNames": []}')
+    finally:
+        server.stop()

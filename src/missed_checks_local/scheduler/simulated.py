@@ -41,10 +41,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-import boto3
 from botocore.exceptions import ClientError
 
-from missed_checks_local.stack import EmbeddedStack
+from missed_checks_local.stack import EmbeddedStack, local_session
 
 __all__ = [
     "Firing",
@@ -410,7 +409,7 @@ class SimulatedScheduler:
             return self._sfn, self._sqs
         if role_arn not in self._role_clients:
             credentials = self.role_sessions.client_kwargs(role_arn, "scheduler")
-            session = boto3.session.Session(region_name=self.stack.region, **credentials)
+            session = local_session(self.stack.region, **credentials)
             self._role_clients[role_arn] = tuple(  # type: ignore[assignment]
                 session.client(service, endpoint_url=self.stack.endpoint_url) for service in ("stepfunctions", "sqs")
             )

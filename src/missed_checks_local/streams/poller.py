@@ -32,11 +32,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-import boto3
 from botocore.config import Config
 
 from missed_checks_local.awslambda.runtime import Invocation, LambdaRuntime
-from missed_checks_local.stack import EmbeddedStack, StreamMappingSpec
+from missed_checks_local.stack import EmbeddedStack, StreamMappingSpec, local_session
 from missed_checks_local.streams.filters import matches_any
 
 __all__ = ["StreamBlocked", "StreamPoller", "StreamStats"]
@@ -94,7 +93,7 @@ class StreamPoller:
         # Lambda's poller reads the stream and sends to the on-failure destination with the
         # function's execution role: IAM decides, as on AWS.
         credentials = runtime.roles.client_kwargs(self.function.role_arn, f"{self.function.name}-poller")
-        session = boto3.session.Session(region_name=stack.region, **credentials)
+        session = local_session(stack.region, **credentials)
         config = Config(account_id_endpoint_mode="disabled")
         self._streams = session.client("dynamodbstreams", endpoint_url=stack.endpoint_url, config=config)
         self._sqs = session.client("sqs", endpoint_url=stack.endpoint_url, config=config)
