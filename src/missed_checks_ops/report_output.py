@@ -6,8 +6,6 @@
 
 from __future__ import annotations
 
-import csv
-import json
 import sys
 from datetime import UTC, tzinfo
 from typing import Any, TextIO
@@ -16,7 +14,8 @@ from rich.console import Console
 from rich.table import Table
 
 from missed_checks.fleet_report import Report
-from missed_checks.report import COLUMNS, OUTCOMES, ReportRow
+from missed_checks.report import OUTCOMES, ReportRow
+from missed_checks.report_formats import json_text, write_csv
 from missed_checks.timefmt import to_utc_iso
 
 FORMATS = ("table", "json", "csv", "html")
@@ -36,7 +35,7 @@ def write_report(report: Report, fmt: str, out: TextIO, *, zone: tzinfo = UTC, z
     """Write ``report`` as ``fmt`` (one of :data:`FORMATS`) to ``out``. ``html`` needs a report
     built with ``detail``; ``console`` (table only) prints with colour on a terminal."""
     if fmt == "json":
-        out.write(json.dumps(report.to_dict(), indent=2) + "\n")
+        out.write(json_text(report))
     elif fmt == "csv":
         write_csv(report, out)
     elif fmt == "html":
@@ -48,14 +47,6 @@ def write_report(report: Report, fmt: str, out: TextIO, *, zone: tzinfo = UTC, z
         print_table(report, out, console=console)
     else:
         raise ValueError(f"unknown report format {fmt!r}; one of {', '.join(FORMATS)}")
-
-
-def write_csv(report: Report, out: Any) -> None:
-    writer = csv.writer(out)
-    writer.writerow(COLUMNS)
-    for row in [*report.rows, report.total]:
-        data = row.to_dict()
-        writer.writerow(["" if data[c] is None else data[c] for c in COLUMNS])
 
 
 def pct(row: ReportRow) -> str:

@@ -3,7 +3,8 @@ app sends them (SigV4, service execute-api), the functions as built, the events 
 
 Record (and the same request again: one record), a batch with a bad row (nothing written), the
 status of an equipment before and after its check, the missed list, a dismissal (by the caller),
-and unsigned or badly signed requests refused with 403."""
+the report of the judged hour as CSV (and as JSON, the rows of ``missed-checks report``), a backwards
+range refused, and unsigned or badly signed requests refused with 403."""
 
 from __future__ import annotations
 
@@ -126,6 +127,21 @@ def test_record_status_missed_and_dismiss_through_http(serve: dict[str, Any]) ->
     assert [m["dismissal"]["reason"] for m in fleet] == ["in the workshop"]
     assert call(serve, "GET", "/equipment/missed-1/status")[2]["checklists"][0]["open_misses"]["count"] == 1
 
+    # the report of that hour as CSV (Accept: text/csv): done-1 on time, missed-1 dismissed (counted as
+    # expected, left out of compliance), the fleet total; the same rows as `missed-checks report`
+    hour = f"from={missed[0]['window_start']}&to={(window_start + timedelta(hours=1)).strftime('%Y-%m-%dT%H:%M:%SZ')}"
+    status, kind, text = call(serve, "GET", f"/report?{hour}&checklist=hourly", headers={"Accept": "text/csv"})
+    assert (status, kind) == (200, "text/csv; charset=utf-8"), text
+    assert text.splitlines() == [
+        "checklist_id,equipment_id,expected,on_time,late,missed,recorded_late,dismissed,excused,pending,compliance_pct",
+        "hourly,done-1,1,1,0,0,0,0,0,0,100.0",
+        "hourly,missed-1,1,0,0,0,0,1,0,0,",
+        "*,*,2,1,0,0,0,1,0,0,100.0"]
+    status, _, document = call(serve, "GET", f"/report?{hour}&checklist=hourly")
+    command = run(serve, "report", "--from", missed[0]["window_start"], "--to",
+                  (window_start + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ"), "--checklist", "hourly")
+    assert status == 200 and document["rows"] == command["rows"] and document["total"] == command["total"]
+
 
 def test_unsigned_and_badly_signed_requests_are_refused(serve: dict[str, Any]) -> None:
     body = {"checklist_id": "x", "equipment_id": "y", "performed_at": "2026-03-02T05:00:00Z"}
@@ -136,3 +152,6 @@ def test_unsigned_and_badly_signed_requests_are_refused(serve: dict[str, Any]) -
     assert call(serve, "GET", "/no/such/route")[0] == 404
     status, kind, missing = call(serve, "GET", "/missed?from=2026-03-02T00:00:00Z")
     assert (status, kind, missing["field"]) == (400, "application/problem+json", "to")
+    status, kind, backwards = call(serve, "GET", "/report?from=2026-03-05&to=2026-03-02&format=csv")
+    assert (status, kind, backwards["field"]) == (400, "application/problem+json", "to")
+    assert "after from" in backwards["detail"]

@@ -5,13 +5,22 @@ record with its caller and idempotency key, the same event again, and the equipm
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from typing import Any
 
 import pytest
 
 from missed_checks import clock
 from missed_checks.aws.table import ChecklistTable
-from tests.event_samples import CHECKLIST, MONDAY_START, sample, seed_sample_checklist
+from tests.event_samples import (
+    CHECKED,
+    CHECKLIST,
+    EQUIPMENT,
+    MONDAY_EVALUATE_AT,
+    MONDAY_START,
+    sample,
+    seed_sample_checklist,
+)
 
 NOW = MONDAY_START.replace(hour=6, minute=15)  # 07:15 in Berlin, the Monday window open
 
@@ -56,3 +65,52 @@ def test_a_check_for_equipment_not_assigned_is_refused_by_the_function(stack: An
     status, problem = answer(stack, "ApiChecksFunction", {**event, "body": json.dumps(body), "headers": {
         "content-type": "application/json"}})
     assert (status, problem["errors"][0]["kind"]) == (422, "not_assigned")
+
+
+def report_event(query: dict[str, str], headers: dict[str, str] | None = None) -> dict[str, Any]:
+    """``GET /report`` as API Gateway sends it (the record sample's caller and context)."""
+    event = sample("api_record_check.json")
+    return {**event, "routeKey": "GET /report", "rawPath": "/report", "body": None, "headers": headers or {},
+            "rawQueryString": "&".join(f"{k}={v}" for k, v in query.items()), "queryStringParameters": query,
+            "requestContext": {**event["requestContext"], "http": {**event["requestContext"]["http"], "method": "GET",
+                                                                   "path": "/report"}}}
+
+
+def test_the_report_function_answers_json_and_csv_with_the_commands_rows(stack: Any) -> None:
+    from missed_checks.fleet_report import build_report
+    from missed_checks.report_formats import csv_text, period_bound
+
+    later = MONDAY_EVALUATE_AT + timedelta(hours=1)  # Monday's window closed, not judged yet: pending
+    clock.set_source(lambda: later)
+    query = {"from": "2026-03-02", "to": "2026-03-03", "tz": "Europe/Berlin", "checklist": CHECKLIST}
+    status, document = answer(stack, "ApiReportFunction", report_event(query))
+    expected = build_report(ChecklistTable(stack.table_name), period_bound("2026-03-02", "from", "Europe/Berlin"),
+                            period_bound("2026-03-03", "to", "Europe/Berlin"), now=later, checklist_ids=[CHECKLIST],
+                            detail=True)
+    assert status == 200 and document["from"] == "2026-03-01T23:00:00Z"
+    assert document["rows"] == [row.to_dict() for row in expected.rows]
+    assert [(row["equipment_id"], row["on_time"], row["pending"]) for row in document["rows"]] == [
+        (e, 1, 0) if e in CHECKED else (e, 0, 1) for e in EQUIPMENT]  # checked: on time; the others wait judging
+    assert document["windows"] == [outcome.to_dict() for outcome in expected.outcomes or []]
+    for event in (report_event(query, {"accept": "text/csv"}), report_event({**query, "format": "csv"})):
+        invocation = stack.lambda_runtime.invoke("ApiReportFunction", event)
+        assert invocation.result["statusCode"] == 200
+        assert invocation.result["headers"]["Content-Type"] == "text/csv; charset=utf-8"
+        assert invocation.result["body"] == csv_text(expected)
+
+
+@pytest.mark.parametrize(("query", "status", "field"), [
+    ({"to": "2026-03-03"}, 400, "from"),
+    ({"from": "2026-03-02", "to": "2026-03-02"}, 400, "to"),
+    ({"from": "2026-03-05", "to": "2026-03-02"}, 400, "to"),
+    ({"from": "2025-01-01", "to": "2026-03-02"}, 400, "to"),
+    ({"from": "2026-02-30", "to": "2026-03-02"}, 400, "from"),
+    ({"from": "2026-03-02", "to": "2026-03-03", "tz": "Europe/Nowhere"}, 400, "tz"),
+    ({"from": "2026-03-02", "to": "2026-03-03", "format": "xml"}, 400, "format"),
+    ({"from": "2026-03-02", "to": "2026-03-03", "checklist": "no such"}, 400, "checklist"),
+    ({"from": "2026-03-02", "to": "2026-03-03", "checklist": "no-such-checklist"}, 404, None),
+])
+def test_the_report_function_refuses_a_bad_range_naming_the_parameter(stack: Any, query: dict[str, str],
+                                                                       status: int, field: str | None) -> None:
+    answered, problem = answer(stack, "ApiReportFunction", report_event(query))
+    assert (answered, problem["status"], problem.get("field")) == (status, status, field), problem

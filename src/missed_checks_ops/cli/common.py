@@ -21,16 +21,15 @@ import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime, time
+from datetime import UTC, datetime
 from typing import Any, NoReturn, TextIO
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from botocore.exceptions import BotoCoreError, ClientError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from missed_checks import clock
+from missed_checks import clock, report_formats
 from missed_checks.errors import InvalidInput, MissedChecksError
 from missed_checks.timefmt import parse_instant
 from missed_checks_ops.target import (
@@ -491,15 +490,6 @@ def instant_arg(text: str | None, field: str, default_now: bool = True) -> datet
 
 
 def period_bound(text: str, field: str, zone_name: str) -> datetime:
-    """A date (midnight in ``zone_name``) or an instant with an offset."""
-    try:
-        zone = ZoneInfo(zone_name)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise InvalidInput("tz", f"{zone_name!r} is not an IANA time zone") from None
-    if len(text.strip()) == 10:
-        try:
-            day = datetime.strptime(text.strip(), "%Y-%m-%d").date()
-        except ValueError:
-            raise InvalidInput(field, f"{text!r} is not a date (YYYY-MM-DD) or an instant") from None
-        return datetime.combine(day, time(0), tzinfo=zone).astimezone(UTC)
-    return parse_instant(text, field)
+    """A date (midnight in ``zone_name``) or an instant with an offset (the API's ``GET /report`` reads
+    its range the same way: :func:`missed_checks.report_formats.period_bound`)."""
+    return report_formats.period_bound(text, field, zone_name)
