@@ -191,6 +191,7 @@ class SharedStack:
         self._empty_tables(stack)
         self._empty_scheduler(stack)
         self._empty_queues(stack)
+        self._empty_outbox(stack)
         self._remove_rules(stack)
         runtime = self.lambda_runtime
         runtime.invocations.clear()
@@ -234,6 +235,14 @@ class SharedStack:
             if shard is not None:
                 shard.starting_sequence_number += len(shard.items)
                 shard.items = []
+
+    @staticmethod
+    def _empty_outbox(stack: EmbeddedStack) -> None:
+        """The e-mails SES kept (a notification's record went with the table; an e-mail left behind
+        would be joined to the same deterministic id again by the next test's capture)."""
+        from moto.ses.models import ses_backends
+
+        ses_backends[stack.account_id][stack.region].sent_messages.clear()
 
     def _empty_scheduler(self, stack: EmbeddedStack) -> None:
         scheduler = stack.client("scheduler")

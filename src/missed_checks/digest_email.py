@@ -45,9 +45,9 @@ COUNT_COLUMNS = tuple(c for c in COLUMNS if c not in _IDS and c != "compliance_p
 _FONT = "font-family:-apple-system,'Segoe UI',Roboto,Helvetica,Arial,sans-serif"
 _TEXT = "color:#1f2933"
 _MUTED = "color:#52606d"
-_CELL = "padding:6px 8px;border-bottom:1px solid #e4e7eb;font-size:14px;text-align:right"
+_CELL = "padding:6px 5px;border-bottom:1px solid #e4e7eb;font-size:14px;text-align:right"
 _CELL_LEFT = "padding:6px 8px;border-bottom:1px solid #e4e7eb;font-size:14px;text-align:left"
-_HEAD = "padding:6px 8px;border-bottom:2px solid #9aa5b1;font-size:12px;text-align:right;" + _MUTED
+_HEAD = "padding:6px 5px;border-bottom:2px solid #9aa5b1;font-size:12px;text-align:right;" + _MUTED
 _HEAD_LEFT = "padding:6px 8px;border-bottom:2px solid #9aa5b1;font-size:12px;text-align:left;" + _MUTED
 _H2 = f"margin:24px 0 8px 0;font-size:18px;font-weight:600;{_TEXT}"
 _TABLE = "border-collapse:collapse;width:100%"

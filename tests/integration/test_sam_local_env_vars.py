@@ -32,7 +32,10 @@ invoke = _load("invoke")
 def test_every_function_gets_the_stacks_resource_names_and_no_endpoint(local_stack):
     values = env_vars.env_vars(local_stack.stack_name, "us-east-1", None, None)
     assert set(values) == {"ScheduleSyncFunction", "PlanEvaluationFunction", "RecordMissedChecksFunction",
-                           "CloseWindowFunction", "NotifyFunction"}  # the notifier: #18
+                           "CloseWindowFunction",
+                           "NotifyFunction", "DigestFunction",  # people in the loop: #18
+                           "ApiChecksFunction", "ApiMissedFunction", "ApiStatusFunction",  # the HTTP API: #19
+                           "ApiReportFunction"}
     for variables in values.values():
         assert variables["TABLE_NAME"] == local_stack.table_name
         assert variables["AWS_ENDPOINT_URL"] == ""  # declared empty: on AWS, the Region's endpoints

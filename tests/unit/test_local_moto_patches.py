@@ -252,11 +252,13 @@ def test_the_server_sends_each_answer_in_one_write_and_an_interim_one_at_once() 
         with mock.patch.object(moto_patches._OneWritePerAnswer, "__init__",
                                lambda self, connection: init(self, Counting(connection))):
             _, answer = _exchange(port, head + b"\r\n", body, interim=False)
-            assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b'{"TableNames": []}'), answer
+            # (the body lists whatever tables moto's process-wide backend holds from earlier tests)
+            assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b"]}") and b'{"TableNames": [' in answer
             assert sent == [answer]
             interim, answer = _exchange(port, head + b"Expect: 100-continue\r\n\r\n", body, interim=True)
             # (http.server and werkzeug each send one 100 Continue: twice, as without the patch)
             assert interim.startswith(b"HTTP/1.1 100 Continue\r\n\r\n")
-            assert b"HTTP/1.1 200 " in interim + answer and (interim + answer).endswith(b'{"TableNames": []}')
+            assert b"HTTP/1.1 200 " in interim + answer and (interim + answer).endswith(b"]}")
+            assert b'{"TableNames": [' in interim + answer
     finally:
         server.stop()
