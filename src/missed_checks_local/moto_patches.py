@@ -12,7 +12,9 @@ Process-wide, installed once (:func:`install`, when a stack is first provisioned
    *Upstream candidate* (a backend-level lock around conditional writes).
 2. ``LayerVersion.physical_resource_id``: moto's CloudFormation model has none, so ``Ref`` of
    an ``AWS::Lambda::LayerVersion`` is empty. *Upstream candidate.*
-3. ``LambdaFunction.create_from_cloudformation_json``: moto's model drops ``Layers``.
+3. ``LambdaFunction.create_from_cloudformation_json``: moto's model drops ``Layers`` and
+   ``DeadLetterConfig`` (the latter is noted on the function as ``dead_letter_config``, which
+   :mod:`missed_checks_local.awslambda.async_invoke` sends a failed asynchronous event to).
    *Upstream candidate.*
 4. ``Role.create_from_cloudformation_json``: moto's model drops ``ManagedPolicyArns``.
    *Upstream candidate.*
@@ -439,9 +441,12 @@ def install() -> None:
 
         def create_with_layers(cls: Any, name: str, cloudformation_json: Any, *args: Any, **kwargs: Any) -> Any:
             function = create_function(cls, name, cloudformation_json, *args, **kwargs)
-            layers = (cloudformation_json.get("Properties") or {}).get("Layers") or []
+            properties = cloudformation_json.get("Properties") or {}
+            layers = properties.get("Layers") or []
             if layers:
                 function.layers = function._get_layers_data(layers)
+            # moto keeps no DeadLetterConfig (5.2.1): the emulator's asynchronous invocations read it here
+            function.dead_letter_config = dict(properties.get("DeadLetterConfig") or {})
             return function
 
         LambdaFunction.create_from_cloudformation_json = classmethod(create_with_layers)  # type: ignore[assignment]

@@ -86,3 +86,21 @@ def runtime_notifications(runtime: LocalRuntime) -> list[dict]:
     from missed_checks_local.notifications import captured_notifications
 
     return json.loads(json.dumps(captured_notifications(runtime.stack, runtime.stack.table_name)))
+
+
+def test_an_event_the_notifier_cannot_handle_lands_in_its_dead_letter_queue(runtime: LocalRuntime) -> None:
+    """Lambda's asynchronous invocation, as the notifier's rule and the reminder schedules use it:
+    two retries, then the event in the function's DeadLetterConfig queue (the template's
+    DeadLetterQueue; moto's Lambda keeps none, the emulator reads it from the deployed template)."""
+    notifier = runtime.stack.function_by_name(runtime.stack.outputs["NotifyFunctionName"])
+    assert notifier is not None
+    event = {"detail-type": "not a notifier input", "detail": {}}
+    assert runtime.async_invocations.submit(notifier.arn, event, "events")
+    before = runtime.async_invocations.dead_lettered
+    runtime.async_invocations.drain()
+    assert runtime.async_invocations.dead_lettered == before + 1
+    sqs = runtime.stack.client("sqs")
+    messages = sqs.receive_message(QueueUrl=runtime.stack.outputs["NotificationDeadLetterQueueUrl"],
+                                   MaxNumberOfMessages=10, MessageAttributeNames=["All"]).get("Messages", [])
+    assert [json.loads(m["Body"]) for m in messages] == [event]
+    assert messages[0]["MessageAttributes"]["ErrorMessage"]["StringValue"]

@@ -77,12 +77,21 @@ class AsyncInvocations:
                 return
         self._dead_letter(queued, invocation)
 
+    def _template_dead_letter(self, function_name: str) -> str | None:
+        """The function's ``DeadLetterConfig`` target as the template deployed it (moto's Lambda
+        does not keep it: :mod:`missed_checks_local.moto_patches` notes it on the function)."""
+        from moto.awslambda.models import lambda_backends  # deferred: moto is a dev dependency
+
+        function = lambda_backends[self.stack.account_id][self.stack.region].get_function(function_name)
+        target = (getattr(function, "dead_letter_config", None) or {}).get("TargetArn")
+        return str(target) if target else None
+
     def _dead_letter(self, queued: QueuedEvent, invocation: Any) -> None:
         spec = self.stack.function_by_name(queued.function_arn)
         if spec is None:
             return
         config = self.stack.client("lambda").get_function_configuration(FunctionName=spec.name)
-        target = (config.get("DeadLetterConfig") or {}).get("TargetArn")
+        target = (config.get("DeadLetterConfig") or {}).get("TargetArn") or self._template_dead_letter(spec.name)
         if not target:
             return  # Lambda drops the event (its OnFailure destinations are not emulated)
         error = (invocation.error if invocation is not None else None) or {}
