@@ -22,7 +22,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from missed_checks import clock, notifier
 from missed_checks.aws import settings
 from missed_checks.aws.events import WINDOW_JUDGED
-from missed_checks.aws.notify_channels import EventBusChannel, SesChannel
+from missed_checks.aws.notify_channels import stack_channels
 from missed_checks.aws.observability import lambda_handler, logger, metrics
 from missed_checks.aws.queues import send_json
 from missed_checks.aws.table.notifications import NotifierTable
@@ -36,13 +36,8 @@ from missed_checks.timefmt import parse_instant, to_utc_iso
 
 
 def channels() -> list[NotificationChannel]:
-    """E-mail first when the stack has a sender (a stack without one publishes events only)."""
-    found: list[NotificationChannel] = []
-    sender = settings.optional("NOTIFICATION_SENDER")
-    if sender:
-        found.append(SesChannel(sender))
-    found.append(EventBusChannel(settings.required("EVENT_BUS_NAME")))
-    return found
+    """The stack's channels, as the digest function sends through them."""
+    return stack_channels(settings.optional("NOTIFICATION_SENDER"), settings.required("EVENT_BUS_NAME"))
 
 
 def dead_letter(notification: Notification, error: Exception) -> None:

@@ -86,7 +86,7 @@ class EventBusChannel(ServiceAdapter):
 
 def stack_channels(sender: str, bus_name: str) -> list[NotificationChannel]:
     """The stack's channels: e-mail first when it has a sender (a stack without one publishes events
-    only), then the event bus. (The digest function's; the notifier's ``channels()`` is the same.)"""
+    only), then the event bus: what the notifier and the digest function send through."""
     found: list[NotificationChannel] = [SesChannel(sender)] if sender else []
     found.append(EventBusChannel(bus_name))
     return found
