@@ -80,34 +80,64 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark the ``stack`` tests, then group the (by pytest-randomly shuffled) items: within each
-    directory, the tests on the shared stack first (in their order), then the rest (in theirs), so
-    the shared stack is provisioned once per directory, not once per switch. The sort is stable:
-    the order within each group is still pytest-randomly's, reproducible from its seed."""
+    """Mark the ``stack`` tests, then group the (by pytest-randomly shuffled) items: the top directories
+    longest first (:data:`HEAVY_FIRST`), and within each directory the tests on the shared stack first
+    (in their order), then the rest (in theirs), so the shared stack is provisioned once per directory,
+    not once per switch. The sort is stable: the order within each group is still pytest-randomly's,
+    reproducible from its seed."""
     for item in items:
         path = Path(str(item.path)).resolve()
         directory = path.relative_to(TESTS).parts[0] if path.is_relative_to(TESTS) else ""
         if directory in STACK_DIRECTORIES or set(getattr(item, "fixturenames", ())) & STACK_FIXTURES:
             item.add_marker(pytest.mark.stack)
     order = {directory: index for index, directory in enumerate(dict.fromkeys(_directory(i) for i in items))}
-    items.sort(key=lambda item: (order[_directory(item)], not uses_shared_stack(item)))
+    items.sort(key=lambda item: (_weight(item), order[_directory(item)], not uses_shared_stack(item)))
 
 
 def _directory(item: pytest.Item) -> Path:
     return Path(str(item.path)).parent
 
 
+HEAVY_FIRST = ("e2e", "sam_local", "packaging", "integration", "unit")
+"""The test directories, longest tests first: ``make unit`` hands whole files to its pytest-xdist
+workers in this order (``--dist loadfile``), so the minute-long end-to-end files start at once and
+the many short unit files fill in around them, instead of one long file running alone at the end."""
+
+
+def _weight(item: pytest.Item) -> int:
+    path = Path(str(item.path)).resolve()
+    top = path.relative_to(TESTS).parts[0] if path.is_relative_to(TESTS) else ""
+    return HEAVY_FIRST.index(top) if top in HEAVY_FIRST else len(HEAVY_FIRST)
+
+
+_WORKERS_SHARED: list[tuple[int, int]] = []
+"""(provisioned, served) of each pytest-xdist worker's shared stack, reported when it finishes."""
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     SHARED.close()
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # a pytest-xdist worker: its figures go to the controller
+        workeroutput["shared_stack"] = [SHARED.provisioned, SHARED.served]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """pytest-xdist's controller: a worker finished (its shared stack's figures come with it)."""
+    provisioned, served = getattr(node, "workeroutput", {}).get("shared_stack", (0, 0))
+    _WORKERS_SHARED.append((provisioned, served))
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     seed = config.getoption("randomly_seed", None)
     if seed is not None and config.getoption("randomly_reorganize", False):
         terminalreporter.write_line(f"test order: pytest-randomly, repeat it with -p randomly --randomly-seed={seed}")
-    if SHARED.provisioned:
+    counts = _WORKERS_SHARED or [(SHARED.provisioned, SHARED.served)]
+    provisioned, served = sum(c[0] for c in counts), sum(c[1] for c in counts)
+    if provisioned:
+        where = f" in {len(_WORKERS_SHARED)} worker processes" if _WORKERS_SHARED else ""
         terminalreporter.write_line(
-            f"shared stack: provisioned {SHARED.provisioned} time(s), emptied for each of {SHARED.served} tests"
+            f"shared stack: provisioned {provisioned} time(s){where}, emptied for each of {served} tests"
         )
 
 

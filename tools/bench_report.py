@@ -35,7 +35,7 @@ from typing import Any
 from missed_checks import clock, keys
 from missed_checks.aws.table import ChecklistTable, serialize
 from missed_checks.fleet_report import build_report
-from missed_checks.missed_check import missed_check_item
+from missed_checks.missed_check import judged_window_fields, missed_check_item
 from missed_checks.performed_check import PerformedCheck
 from missed_checks.timefmt import to_utc_iso
 from missed_checks_local.embedded import embedded_aws
@@ -113,7 +113,7 @@ def load(table: ChecklistTable, stack: EmbeddedStack, args: argparse.Namespace,
     table.assign_equipment(CHECKLIST, equipment, created)
     rng = random.Random(args.seed)
     truth: Counter[str] = Counter()
-    judged_by = checklist.rule()
+    judged_by = checklist.judged_by()
     batch: list[dict[str, Any]] = []
     put = _api_writer(table) if args.via_api else _storage_writer(stack)
     count = 0
@@ -132,7 +132,7 @@ def load(table: ChecklistTable, stack: EmbeddedStack, args: argparse.Namespace,
                 judged["performed"] += 1
             else:
                 item = missed_check_item(checklist_id=CHECKLIST, equipment_id=equipment_id, window=window,
-                                         judged_by=judged_by, judged_at=window.evaluate_at, execution="bench")
+                                         judged_at=window.evaluate_at, execution="bench")
                 if roll > 0.99:
                     item["dismissal"] = {"reason": "bench", "by": "bench", "at": "2026-01-01T00:00:00Z"}
                     truth["dismissed"] += 1
@@ -147,16 +147,15 @@ def load(table: ChecklistTable, stack: EmbeddedStack, args: argparse.Namespace,
                 batch = []
         # The evaluation's record of the judged window (as CloseWindow writes it): the report takes
         # its past windows from these.
-        batch.append(judged_window_item(window, len(equipment), judged))
+        batch.append(judged_window_item(window, len(equipment), judged, judged_by))
     count += put(batch)
     truth["expected"] = truth["on_time"] + truth["late"] + truth["missed"] + truth["dismissed"]
     return truth, count
 
 
-def judged_window_item(window: Any, counted: int, judged: Counter[str]) -> dict[str, Any]:
+def judged_window_item(window: Any, counted: int, judged: Counter[str], judged_by: dict[str, Any]) -> dict[str, Any]:
     start = to_utc_iso(window.start)
-    return {**keys.judged_window_key(CHECKLIST, start), "type": "judged_window", "checklist_id": CHECKLIST,
-            "window_start": start, "window_end": to_utc_iso(window.end), "evaluate_at": to_utc_iso(window.evaluate_at),
+    return {**keys.judged_window_key(CHECKLIST, start), **judged_window_fields(CHECKLIST, window, judged_by),
             "equipment_counted": counted, "performed": judged["performed"],
             "missed": judged["missed"], "newly_recorded": judged["missed"], "execution": "bench",
             "judged_at": to_utc_iso(window.evaluate_at), "announced": True}

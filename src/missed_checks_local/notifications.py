@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from missed_checks.aws.table.notifications import SENT, NotificationItems
@@ -20,17 +20,18 @@ from missed_checks.aws.table.notifications import SENT, NotificationItems
 __all__ = ["captured_notifications", "count_line"]
 
 _ID = re.compile(r"missed-checks notification ([0-9a-f]{32})")
-_EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
-_LATEST = datetime(2199, 12, 1, tzinfo=UTC)
 
 
 def _records(table_name: str, client: Any, start: datetime, end: datetime) -> list[dict[str, Any]]:
     return list(NotificationItems(table_name, client).notifications(start, end))
 
 
-def captured_notifications(stack: Any, table_name: str, start: datetime = _EARLIEST,
-                           end: datetime = _LATEST) -> list[dict[str, Any]]:
-    """Every notification the stack sent whose record was claimed in ``[start, end)``, oldest first."""
+def captured_notifications(stack: Any, table_name: str, start: datetime, end: datetime) -> list[dict[str, Any]]:
+    """Every notification the stack sent whose record was claimed in ``[start, end)``, oldest first.
+
+    The records are read one ByPeriod Query per month of the range, so give the run's own range
+    (a run's records are claimed on its simulated clock): an open-ended one (1970 to 2200) cost a
+    one-week ``local run`` 2,760 Queries, 45 % of its time."""
     from moto.ses.models import ses_backends  # deferred: moto is a dev dependency and slow to import
 
     records = _records(table_name, stack.client("dynamodb"), start, end)

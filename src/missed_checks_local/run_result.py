@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from missed_checks.dead_letters import read_dead_letter
@@ -99,7 +99,8 @@ def build_result(scenario: Scenario, runtime: LocalRuntime, table: Any) -> dict[
         "deployment_problems": runtime.deployment_problems(),
         "stream": stream_stats[0] if len(stream_stats) == 1 else stream_stats,
         # notifications (#18): what the embedded SES captured, with what each is about
-        "notifications": captured_notifications(runtime.stack, table.name),
+        "notifications": captured_notifications(runtime.stack, table.name, scenario.start,
+                                                runtime.clock.now() + timedelta(seconds=1)),
     }
 
 

@@ -4,7 +4,12 @@ app sends them (SigV4, service execute-api), the functions as built, the events 
 Record (and the same request again: one record), a batch with a bad row (nothing written), the
 status of an equipment before and after its check, the missed list, a dismissal (by the caller),
 the report of the judged hour as CSV (and as JSON, the rows of ``missed-checks report``), a backwards
-range refused, and unsigned or badly signed requests refused with 403."""
+range refused, and unsigned or badly signed requests refused with 403.
+
+The record-to-dismissal test runs the server ``local serve`` runs in this process, on a simulated clock
+the test moves past the window's close (the commands and the functions read that clock from the
+stack): no real time is waited for and no verdict depends on the machine's speed. The refusals run
+against ``local serve`` as a process, with its banner."""
 
 from __future__ import annotations
 
@@ -22,16 +27,18 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
+from missed_checks_local.clock import SimulatedClock
+from missed_checks_local.serve import LocalServer
 from missed_checks_local.serve_process import serve_process
 from missed_checks_ops.target import stack_clock
 from tests.e2e.test_local_clock import BOUND_S, START, _cli, _environment, _free_port, run, utc, wait_until
 
-SPEED = 120  # two simulated minutes per real second: the hour's 50-minute window lasts 25 real seconds
+SPEED = 120  # the process-level fixture's clock (its tests never wait on it)
 
 
 @pytest.fixture
 def serve(tmp_path: Path) -> Iterator[dict[str, Any]]:
-    """``local serve`` in a process of its own, with its HTTP API on a port of its own."""
+    """``missed-checks local serve`` in a process of its own, with its HTTP API on a port of its own."""
     port, api_port = _free_port(), _free_port()
     output = tmp_path / "serve.out"
     with serve_process([*_cli(), "local", "serve", "--port", str(port), "--api-port", str(api_port), "--start",
@@ -39,6 +46,27 @@ def serve(tmp_path: Path) -> Iterator[dict[str, Any]]:
                        output, timeout_s=BOUND_S, env=_environment()):
         yield {"endpoint": f"http://127.0.0.1:{port}", "api": f"http://127.0.0.1:{api_port}",
                "banner": output.read_text()}
+
+
+@pytest.fixture
+def driven(tmp_path: Path) -> Iterator[dict[str, Any]]:
+    """The server ``local serve`` runs (:class:`LocalServer`, its moto endpoint and HTTP API on ports of
+    their own) on a simulated clock the test moves: the commands and the functions read that clock, so
+    what happens before a window closes and after it never depends on how fast the machine is."""
+    clock = SimulatedClock(START)
+    server = LocalServer(port=_free_port(), api_port=0, clock=clock, log_path=tmp_path / "serve.log")
+    try:
+        server.start()
+        yield {"endpoint": server.endpoint, "api": server.api_url, "clock": clock, "server": server}
+    finally:
+        server.stop()
+
+
+def advance(driven: dict[str, Any], instant: datetime) -> None:
+    """Move the simulated clock to ``instant``, firing what falls due on the way at its own time (as
+    ``local run`` does), and publish it to the commands (streams and executions settled)."""
+    driven["server"].runtime.advance_to(instant)
+    driven["server"].tick()
 
 
 def stack_now(serve: dict[str, Any]) -> datetime:
@@ -67,13 +95,15 @@ def call(serve: dict[str, Any], method: str, path: str, body: Any = None, *, sig
     return status, content_type, json.loads(text) if "json" in (content_type or "") else text
 
 
-def test_record_status_missed_and_dismiss_through_http(serve: dict[str, Any]) -> None:
-    assert f"HTTP API: {serve['api']}" in serve["banner"]
+def test_record_status_missed_and_dismiss_through_http(driven: dict[str, Any]) -> None:
+    serve = driven
     run(serve, "checklist", "put", "hourly", "--recurrence", "DTSTART;TZID=Europe/Riga:20260302T000000",
         "--recurrence", "RRULE:FREQ=HOURLY", "--window", "PT50M", "--grace", "PT10M")
     run(serve, "equipment", "assign", "--checklist", "hourly", "done-1", "missed-1")
+    driven["server"].tick()  # the stream settles: schedule-sync has written the hourly schedule
     first_hour = (stack_now(serve) + timedelta(hours=1)).replace(minute=0, second=0, microsecond=0)
-    wait_until(lambda: stack_now(serve) >= first_hour + timedelta(minutes=1), f"the clock reaches {first_hour}")
+    advance(driven, first_hour + timedelta(minutes=1))
+    assert stack_now(serve) == first_hour + timedelta(minutes=1), "the commands read the stack's clock"
 
     # status before the check: the hour's window is open and undone, shown in Riga time
     status, kind, before = call(serve, "GET", "/equipment/done-1/status")
@@ -88,8 +118,8 @@ def test_record_status_missed_and_dismiss_through_http(serve: dict[str, Any]) ->
     status, _, recorded = call(serve, "POST", "/checks", check, headers={"Idempotency-Key": "tablet-7-0001"})
     assert status == 201, recorded
     assert recorded["written"] == 1 and recorded["recorded_by"] == "arn:aws:sts::123456789012:user/moto"
-    # (the window must still be open, or the judging would rightly call done-1 missed: a bound, not a timing)
-    assert utc(recorded["recorded_at"]) < utc(hourly["window"]["end"]), "the machine is too slow for SPEED"
+    # recorded at the stack's now (the clock stands until the test moves it), inside the open window
+    assert utc(recorded["recorded_at"]) == first_hour + timedelta(minutes=1) < utc(hourly["window"]["end"])
     status, _, again = call(serve, "POST", "/checks", check, headers={"Idempotency-Key": "tablet-7-0001"})
     assert (status, again["replayed"], again["recorded_at"]) == (200, True, recorded["recorded_at"])
     status, kind, reused = call(serve, "POST", "/checks", {**check, "equipment_id": "missed-1"},
@@ -116,7 +146,10 @@ def test_record_status_missed_and_dismiss_through_http(serve: dict[str, Any]) ->
     since = (window_start - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
     until = (window_start + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
     listing = f"/missed?checklist_id=hourly&from={since}&to={until}"
-    missed = wait_until(lambda: call(serve, "GET", listing)[2]["missed"], "the window is judged")
+    assert call(serve, "GET", listing)[2]["missed"] == [], "nothing is judged before the window closes"
+    advance(driven, utc(hourly["window"]["end"]) + timedelta(minutes=10, seconds=1))  # window and grace over
+    missed = wait_until(lambda: driven["server"].tick() is not None and call(serve, "GET", listing)[2]["missed"],
+                        "the window is judged")
     assert [(m["equipment_id"], m["dismissal"]) for m in missed] == [("missed-1", None)]
     dismissal = {"checklist_id": "hourly", "equipment_id": "missed-1", "window_start": missed[0]["window_start"],
                  "reason": "in the workshop"}
@@ -144,6 +177,7 @@ def test_record_status_missed_and_dismiss_through_http(serve: dict[str, Any]) ->
 
 
 def test_unsigned_and_badly_signed_requests_are_refused(serve: dict[str, Any]) -> None:
+    assert f"HTTP API: {serve['api']}" in serve["banner"]
     body = {"checklist_id": "x", "equipment_id": "y", "performed_at": "2026-03-02T05:00:00Z"}
     status, _, unsigned = call(serve, "POST", "/checks", body, sign=False)
     assert (status, unsigned) == (403, {"message": "Missing Authentication Token"})

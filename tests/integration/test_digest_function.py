@@ -8,9 +8,9 @@ function makes is allowed by its role, down to the resource; ``unsubscribe`` rem
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
-from ops_support import BERLIN_WORKDAYS, Cli, utc
+from ops_support import BERLIN_WORKDAYS, START, Cli, utc
 from test_permissions import allowed, resource_of, statements
 
 from missed_checks.aws.table.notifications import SENT, NotificationItems
@@ -60,7 +60,8 @@ def test_a_daily_digest_goes_out_once_per_local_day_with_the_report_of_that_day(
         runtime.settle()
 
     assert runtime.failed_invocations == []
-    notifications = [n for n in captured_notifications(runtime.stack, runtime.stack.table_name)
+    until = runtime.clock.now() + timedelta(seconds=1)
+    notifications = [n for n in captured_notifications(runtime.stack, runtime.stack.table_name, START, until)
                      if n["kind"] == "digest"]
     # Sent within the minute of 07:00 Berlin (Scheduler fires inside its minute).
     assert [(n["window_start"], n["to"], n["equipment"], n["sent_at"][:16]) for n in notifications] == [

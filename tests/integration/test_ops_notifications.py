@@ -4,10 +4,11 @@ records in `notifications list`, a refused e-mail in the notification DLQ and it
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 from missed_checks_local.runtime import LocalRuntime
 from missed_checks_local.stack import LOCAL_NOTIFICATION_SENDER
-from tests.integration.ops_support import BERLIN_WORKDAYS, Cli, utc
+from tests.integration.ops_support import BERLIN_WORKDAYS, START, Cli, utc
 
 NOTIFY = ["--notify-to", "crew@example.com", "--remind-before", "PT2H", "--escalate-to", "lead@example.com",
           "--escalate-after", "2"]
@@ -85,7 +86,8 @@ def test_a_refused_email_is_dead_lettered_then_replayed_once(runtime: LocalRunti
 def runtime_notifications(runtime: LocalRuntime) -> list[dict]:
     from missed_checks_local.notifications import captured_notifications
 
-    return json.loads(json.dumps(captured_notifications(runtime.stack, runtime.stack.table_name)))
+    until = runtime.clock.now() + timedelta(seconds=1)
+    return json.loads(json.dumps(captured_notifications(runtime.stack, runtime.stack.table_name, START, until)))
 
 
 def test_an_event_the_notifier_cannot_handle_lands_in_its_dead_letter_queue(runtime: LocalRuntime) -> None:

@@ -17,7 +17,13 @@ from typing import Any
 
 import pytest
 
-from missed_checks_local.awslambda.workers import BOOTSTRAP, FunctionWorker, InterpreterError, WorkerResult
+from missed_checks_local.awslambda.workers import (
+    BOOTSTRAP,
+    FunctionWorker,
+    InterpreterError,
+    WorkerResult,
+    bytecode_options,
+)
 
 pytestmark = pytest.mark.stack  # starts Python 3.13 worker processes: not in the fast lane
 
@@ -70,6 +76,7 @@ def handler(event, context):
             "cwd": os.getcwd(),
             "modules": sorted(sys.modules),
             "flags": [sys.flags.isolated, sys.flags.no_site, sys.flags.safe_path, sys.flags.dont_write_bytecode],
+            "pycache_prefix": sys.pycache_prefix,
             "version": list(sys.version_info[:2]),
         }
     if action == "imports":
@@ -273,7 +280,8 @@ def test_sys_path_is_the_code_the_layer_the_runtime_and_the_stdlib(
         *stdlib,
     ]
     assert str(BOOTSTRAP.parent) not in value["path"]  # -I: the script's directory is left out
-    assert value["flags"] == [1, 1, True, 1]
+    assert value["flags"] == [1, 1, True, 0]
+    assert value["pycache_prefix"] == bytecode_options()[1].split("=", 1)[1]  # bytecode kept out of the build
     assert value["version"] == [3, 13]
     assert value["cwd"] == str(tree["code"])
 
@@ -324,6 +332,23 @@ def test_the_worker_stays_warm(make_worker: Callable[..., FunctionWorker]) -> No
     assert [outcome.init_ms for outcome in outcomes[1:]] == [None, None]
     assert "cold start of app" in outcomes[0].logs and "Init Duration" in outcomes[0].logs
     assert "cold start of app" not in outcomes[1].logs and "Init Duration" not in outcomes[1].logs
+
+
+def test_the_build_stays_as_built_and_the_next_cold_start_reads_compiled_modules(
+    make_worker: Callable[..., FunctionWorker], tree: dict[str, Path]
+) -> None:
+    """No ``__pycache__`` lands in the function's code or its layer (``sam build``'s output, Lambda's
+    read-only ``/var/task`` and ``/opt``); the bytecode goes to this user's private cache instead."""
+    worker = make_worker()
+    assert result(call(worker, {"action": "count"}))["somelib"] == "from layer"
+    worker.close()
+    assert not list(tree["code"].rglob("__pycache__")) and not list(tree["layer"].rglob("__pycache__"))
+    options = bytecode_options()
+    assert options[0] == "-X" and options[1].startswith("pycache_prefix="), options
+    cache = Path(options[1].split("=", 1)[1])
+    assert cache.stat().st_mode & 0o777 == 0o700
+    mirrored = cache / str(tree["layer"] / "python").lstrip(os.sep)  # the prefix mirrors the source's path
+    assert [p.name for p in mirrored.glob("somelib.*.pyc")], f"no compiled somelib under {mirrored}"
 
 
 def test_a_timeout_kills_the_worker_and_the_next_invocation_starts_a_new_one(

@@ -1,6 +1,7 @@
 """Runs one Lambda function in its own process, the way Lambda's Python runtime does.
 
-Started by :mod:`missed_checks_local.awslambda.workers` as ``PYTHON -I -S -B -X utf8 worker_bootstrap.py``:
+Started by :mod:`missed_checks_local.awslambda.workers` as
+``PYTHON -I -S -X pycache_prefix=... -X utf8 worker_bootstrap.py`` (``workers.bytecode_options``):
 ``-I`` ignores ``PYTHON*`` variables and the user site directory and leaves this script's own
 directory off ``sys.path``; ``-S`` leaves out the interpreter's ``site-packages``. So the handler
 sees only the standard library and the directories of ``_WORKER_PATH``, which the parent lists in
