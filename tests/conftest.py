@@ -104,6 +104,27 @@ workers in this order (``--dist loadfile``), so the minute-long end-to-end files
 the many short unit files fill in around them, instead of one long file running alone at the end."""
 
 
+RUN_TOGETHER = {"tests/e2e/test_report_browser.py": "tests/e2e/test_real_misses.py"}
+"""Files that read one session fixture's played scenario (``tests/e2e/conftest.py``'s ``real_misses``):
+``make unit`` hands each group to one pytest-xdist worker, so the scenario is played once, not once
+per worker that gets one of them."""
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadfile`` with :data:`RUN_TOGETHER`: whole files to a worker, grouped files as one."""
+    if config.getoption("dist", None) != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class FilesTogether(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            scope = super()._split_scope(nodeid)
+            return RUN_TOGETHER.get(scope, scope)
+
+    return FilesTogether(config, log)
+
+
 def _weight(item: pytest.Item) -> int:
     path = Path(str(item.path)).resolve()
     top = path.relative_to(TESTS).parts[0] if path.is_relative_to(TESTS) else ""
