@@ -59,10 +59,13 @@ typecheck: $(BIN)/.installed
 # rewrites all 140 test modules again (about 2 s of CPU before the first test).
 PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest
 
-# The suite runs in TEST_WORKERS pytest-xdist processes (default: this machine's cores, at most 4),
-# each handed whole test files, longest directories first (tests/conftest.py); each process has its
-# own embedded AWS and shared stack. TEST_WORKERS=0 runs it in this one process.
-TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ $$n -gt 4 ] && n=4; echo $$n)
+# The suite runs in TEST_WORKERS pytest-xdist processes (default: this machine's cores plus one, at
+# most 4: the tests wait on processes of their own, so one more worker fills those waits), each
+# handed whole test files, longest directories first (tests/conftest.py); each process has its own
+# embedded AWS and shared stack. TEST_WORKERS=0 runs it in this one process.
+TEST_WORKERS ?= $(shell n=$$(( $$(nproc 2>/dev/null || echo 1) + 1 )); [ $$n -gt 4 ] && n=4; echo $$n)
+# The fast lane's tests never wait: one worker per core (a third one on 2 cores cost it 2 s).
+QUICK_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ $$n -gt 4 ] && n=4; echo $$n)
 
 unit: $(BIN)/.installed artifacts browser sam-local-for-tests
 	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
@@ -75,7 +78,7 @@ test: lint typecheck check-layer unit
 # tests/conftest.py). pytest-randomly shuffles the order (the seed is printed at the end: rerun with
 # `-p randomly --randomly-seed=N`). pytest exits 5 (and make fails) if nothing was collected.
 quick: $(BIN)/.installed
-	$(PYTEST) -n $(TEST_WORKERS) -m "not stack and not slow" --hypothesis-profile quick -q
+	$(PYTEST) -n $(QUICK_WORKERS) -m "not stack and not slow" --hypothesis-profile quick -q
 
 chaos: $(BIN)/.installed artifacts
 	@for seed in 1 2 3; do $(BIN)/missed-checks local chaos --seed $$seed --format json --output .aws-sam/chaos-$$seed.json || exit 1; done
