@@ -177,3 +177,27 @@ def test_a_missing_build_is_a_clear_error(embedded: None, tmp_path) -> None:
     )
     with pytest.raises(DeployError, match="Fn: CodeUri .*missing is not a directory"):
         EmbeddedStack.provision(template)
+
+
+def test_the_template_reads_as_aws_sam_translator_reads_it(tmp_path) -> None:
+    """libyaml's parser with samtranslator's constructor for the short forms gives what samtranslator's
+    own ``yaml_parse`` gives, for the source template and for ``sam build``'s; a second read is a copy
+    (a caller changing it changes nothing for the next one) and an edited file is read again."""
+    from samtranslator.yaml_helper import yaml_parse
+
+    from missed_checks_local.cloudformation.deploy import parse_template_text
+
+    root = project_root()
+    for path in (root / "template.yaml", root / ".aws-sam" / "build" / "template.yaml"):
+        text = path.read_text(encoding="utf-8")
+        assert parse_template_text(text) == yaml_parse(text), path
+    first = load_sam_template(root / "template.yaml")
+    first["Resources"].clear()
+    assert load_sam_template(root / "template.yaml")["Resources"], "a cached read was changed by its caller"
+    edited = tmp_path / "template.yaml"
+    edited.write_text("Resources:\n  Topic:\n    Type: AWS::SNS::Topic\n", encoding="utf-8")
+    assert list(load_sam_template(edited)["Resources"]) == ["Topic"]
+    edited.write_text("Resources:\n  Queue:\n    Type: AWS::SQS::Queue\n    Properties: {Name: !Ref X}\n",
+                      encoding="utf-8")
+    assert load_sam_template(edited)["Resources"] == {"Queue": {"Type": "AWS::SQS::Queue",
+                                                                "Properties": {"Name": {"Ref": "X"}}}}
