@@ -86,9 +86,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     not once per switch. The sort is stable: the order within each group is still pytest-randomly's,
     reproducible from its seed."""
     for item in items:
-        path = Path(str(item.path)).resolve()
-        directory = path.relative_to(TESTS).parts[0] if path.is_relative_to(TESTS) else ""
-        if directory in STACK_DIRECTORIES or set(getattr(item, "fixturenames", ())) & STACK_FIXTURES:
+        if _top_directory(item) in STACK_DIRECTORIES or set(getattr(item, "fixturenames", ())) & STACK_FIXTURES:
             item.add_marker(pytest.mark.stack)
     order = {directory: index for index, directory in enumerate(dict.fromkeys(_directory(i) for i in items))}
     items.sort(key=lambda item: (_weight(item), order[_directory(item)], not uses_shared_stack(item)))
@@ -125,9 +123,14 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return FilesTogether(config, log)
 
 
-def _weight(item: pytest.Item) -> int:
+def _top_directory(item: pytest.Item) -> str:
+    """The directory under ``tests/`` that holds ``item`` (``e2e``, ``unit``...), or ``""``."""
     path = Path(str(item.path)).resolve()
-    top = path.relative_to(TESTS).parts[0] if path.is_relative_to(TESTS) else ""
+    return path.relative_to(TESTS).parts[0] if path.is_relative_to(TESTS) else ""
+
+
+def _weight(item: pytest.Item) -> int:
+    top = _top_directory(item)
     return HEAVY_FIRST.index(top) if top in HEAVY_FIRST else len(HEAVY_FIRST)
 
 
