@@ -24,11 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import boto3
-import botocore.session
 from botocore.config import Config
-from botocore.loaders import Loader
 
+from missed_checks.aws.clients import new_session
 from missed_checks_local import moto_patches
 from missed_checks_local.cloudformation.deploy import (
     DeployError,
@@ -291,29 +289,12 @@ class EmbeddedStack:
 _CLIENT_CONFIG = Config(account_id_endpoint_mode="disabled")
 
 
-_SESSION_LOCK = threading.Lock()
-_LOADER: Loader | None = None
-
-
 def local_session(region: str, **credentials: str) -> Any:
     """A boto3 session for the emulator (``credentials``: ``aws_access_key_id`` and the rest;
-    :data:`LOCAL_CREDENTIALS` by default), sharing this process's botocore data loader.
-
-    botocore parses a service's JSON model (and the endpoints, the ruleset) again for every new
-    session: 30 sessions and their clients cost about 5 s of CPU per local run, most of it
-    ``json.loads``. One loader, whose cache holds what it parsed, serves them all; each session
-    still has its own credentials, region and clients."""
-    global _LOADER  # noqa: PLW0603 - one loader per process is the point
-    with _SESSION_LOCK:
-        core = botocore.session.get_session()
-        if _LOADER is None:
-            _LOADER = core.get_component("data_loader")
-        else:
-            core.register_component("data_loader", _LOADER)
-        paths = list(_LOADER.search_paths)
-        session = boto3.session.Session(botocore_session=core, region_name=region, **(credentials or LOCAL_CREDENTIALS))
-        _LOADER.search_paths[:] = dict.fromkeys([*paths, *_LOADER.search_paths])  # boto3 adds its data path each time
-    return session
+    :data:`LOCAL_CREDENTIALS` by default), sharing this process's botocore data loader
+    (:func:`missed_checks.aws.clients.new_session`: 30 sessions and their clients cost about 5 s of
+    CPU per local run without it)."""
+    return new_session(region, **(credentials or LOCAL_CREDENTIALS))
 
 
 def _client_factory(region: str, endpoint_url: str | None) -> ClientFactory:

@@ -19,6 +19,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
+from missed_checks.aws.clients import new_session
 from missed_checks_local.stack import EmbeddedStack
 
 __all__ = ["AsyncInvocations", "QueuedEvent"]
@@ -97,10 +98,7 @@ class AsyncInvocations:
         error = (invocation.error if invocation is not None else None) or {}
         message = f"{error.get('errorType', '')}: {error.get('errorMessage', '')}"[:1024]
         credentials = self.lambda_runtime.roles.client_kwargs(spec.role_arn, "lambda-async")
-        import boto3  # deferred like the rest of the emulator's clients
-
-        sqs = boto3.session.Session(region_name=self.stack.region, **credentials).client(
-            "sqs", endpoint_url=self.stack.endpoint_url)
+        sqs = new_session(self.stack.region, **credentials).client("sqs", endpoint_url=self.stack.endpoint_url)
         sqs.send_message(
             QueueUrl=self.stack.queue_url_for_arn(target), MessageBody=json.dumps(queued.event),
             MessageAttributes={
