@@ -72,6 +72,14 @@ Process-wide, installed once (:func:`install`, when a stack is first provisioned
    is now sent with one ``sendall`` at werkzeug's ``flush``. Same bytes. Checked against moto
    5.2.5 and Werkzeug 3.1. *Upstream candidate* (for werkzeug: buffer the headers until the body).
 
+5i. :func:`one_data_loader_per_process` (applied when ``missed_checks_local`` is imported, before
+   moto is): every botocore session of the process uses its one data loader
+   (:func:`missed_checks.aws.clients.shared_loader`). moto opens a new ``boto3.Session()`` to
+   list a service's regions at import (``moto.ec2``, 0.3 s) and for every backend it creates, and
+   botocore parsed its endpoint file and the service's model again for each. The loader's search
+   paths are kept distinct (boto3 appends its data path for each session). Checked against
+   botocore 1.44. *Local* (moto would do better with one session of its own).
+
 While a runtime runs (context managers, undone on exit):
 
 6. :func:`simulated_time`: ``moto.scheduler.models.utcnow`` reads the simulated clock (schedule
@@ -137,6 +145,7 @@ __all__ = [
     "install_data_plane",
     "lambda_invoke",
     "managed_policies_parsed_once",
+    "one_data_loader_per_process",
     "parse_each_definition_once",
     "simulated_time",
     "state_machine_clients",
@@ -673,3 +682,35 @@ def event_rule_lambda_targets(deliver: Callable[[str, Any], bool]) -> Iterator[N
         yield
     finally:
         _RULE_LAMBDA_DELIVERERS.remove(deliver)
+
+
+# -- the process's one botocore data loader (5i) -------------------------------------------------
+class _DistinctPaths(list[str]):
+    """A data loader's search paths: boto3 appends its own data path for every new session."""
+
+    def append(self, path: str) -> None:
+        if path not in self:
+            super().append(path)
+
+
+def one_data_loader_per_process() -> None:
+    """Patch 5i: every botocore session of this process uses its one data loader
+    (:func:`missed_checks.aws.clients.shared_loader`), moto's own sessions included."""
+    import botocore.session  # deferred like the rest: only the emulator's processes need it
+
+    from missed_checks.aws.clients import shared_loader
+
+    with _INSTALL_LOCK:
+        session_class = botocore.session.Session
+        if getattr(session_class._register_data_loader, "one_per_process", False):
+            return
+        loader = shared_loader()
+        if not isinstance(getattr(loader, "_search_paths", None), list):
+            raise MotoChanged("botocore.loaders.Loader: _search_paths is gone")
+        loader._search_paths = _DistinctPaths(loader._search_paths)
+
+        def register_data_loader(self: Any) -> None:
+            self._components.lazy_register_component("data_loader", shared_loader)
+
+        register_data_loader.one_per_process = True  # type: ignore[attr-defined]
+        session_class._register_data_loader = register_data_loader  # type: ignore[method-assign]

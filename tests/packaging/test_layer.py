@@ -6,6 +6,7 @@ no-op when nothing changed) and look at the real `.aws-sam/build` and `.aws-sam/
 
 from __future__ import annotations
 
+import fcntl
 import importlib.util
 import os
 import shutil
@@ -328,9 +329,14 @@ def test_no_python313_anywhere_says_where_it_looked_and_how_to_provide_one(tmp_p
 
 @pytest.fixture(scope="module")
 def artifacts():
-    """`make artifacts`: sam build and the runtime's SDK, rebuilt only if an input changed."""
-    result = subprocess.run(["make", "--no-print-directory", "artifacts"], cwd=ROOT, capture_output=True, text=True,
-                            check=False, timeout=900)
+    """`make artifacts`: sam build and the runtime's SDK, rebuilt only if an input changed. One
+    process at a time: pytest-xdist workers running this module's tests at once would otherwise
+    build into the same directory together (the second copy of the package landed inside the first)."""
+    BUILD_DIR.parent.mkdir(exist_ok=True)
+    with open(BUILD_DIR.parent / ".artifacts.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        result = subprocess.run(["make", "--no-print-directory", "artifacts"], cwd=ROOT, capture_output=True,
+                                text=True, check=False, timeout=900)
     if result.returncode != 0:
         pytest.fail(f"make artifacts failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
     return BUILD_DIR

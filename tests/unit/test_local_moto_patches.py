@@ -262,3 +262,23 @@ def test_the_server_sends_each_answer_in_one_write_and_an_interim_one_at_once() 
             assert b'{"TableNames": [' in interim + answer
     finally:
         server.stop()
+
+
+def test_every_session_of_an_emulator_process_parses_botocore_data_once() -> None:
+    """Patch 5i: moto's own ``boto3.Session()`` calls and ours share the process's one loader;
+    each session still has its own region and credentials, and boto3's data path is listed once."""
+    import botocore.session
+
+    from missed_checks.aws.clients import new_session, shared_loader
+
+    moto_sessions = [boto3.session.Session(region_name=region) for region in ("eu-west-1", "us-east-1")]
+    ours = new_session("eu-central-1", aws_access_key_id="k", aws_secret_access_key="s")
+    loaders = {id(s._session.get_component("data_loader")) for s in [*moto_sessions, ours]}
+    assert loaders == {id(shared_loader())}
+    assert id(botocore.session.get_session().get_component("data_loader")) in loaders
+    assert [s.region_name for s in [*moto_sessions, ours]] == ["eu-west-1", "us-east-1", "eu-central-1"]
+    assert ours.get_credentials().access_key == "k"
+    paths = shared_loader().search_paths
+    assert len(paths) == len(set(paths))
+    before = shared_loader().load_data("endpoints")
+    assert moto_sessions[0]._session.get_component("data_loader").load_data("endpoints") is before  # parsed once

@@ -61,21 +61,30 @@ _SESSION_LOCK = threading.Lock()
 _LOADER: Loader | None = None
 
 
+def shared_loader() -> Loader:
+    """This process's one botocore data loader: the one a new botocore session gets (with
+    ``AWS_DATA_PATH`` honoured), kept for every later session."""
+    global _LOADER  # noqa: PLW0603 - one loader per process is the point
+    if _LOADER is None:
+        created = botocore.session.get_session().get_component("data_loader")
+        with _SESSION_LOCK:
+            if _LOADER is None:
+                _LOADER = created
+    return _LOADER
+
+
 def new_session(region: str | None = None, **credentials: str) -> Any:
     """A new boto3 session: credentials (``aws_access_key_id`` and the rest) and region from the
     usual chain unless given. It has its own credentials, region and clients, and shares this
-    process's botocore data loader, whose cache holds every model, endpoint file and ruleset
-    already parsed (about 0.1 s of CPU per session and service otherwise)."""
-    global _LOADER  # noqa: PLW0603 - one loader per process is the point
+    process's botocore data loader (:func:`shared_loader`), whose cache holds every model,
+    endpoint file and ruleset already parsed (about 0.1 s of CPU per session and service otherwise)."""
+    loader = shared_loader()
     with _SESSION_LOCK:
         core = botocore.session.get_session()
-        if _LOADER is None:
-            _LOADER = core.get_component("data_loader")
-        else:
-            core.register_component("data_loader", _LOADER)
-        paths = list(_LOADER.search_paths)
+        core.register_component("data_loader", loader)
+        paths = list(loader.search_paths)
         session = boto3.session.Session(botocore_session=core, region_name=region or None, **credentials)
-        _LOADER.search_paths[:] = dict.fromkeys([*paths, *_LOADER.search_paths])  # boto3 adds its data path each time
+        loader.search_paths[:] = dict.fromkeys([*paths, *loader.search_paths])  # boto3 adds its data path each time
     return session
 
 
