@@ -139,3 +139,28 @@ def test_bad_usage_is_one_line_naming_the_field_and_exits_2(
     assert error is not None, err
     assert error["field"] == field, err
     assert advice in error["advice"], err
+
+
+def test_a_command_line_builds_only_its_commands_group_and_the_same_help() -> None:
+    """``main`` builds the parser of the command's group only (a command's start); what that
+    parser says and accepts is what the whole parser says for that command."""
+    import importlib
+
+    from missed_checks_ops.cli.common import root_parser
+    from missed_checks_ops.cli.main import COMMAND_MODULES
+
+    for module, commands in COMMAND_MODULES.items():  # the table in main.py is what each module registers
+        alone = root_parser(lambda: "x")
+        importlib.import_module(module).register(alone.add_subparsers(dest="command"))
+        assert tuple(subcommands(alone)) == commands, module
+    assert [name for names in COMMAND_MODULES.values() for name in names] == list(subcommands(PARSER))
+    full = {path: parser.format_help() for path, parser in COMMANDS if path}
+    for command in subcommands(PARSER):
+        lean = build_parser([command, "--help"])
+        owner = next(names for names in COMMAND_MODULES.values() if command in names)
+        assert tuple(subcommands(lean)) == owner
+        for path, parser in every_command(lean):
+            if path and path[0] == command:
+                assert parser.format_help() == full[path], path
+    for argv in ([], ["--help"], ["--version"], ["bogus"], ["-x", "checklist"]):
+        assert list(subcommands(build_parser(argv))) == list(subcommands(PARSER)), argv

@@ -166,13 +166,28 @@ def _spelled(parser: argparse.ArgumentParser, name: str) -> str:
     return f"{name} {action.metavar or action.dest.upper()}"
 
 
-def root_parser(version: str) -> CliParser:
+class _VersionAction(argparse.Action):
+    """``--version``: the installed distribution's version, looked up only when asked for
+    (``importlib.metadata`` is a fair part of a command's start)."""
+
+    def __init__(self, option_strings: Sequence[str], version: Callable[[], str], dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS, help: str = "show program's version number and exit") -> None:
+        super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
+        self.version = version
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        parser._print_message(f"missed-checks {self.version()}\n", sys.stdout)
+        parser.exit()
+
+
+def root_parser(version: Callable[[], str]) -> CliParser:
     parser = CliParser(prog="missed-checks", formatter_class=argparse.RawDescriptionHelpFormatter,
                        description="Record and report the checks nobody did.\n\n"
                                    "Every command takes --help, with examples. Commands that print records take "
                                    "--format table|json|csv\n(table by default) and --output FILE. Bad usage exits 2 "
                                    "with one line: missed-checks: error: <field>: <what to do>.")
-    parser.add_argument("--version", action="version", version=f"missed-checks {version}")
+    parser.add_argument("--version", action=_VersionAction, version=version)
     return parser
 
 
