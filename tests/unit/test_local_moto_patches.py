@@ -282,3 +282,31 @@ def test_every_session_of_an_emulator_process_parses_botocore_data_once() -> Non
     assert len(paths) == len(set(paths))
     before = shared_loader().load_data("endpoints")
     assert moto_sessions[0]._session.get_component("data_loader").load_data("endpoints") is before  # parsed once
+
+
+def test_each_iam_backend_gets_moto_s_managed_policies_as_its_own_objects() -> None:
+    """Patch 5f builds the AWS managed policies once per account and Region: every backend has
+    what moto's own ``from_data`` builds, and what one backend changes stays in it."""
+    from moto.iam import models
+
+    moto_patches.managed_policies_parsed_once()
+    arn = "arn:aws:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"
+    with mock_aws(config={"iam": {"load_aws_managed_policies": True}}):
+        backend = models.iam_backends["111111111111"]["aws"]
+        mine = backend.managed_policies[arn]
+        models.iam_backends["111111111111"].reset()  # a new backend of the same account
+        theirs = models.iam_backends["111111111111"]["aws"].managed_policies[arn]
+        assert mine is not theirs
+        data = moto_patches._MANAGED_POLICIES["AWSLambdaBasicExecutionRole"]
+        built = models.AWSManagedPolicy.from_data("AWSLambdaBasicExecutionRole", backend.account_id,
+                                                  backend.region_name, data)
+        for policy in (mine, theirs):
+            assert (policy.arn, policy.path, policy.default_version_id, policy.create_date, policy.update_date) == (
+                built.arn, built.path, built.default_version_id, built.create_date, built.update_date)
+            assert [(v.document, v.version_id, v.is_default) for v in policy.versions] == [
+                (v.document, v.version_id, v.is_default) for v in built.versions]
+        assert len(models.iam_backends["111111111111"]["aws"].managed_policies) == len(moto_patches._MANAGED_POLICIES)
+        mine.attachment_count += 1
+        mine.versions[0].is_default = False
+        mine.tags["team"] = {"Key": "team", "Value": "ops"}
+        assert (theirs.attachment_count, theirs.versions[0].is_default, theirs.tags) == (0, True, {})
