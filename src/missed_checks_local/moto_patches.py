@@ -75,6 +75,11 @@ Process-wide, installed once (:func:`install`, when a stack is first provisioned
    is now sent with one ``sendall`` at werkzeug's ``flush``. Same bytes. Checked against moto
    5.2.5 and Werkzeug 3.1. *Upstream candidate* (for werkzeug: buffer the headers until the body).
 
+5j. :func:`_json_templates_as_json` (with :func:`install`): ``Stack.parse_template`` reads a JSON
+   template body with ``json.loads``. moto reads every body with PyYAML's pure-Python loader first
+   (JSON is YAML) and only then tries JSON: the stack the emulator creates (the transformed
+   template, as JSON) took 0.3 s of CPU to parse, on every provisioning. Same dictionary.
+   *Upstream candidate* (try JSON first).
 5i. :func:`one_data_loader_per_process` (applied when ``missed_checks_local`` is imported, before
    moto is): every botocore session of the process uses its one data loader
    (:func:`missed_checks.aws.clients.shared_loader`). moto opens a new ``boto3.Session()`` to
@@ -466,6 +471,7 @@ def install() -> None:
             LayerVersion,
         )
         from moto.cloudformation import parsing
+        from moto.cloudformation.models import Stack
         from moto.iam.models import Role, iam_backends
         from moto.scheduler.exceptions import ScheduleGroupNotFound
         from moto.scheduler.models import EventBridgeSchedulerBackend
@@ -511,9 +517,29 @@ def install() -> None:
             return create_schedule(self, *args, **kwargs)
 
         EventBridgeSchedulerBackend.create_schedule = create_schedule_in_existing_group  # type: ignore[method-assign]
+        Stack.parse_template = staticmethod(_json_templates_as_json(Stack.parse_template))  # type: ignore[method-assign]
         for cached in (parsing.get_model_list, parsing.get_model_map, parsing.get_name_type_map):
             cached.cache_clear()
         _installed = True
+
+
+def _json_templates_as_json(parse_template: Callable[[str], Any]) -> Callable[[str], Any]:
+    """Patch 5j: a template body that is a JSON object is read with ``json.loads``; anything else
+    (YAML, short-form tags) goes to moto's parser as before."""
+
+    @functools.wraps(parse_template)
+    def parse(template: str) -> Any:
+        if isinstance(template, str) and template.lstrip().startswith("{"):
+            try:
+                parsed = json.loads(template)
+            except ValueError:
+                return parse_template(template)
+            if isinstance(parsed, dict):
+                return parsed
+        return parse_template(template)
+
+    parse.moto_parse_template = parse_template  # type: ignore[attr-defined]
+    return parse
 
 
 # -- while a runtime runs (6-10) ---------------------------------------------------------------

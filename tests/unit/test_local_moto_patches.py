@@ -310,3 +310,24 @@ def test_each_iam_backend_gets_moto_s_managed_policies_as_its_own_objects() -> N
         mine.versions[0].is_default = False
         mine.tags["team"] = {"Key": "team", "Value": "ops"}
         assert (theirs.attachment_count, theirs.versions[0].is_default, theirs.tags) == (0, True, {})
+
+
+def test_a_json_template_reads_as_moto_reads_it_and_yaml_still_goes_to_moto() -> None:
+    """Patch 5j: the same dictionary from ``json.loads`` as from moto's YAML-first parser."""
+    import json
+    from pathlib import Path
+
+    from moto.cloudformation.models import Stack
+
+    from missed_checks_local.cloudformation.deploy import load_sam_template
+
+    moto_patches.install()
+    moto_parse = Stack.parse_template.moto_parse_template
+    text = json.dumps(load_sam_template(Path(__file__).resolve().parents[2] / "template.yaml"), indent=1)
+    assert Stack.parse_template(text) == moto_parse(text)
+    short_form = "Resources:\n  Queue:\n    Type: AWS::SQS::Queue\nOutputs:\n  Url:\n    Value: !Ref Queue\n"
+    assert Stack.parse_template(short_form) == moto_parse(short_form) == {
+        "Resources": {"Queue": {"Type": "AWS::SQS::Queue"}}, "Outputs": {"Url": {"Value": {"Ref": "Queue"}}}}
+    for parse in (Stack.parse_template, moto_parse):  # neither JSON nor YAML: moto's own error, as before
+        with pytest.raises(json.JSONDecodeError):
+            parse('{"Resources": {}')
