@@ -89,7 +89,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if _top_directory(item) in STACK_DIRECTORIES or set(getattr(item, "fixturenames", ())) & STACK_FIXTURES:
             item.add_marker(pytest.mark.stack)
     order = {directory: index for index, directory in enumerate(dict.fromkeys(_directory(i) for i in items))}
-    items.sort(key=lambda item: (_weight(item), order[_directory(item)], not uses_shared_stack(item)))
+    items.sort(key=lambda item: (_rank(item), _weight(item), order[_directory(item)], not uses_shared_stack(item)))
 
 
 def _directory(item: pytest.Item) -> Path:
@@ -100,6 +100,30 @@ HEAVY_FIRST = ("e2e", "sam_local", "packaging", "integration", "unit")
 """The test directories, longest tests first: ``make unit`` hands whole files to its pytest-xdist
 workers in this order (``--dist loadfile``), so the minute-long end-to-end files start at once and
 the many short unit files fill in around them, instead of one long file running alone at the end."""
+
+
+LONGEST_FIRST = (
+    "tests/e2e/test_documented_commands.py",
+    "tests/sam_local/test_sam_local_invoke.py",
+    "tests/e2e/test_local_chaos.py",
+    "tests/e2e/test_report_browser.py",  # with test_real_misses.py (RUN_TOGETHER)
+    "tests/e2e/test_local_scenarios.py",
+    "tests/e2e/test_deployed_artifact.py",
+    "tests/integration/test_evaluation_state_machine.py",
+    "tests/e2e/test_local_exits.py",
+    "tests/integration/test_ops_dlq.py",
+    "tests/e2e/test_local_cli.py",
+)
+"""The files that took longest in ``make unit`` (tests' durations summed, 2026-11-25): they go out
+to the workers before everything else, longest first, so that none of them starts late and runs
+alone at the end (on two cores the suite's tail was one of them, for up to a minute)."""
+
+
+def _rank(item: pytest.Item) -> int:
+    path = Path(str(item.path)).resolve()
+    name = path.relative_to(TESTS.parent).as_posix() if path.is_relative_to(TESTS.parent) else ""
+    name = {partner: leader for leader, partner in RUN_TOGETHER.items()}.get(name, name)
+    return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
 
 
 RUN_TOGETHER = {"tests/e2e/test_report_browser.py": "tests/e2e/test_real_misses.py"}

@@ -298,10 +298,17 @@ def local_session(region: str, **credentials: str) -> Any:
 
 
 def _client_factory(region: str, endpoint_url: str | None) -> ClientFactory:
+    """One client per service of one session (provisioning reads each role, function and queue:
+    a new IAM client for each role was most of the reading)."""
     session = local_session(region)
+    clients: dict[str, Any] = {}
+    lock = threading.Lock()
 
     def client(service: str) -> Any:
-        return session.client(service, endpoint_url=endpoint_url, config=_CLIENT_CONFIG)
+        with lock:
+            if service not in clients:
+                clients[service] = session.client(service, endpoint_url=endpoint_url, config=_CLIENT_CONFIG)
+            return clients[service]
 
     return client
 
