@@ -134,9 +134,14 @@ per worker that gets one of them."""
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """``--dist loadfile`` with :data:`RUN_TOGETHER`: whole files to a worker, grouped files as one."""
+    """``--dist loadfile`` with :data:`RUN_TOGETHER`: whole files to a worker, grouped files as one,
+    handed out in the collection's order (:data:`LONGEST_FIRST`, then :data:`HEAVY_FIRST`). xdist
+    would reorder the files by their number of tests (``--loadscope-reorder``, its default): the
+    files of many short tests went first and the longest file, three tests, started after two
+    minutes and ended the run alone."""
     if config.getoption("dist", None) != "loadfile":
         return None
+    config.option.loadscopereorder = False
     from xdist.scheduler import LoadFileScheduling
 
     class FilesTogether(LoadFileScheduling):

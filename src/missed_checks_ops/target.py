@@ -23,7 +23,7 @@ from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, 
 from missed_checks.aws.clients import bound_client, new_session
 from missed_checks.aws.queues import Queue
 from missed_checks.aws.scheduler import ScheduleStore
-from missed_checks.aws.stacks import describe_stack
+from missed_checks.aws.stacks import StackDescription, describe_stack
 from missed_checks.aws.table import ChecklistTable
 from missed_checks.errors import MissedChecksError
 
@@ -161,6 +161,12 @@ class ClockAnchor:
         return cls(instant.astimezone(UTC), wall, speed)
 
 
+_LOOKED_UP: dict[tuple[str, str, str], StackDescription] = {}
+"""What :func:`stack_clock` found, by (endpoint, region, stack), handed once to the next
+:func:`resolve_target` of this process for the same stack: a command asks for "now" first, then
+finds its target, and one DescribeStacks serves both (a command's start is mostly such calls)."""
+
+
 def stack_clock(stack: str | None, region: str | None, endpoint: str | None, session: Any = None) -> ClockAnchor | None:
     """The clock a stack behind ``endpoint`` publishes (``local serve``'s simulated one), or None:
     no endpoint (AWS itself), no such stack, or a stack that publishes none (the wall clock rules)."""
@@ -176,6 +182,8 @@ def stack_clock(stack: str | None, region: str | None, endpoint: str | None, ses
         found = describe_stack(bound_client(session, "cloudformation", region, endpoint), name)
     except (ClientError, BotoCoreError):
         return None  # the command's own lookup of the stack says what is wrong
+    if found is not None:
+        _LOOKED_UP[(endpoint, region, name)] = found
     if found is None or CLOCK_TAG not in found.tags:
         return None
     return ClockAnchor.from_tag(found.tags[CLOCK_TAG])
@@ -216,8 +224,10 @@ def resolve_target(
 def _describe(stack: str, region: str, endpoint: str | None, session: Any,
               guessed_local: bool) -> tuple[dict[str, str], dict[str, str]]:
     where = f"{region}" + (f" at {endpoint}" if endpoint else "")
+    found = _LOOKED_UP.pop((endpoint, region, stack), None) if endpoint else None
     try:
-        found = describe_stack(bound_client(session, "cloudformation", region, endpoint), stack)
+        if found is None:
+            found = describe_stack(bound_client(session, "cloudformation", region, endpoint), stack)
     except ClientError as error:
         message = error.response.get("Error", {}).get("Message") or str(error)
         if "does not exist" in message:

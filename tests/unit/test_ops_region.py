@@ -26,3 +26,23 @@ def test_without_a_region_the_error_names_the_variable_that_sets_it(no_region: p
 def test_the_variable_the_error_names_is_the_one_that_works(no_region: pytest.MonkeyPatch) -> None:
     no_region.setenv("AWS_DEFAULT_REGION", "eu-west-3")
     assert resolve_target(overrides={"table": "checklists"}).region == "eu-west-3"
+
+
+def test_a_commands_clock_and_target_share_one_describe_stacks(no_region: pytest.MonkeyPatch) -> None:
+    """A command against ``local serve`` reads the stack's clock, then finds its target: one
+    DescribeStacks answers both; the next resolution asks the stack again."""
+    from datetime import UTC, datetime
+
+    from missed_checks.aws.stacks import StackDescription
+    from missed_checks_ops import target
+
+    anchor = target.ClockAnchor(datetime(2026, 3, 2, 5, tzinfo=UTC), 0.0, 0.0)
+    found = StackDescription({"TableName": "checklists"}, {}, {target.CLOCK_TAG: anchor.to_tag()})
+    asked: list[str] = []
+    no_region.setattr(target, "describe_stack", lambda client, name: asked.append(name) or found)
+    endpoint = "http://127.0.0.1:1"
+    assert target.stack_clock(None, "eu-west-1", endpoint).now() == anchor.instant
+    first = target.resolve_target(None, "eu-west-1", endpoint)
+    assert (asked, first.output("TableName")) == (["missed-checks-local"], "checklists")
+    target.resolve_target(None, "eu-west-1", endpoint)
+    assert asked == ["missed-checks-local"] * 2
