@@ -207,8 +207,12 @@ def make_worker(python313: str, tree: dict[str, Path]) -> Iterator[Callable[...,
 
 @pytest.fixture(scope="module")
 def shared(make_worker: Callable[..., FunctionWorker]) -> FunctionWorker:
-    """One warm worker for the tests that neither kill it nor count its invocations."""
-    return make_worker()
+    """One warm worker for the tests that neither kill it nor count its invocations: invoked once
+    here, so that no test's first invocation also carries the cold start's log lines (whichever
+    test pytest-randomly puts first)."""
+    worker = make_worker()
+    result(call(worker, {"action": "imports", "names": []}))
+    return worker
 
 
 def call(worker: FunctionWorker, event: dict[str, object], **kwargs: Any) -> WorkerResult:

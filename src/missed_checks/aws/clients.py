@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 import boto3
 import botocore.session
 from botocore.config import Config
+from botocore.credentials import RefreshableCredentials
 from botocore.loaders import Loader
 
 RETRIES = Config(
@@ -55,6 +56,8 @@ class ServiceAdapter:
 def reset() -> None:
     """Forget every client (after starting or stopping a moto mock or server)."""
     client.cache_clear()
+    with _SESSION_LOCK:
+        _BOUND.clear()
 
 
 _SESSION_LOCK = threading.Lock()
@@ -88,6 +91,31 @@ def new_session(region: str | None = None, **credentials: str) -> Any:
     return session
 
 
+_BOUND: dict[tuple[str | None, ...], Any] = {}
+
+
 def bound_client(session: Any, service_name: str, region: str, endpoint_url: str | None) -> Any:
-    """A client of ``session`` for ``region`` (and ``endpoint_url`` when given), with :data:`RETRIES`."""
-    return session.client(service_name, region_name=region, endpoint_url=endpoint_url, config=RETRIES)
+    """A client for ``region`` (and ``endpoint_url`` when given), with :data:`RETRIES`, made by
+    ``session``. Kept for the process when the session's credentials are static keys (a profile's
+    or the environment's): the next session with the same keys gets the same client, so a
+    process that runs many commands (the in-process CLI tests run hundreds) makes each once.
+    Credentials that refresh themselves (an assumed role, SSO) get a new client every time."""
+    key = _bound_key(session, service_name, region, endpoint_url)
+    if key is not None:
+        with _SESSION_LOCK:
+            found = _BOUND.get(key)
+        if found is not None:
+            return found
+    made = session.client(service_name, region_name=region, endpoint_url=endpoint_url, config=RETRIES)
+    if key is None:
+        return made
+    with _SESSION_LOCK:
+        return _BOUND.setdefault(key, made)
+
+
+def _bound_key(session: Any, service_name: str, region: str, endpoint_url: str | None) -> tuple[str | None, ...] | None:
+    credentials = session.get_credentials()
+    if credentials is None or isinstance(credentials, RefreshableCredentials):
+        return None
+    frozen = credentials.get_frozen_credentials()
+    return (service_name, region, endpoint_url, frozen.access_key, frozen.secret_key, frozen.token)
