@@ -45,11 +45,20 @@ $(ASL_VALIDATOR): tools/package.json tools/package-lock.json
 demo: $(BIN)/.installed artifacts
 	$(BIN)/missed-checks local demo
 
+# The three template and state machine checks run side by side (each is one process of a few
+# seconds), each one's output printed after it, in this order; any failure fails the target.
+LINTERS := "$(BIN)/cfn-lint template.yaml" \
+	"$(SAM_VENV)/bin/sam validate --lint --template-file template.yaml" \
+	"$(ASL_VALIDATOR) --json-path statemachines/evaluate_checklist.asl.json"
+
 lint: $(BIN)/.installed $(SAM_VENV)/.installed $(ASL_VALIDATOR)
 	$(BIN)/ruff check src functions tests tools
-	$(BIN)/cfn-lint template.yaml
-	$(SAM_VENV)/bin/sam validate --lint --template-file template.yaml
-	$(ASL_VALIDATOR) --json-path statemachines/evaluate_checklist.asl.json
+	@out=$$(mktemp -d); trap 'rm -rf "$$out"' EXIT; n=0; \
+	for command in $(LINTERS); do n=$$((n + 1)); $$command > "$$out/$$n" 2>&1 & echo $$! > "$$out/$$n.pid"; done; \
+	status=0; n=0; \
+	for command in $(LINTERS); do n=$$((n + 1)); echo "$$command"; \
+		if wait "$$(cat "$$out/$$n.pid")"; then cat "$$out/$$n"; else cat "$$out/$$n"; echo "FAILED: $$command"; status=1; fi; \
+	done; exit $$status
 
 typecheck: $(BIN)/.installed
 	$(BIN)/mypy
