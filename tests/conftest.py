@@ -36,7 +36,7 @@ from unittest import mock
 import pytest
 from hypothesis import settings
 
-from missed_checks_local import moto_patches
+from missed_checks_local import collect_less, moto_patches
 from missed_checks_local.awslambda.runtime import LambdaRuntime
 from missed_checks_local.clock import SimulatedClock
 from missed_checks_local.embedded import embedded_aws
@@ -44,6 +44,8 @@ from missed_checks_local.runtime import LocalRuntime
 from missed_checks_local.stack import EmbeddedStack
 
 TESTS = Path(__file__).resolve().parent
+
+collect_less()  # the emulator's garbage-collector thresholds in every test process (missed_checks_local.GC_THRESHOLDS)
 
 STACK_FIXTURES = frozenset({"embedded", "local_stack", "local_runtime", "runtime", "shared_stack"})
 """Fixtures that provision a stack or run the emulator: a test using one is marked ``stack``."""

@@ -12,6 +12,7 @@ See README "Local runtime" for the scenario format and what is emulated.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import logging
 import os
@@ -30,6 +31,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from missed_checks.errors import InvalidInput
 from missed_checks.timefmt import parse_instant
+from missed_checks_local import collect_less
 from missed_checks_local.serve_process import READY_LINE
 from missed_checks_ops.cli.common import RESULT_FORMATS, command_output, set_examples
 from missed_checks_ops.report_output import FORMATS, write_report
@@ -56,7 +58,7 @@ def register(subparsers: Any) -> None:
   missed-checks local run my.json --format json --output my-run.json --log-file my.log""")
     run.add_argument("scenario", metavar="SCENARIO.json", help="the timeline to play (see README 'Local runtime')")
     _report_options(run)
-    run.set_defaults(handler=_run)
+    run.set_defaults(handler=_emulator(_run))
 
     demo = commands.add_parser(
         "demo", help="play the bundled five-week demo scenario",
@@ -67,7 +69,7 @@ def register(subparsers: Any) -> None:
   missed-checks local demo --show-scenario > my.json    # the timeline, to edit and play with local run""")
     _report_options(demo)
     demo.add_argument("--show-scenario", action="store_true", help="print the demo scenario's JSON and exit")
-    demo.set_defaults(handler=_demo)
+    demo.set_defaults(handler=_emulator(_demo))
 
     serve = commands.add_parser("serve", help="keep the stack running behind a local AWS endpoint",
                                 description="Deploy the stack into a local AWS endpoint and run its clock, "
@@ -92,7 +94,7 @@ def register(subparsers: Any) -> None:
         metavar="NAME=VALUE",
         help="override a template parameter (repeatable)",
     )
-    serve.set_defaults(handler=_serve)
+    serve.set_defaults(handler=_emulator(_serve))
 
     chaos = commands.add_parser(
         "chaos",
@@ -112,7 +114,18 @@ def register(subparsers: Any) -> None:
                         help="table for people (default), json for tools: the figures")
     output.add_argument("--output", metavar="FILE", help="write there instead of standard output (replaced)")
     chaos.add_argument("--log-file", type=Path, help="where handler and moto logs go")
-    chaos.set_defaults(handler=_chaos)
+    chaos.set_defaults(handler=_emulator(_chaos))
+
+
+def _emulator(handler: Any) -> Any:
+    """A ``local`` command's handler, run with the emulator's garbage-collector thresholds."""
+
+    @functools.wraps(handler)
+    def run(args: argparse.Namespace) -> int:
+        collect_less()
+        return int(handler(args))
+
+    return run
 
 
 def _chaos(args: argparse.Namespace) -> int:
