@@ -124,7 +124,7 @@ alone at the end (on two cores the suite's tail was one of them, for up to a min
 def _rank(item: pytest.Item) -> int:
     path = Path(str(item.path)).resolve()
     name = path.relative_to(TESTS.parent).as_posix() if path.is_relative_to(TESTS.parent) else ""
-    name = {partner: leader for leader, partner in RUN_TOGETHER.items()}.get(name, name)
+    name = next((leader for leader, partner in RUN_TOGETHER.items() if partner == name), name)
     return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
 
 

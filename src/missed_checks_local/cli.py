@@ -123,7 +123,7 @@ def _emulator(handler: Any) -> Any:
     @functools.wraps(handler)
     def run(args: argparse.Namespace) -> int:
         collect_less()
-        return int(handler(args))
+        return handler(args)
 
     return run
 

@@ -37,7 +37,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     command or an unknown one get every group, as does ``build_parser()``."""
     parser = root_parser(_version)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    command = next(iter(argv), None) if argv else None
+    command = argv[0] if argv else None
     modules = [name for name, commands in COMMAND_MODULES.items() if command in commands] or list(COMMAND_MODULES)
     for name in modules:
         try:
