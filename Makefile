@@ -25,7 +25,7 @@ ASL_VALIDATOR := tools/node_modules/.bin/asl-validator
 .PHONY: demo test quick lint typecheck unit bench chaos build runtime artifacts check-layer browser screenshot clean help FORCE \
 	invoke sam-local sam-local-engine sam-local-image sam-local-for-tests
 help:
-	@grep -E '^#   make' Makefile | sed 's/^#   //'
+	@sed -n '/^[^#]/q; s/^#   //p' Makefile
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -187,9 +187,12 @@ sam-local-for-tests:
 	@$(MAKE) --no-print-directory sam-local || echo "sam-local: sam local invoke cannot run here (see above);" \
 		"the sam_local tests will fail saying so" >&2
 
-invoke: $(BIN)/.installed sam-local
+# Standard output carries the handler's result alone: what the set-up prints (make's own echo of
+# its commands included) goes to standard error.
+invoke:
 	@test -n "$(FUNCTION)" -a -n "$(EVENT)" || { echo "make invoke: give FUNCTION=<logical id> EVENT=<file>," \
 		"e.g. make invoke FUNCTION=PlanEvaluationFunction EVENT=events/plan_evaluation.json" >&2; exit 2; }
+	@$(MAKE) --no-print-directory $(BIN)/.installed sam-local >&2
 	@$(BIN)/python tools/sam_local/invoke.py "$(FUNCTION)" "$(EVENT)" --architecture $(SAM_LOCAL_ARCH) \
 		$(if $(ENV_VARS),--env-vars "$(ENV_VARS)") $(if $(REGION),--region "$(REGION)") \
 		$(if $(ENDPOINT),--endpoint "$(ENDPOINT)")

@@ -10,7 +10,7 @@ schedule-sync made, and counts from what actually happened:
   sizes and the indexes each item lands in);
 - Scheduler invocations (firings), EventBridge events, SQS messages.
 
-It prices them (``PRICES``, from ../shared/aws-facts.md, us-east-1, arm64) and prints per size:
+It prices them (``PRICES``: us-east-1, arm64, from AWS's pricing pages) and prints per size:
 $ per window, $ per 100,000 equipment-checks, the floor (one write unit per missed check +
 reading each performed check once, eventually consistent + one Scheduler invocation), the ratio
 to the floor, and the per-equipment design (a model: see ``per_equipment_usd``).
@@ -57,7 +57,7 @@ PRICES = {
     "write_unit": 0.625 / 1_000_000,
     "read_unit": 0.125 / 1_000_000,
     "scheduler_invocation": 1.00 / 1_000_000,
-    # Not in aws-facts.md (AWS pricing pages, us-east-1): EventBridge custom events, SQS requests.
+    # AWS pricing pages, us-east-1: EventBridge custom events, SQS requests.
     "event": 1.00 / 1_000_000,
     "sqs_message": 0.40 / 1_000_000,
 }

@@ -23,7 +23,16 @@ from missed_checks.contracts import (
     RecordMissedChecksInput,
     parse,
 )
-from tests.event_samples import CHECKLIST, EQUIPMENT, MONDAY_EVALUATE_AT, RULE, sample, seed_sample_checklist
+from tests.event_samples import (
+    CHECKED,
+    CHECKLIST,
+    EQUIPMENT,
+    EVENTS,
+    MONDAY_EVALUATE_AT,
+    RULE,
+    sample,
+    seed_sample_checklist,
+)
 
 
 @pytest.fixture
@@ -117,3 +126,46 @@ def test_the_notifier_samples_send_the_mondays_reminder_and_missed_alert_once(ch
                      key=lambda record: str(record["kind"]))
     assert [(r["kind"], r["status"], len(r["equipment"])) for r in records] == [
         ("missed", "SENT", len(EQUIPMENT) // 2), ("reminder", "SENT", len(EQUIPMENT) // 2)]
+
+
+FUNCTION_SAMPLES = {
+    "ScheduleSyncFunction": ["schedule_sync.json"],
+    "PlanEvaluationFunction": ["plan_evaluation.json"],
+    "RecordMissedChecksFunction": ["record_missed_checks.json"],
+    "CloseWindowFunction": ["close_window.json"],
+    "NotifyFunction": ["notify_reminder.json", "notify_window_judged.json"],
+    "DigestFunction": ["digest.json"],
+    "ApiChecksFunction": ["api_record_check.json"],
+    "ApiStatusFunction": ["api_equipment_status.json"],
+    "ApiMissedFunction": ["api_missed.json"],
+    "ApiReportFunction": ["api_report.json"],
+}
+"""Each function's samples in ``events/`` (README: "sample events for every function")."""
+
+
+def test_every_function_of_the_template_has_a_sample_event(local_stack):
+    assert set(FUNCTION_SAMPLES) == set(local_stack.functions)
+    assert {name for names in FUNCTION_SAMPLES.values() for name in names} | {"evaluation_input.json"} == {
+        path.name for path in EVENTS.glob("*.json")}
+
+
+def _answer(stack, function: str, name: str) -> tuple[int, Any]:
+    result = invoke(stack, function, sample(name))
+    return result["statusCode"], json.loads(result["body"])
+
+
+def test_the_api_read_samples_answer_the_mondays_status_missed_checks_and_report(checklist):
+    """The three read routes' samples, after the Monday window was judged: fl-001 was not checked
+    (its status says missed), the six unchecked are the missed checks, the report counts them."""
+    stack, _ = checklist
+    invoke(stack, "PlanEvaluationFunction", sample("plan_evaluation.json"))  # judges the Monday window
+    status, equipment = _answer(stack, "ApiStatusFunction", "api_equipment_status.json")
+    assert status == 200 and equipment["equipment_id"] == "fl-001", equipment
+    assert [c["checklist_id"] for c in equipment["checklists"]] == [CHECKLIST]
+    status, missed = _answer(stack, "ApiMissedFunction", "api_missed.json")
+    assert status == 200, missed
+    assert sorted(m["equipment_id"] for m in missed["missed"]) == [e for e in EQUIPMENT if e not in CHECKED]
+    status, report = _answer(stack, "ApiReportFunction", "api_report.json")
+    assert status == 200, report
+    assert sum(row["missed"] for row in report["rows"]) == len(EQUIPMENT) - len(CHECKED)
+    assert sum(row["on_time"] for row in report["rows"]) == len(CHECKED)

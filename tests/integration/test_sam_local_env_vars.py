@@ -5,6 +5,7 @@ tools/sam_local/invoke.py says what to do when no local stack answers."""
 from __future__ import annotations
 
 import importlib.util
+import socket
 import sys
 from pathlib import Path
 
@@ -73,3 +74,40 @@ def test_invoke_says_how_to_start_a_local_stack_when_none_answers(tmp_path, caps
 ])
 def test_the_container_reaches_the_endpoint_at_the_gateway(url, host, expected):
     assert invoke.with_host(url, host) == expected
+
+
+def _listener(host: str) -> socket.socket:
+    server = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    server.bind((host, 0))
+    server.listen()
+    return server
+
+
+def test_a_stack_on_loopback_only_is_refused_before_podmans_bridge_exists(monkeypatch):
+    """Read from the kernel's listening sockets, not by connecting to the gateway: before a first
+    container ran there is no bridge (a connection fails though --host 0.0.0.0 would serve), and a
+    sandbox's network may accept a connection to any address (one succeeds though nothing listens)."""
+    monkeypatch.setattr(invoke, "reachable", lambda host, port: pytest.fail("probed by connecting"))
+    with _listener("127.0.0.1") as loopback, _listener("0.0.0.0") as everywhere:
+        assert not invoke.serves_containers(loopback.getsockname()[1], "10.88.0.1")
+        assert invoke.serves_containers(everywhere.getsockname()[1], "10.88.0.1")
+    with _listener("::") as everywhere6:
+        assert invoke.serves_containers(everywhere6.getsockname()[1], "10.88.0.1")
+
+
+def test_the_listening_table_is_read_as_the_kernel_writes_it(tmp_path):
+    """Lines of /proc/net/tcp and tcp6 (hex addresses in the kernel's byte order; 0A is LISTEN)."""
+    tcp = tmp_path / "tcp"
+    tcp.write_text(
+        "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+        "   0: 0100007F:1388 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1 1\n"
+        "   1: 0100580A:1389 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 2 1\n"
+        "   2: 00000000:1388 0100007F:9C40 01 00000000:00000000 00:00000000 00000000     0        0 3 1\n")
+    tcp6 = tmp_path / "tcp6"
+    tcp6.write_text(
+        "  sl  local_address                         remote_address                        st\n"
+        "   0: 00000000000000000000000000000000:138A 00000000000000000000000000000000:0000 0A 0 0 0 0 0 0 4 1\n")
+    assert invoke.listening_addresses(5000, (tcp, tcp6)) == {"127.0.0.1"}  # the ESTABLISHED one is no listener
+    assert invoke.listening_addresses(5001, (tcp, tcp6)) == {"10.88.0.1"}
+    assert invoke.listening_addresses(5002, (tcp, tcp6)) == {"::"}
+    assert invoke.listening_addresses(5000, (tmp_path / "missing",)) is None

@@ -59,6 +59,9 @@ SAMPLES = {
     "close_window.json": CloseWindowInput,
     "schedule_sync.json": DynamoDBStreamEvent,  # Lambda's own event: Powertools' data class
     "api_record_check.json": APIGatewayProxyEventV2,  # API Gateway's payload 2.0 (HTTP API, issue #19)
+    "api_equipment_status.json": APIGatewayProxyEventV2,
+    "api_missed.json": APIGatewayProxyEventV2,
+    "api_report.json": APIGatewayProxyEventV2,
     # the notifier (#18): EventBridge's envelope around the window event's detail, a reminder firing
     "notify_window_judged.json": JudgedWindowDetail,
     "notify_reminder.json": ReminderLetter,
@@ -130,10 +133,14 @@ def test_every_sample_event_validates_against_its_model(sample: str) -> None:
     if SAMPLES[sample] is DynamoDBStreamEvent:
         records = list(DynamoDBStreamEvent(event).records)
         assert records and all(r.dynamodb and r.dynamodb.keys["pk"].startswith("CHECKLIST#") for r in records)
-    elif SAMPLES[sample] is APIGatewayProxyEventV2:  # the body is a check, the caller an IAM principal
+    elif SAMPLES[sample] is APIGatewayProxyEventV2:  # the caller an IAM principal; a POST's body is a check
         request = APIGatewayProxyEventV2(event)
         assert request.version == "2.0" and request.request_context.authorizer.iam.user_arn
-        check_from(request.json_body)
+        assert request.route_key == f"{request.request_context.http.method} {request.route_key.split(' ')[1]}"
+        if request.request_context.http.method == "POST":
+            check_from(request.json_body)
+        else:
+            assert request.body is None
     elif SAMPLES[sample] is JudgedWindowDetail:  # as EventBridge delivers it to the notifier
         assert (event["source"], event["detail-type"]) == ("missed-checks", "Occurrence window judged")
         parse(JudgedWindowDetail, event["detail"])

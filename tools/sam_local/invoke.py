@@ -41,7 +41,6 @@ WORK = ROOT / ".aws-sam" / "sam-local"
 TEMPLATE = WORK / "build" / "template.yaml"
 SAM = ROOT / ".venv-sam" / "bin" / "sam"
 ENGINE = HERE / "engine"
-DEFAULT_GATEWAY = "10.88.0.1"
 LOCAL_SERVE_HINT = "start one in another terminal: missed-checks local serve --host 0.0.0.0"
 
 
@@ -55,11 +54,19 @@ def machine_architecture() -> str:
 
 
 def bridge_gateway() -> str:
-    """The host's address on podman's default network, as a container reaches it."""
-    found = subprocess.run(
-        ["podman", "network", "inspect", "podman", "--format", "{{range .Subnets}}{{.Gateway}}{{end}}"],
-        capture_output=True, text=True, check=False, env=engine_environment())
-    return found.stdout.strip() or DEFAULT_GATEWAY
+    """The host's address on podman's default network, as a container reaches it, as the engine
+    itself says (known from its network's configuration before the bridge exists)."""
+    command = ["podman", "network", "inspect", "podman", "--format", "{{range .Subnets}}{{.Gateway}}{{end}}"]
+    try:
+        found = subprocess.run(command, capture_output=True, text=True, check=False, env=engine_environment())
+    except FileNotFoundError:
+        raise InvokeError("podman is not installed: run make sam-local (make invoke does it first)") from None
+    gateway = found.stdout.strip()
+    if found.returncode != 0 or not gateway:
+        raise InvokeError(f"podman cannot say where its containers reach this machine ({' '.join(command[:4])}: "
+                          f"{(found.stderr.strip().splitlines() or ['no gateway'])[-1]}); "
+                          "see docs/sam-local-invoke.md, Troubleshooting")
+    return gateway
 
 
 def engine_environment() -> dict[str, str]:
@@ -72,6 +79,51 @@ def reachable(host: str, port: int) -> bool:
             return True
     except OSError:
         return False
+
+
+ANY_ADDRESS = frozenset({"0.0.0.0", "::"})
+PROC_NET = (Path("/proc/net/tcp"), Path("/proc/net/tcp6"))
+
+
+def _address(hex_address: str) -> str:
+    """An address of /proc/net/tcp{,6} (hex, in the kernel's byte order) as text."""
+    raw = bytes.fromhex(hex_address)
+    if len(raw) == 4:
+        return socket.inet_ntop(socket.AF_INET, raw[::-1])
+    words = b"".join(raw[i:i + 4][::-1] for i in range(0, 16, 4))
+    address = socket.inet_ntop(socket.AF_INET6, words)
+    return address.removeprefix("::ffff:") if address.startswith("::ffff:") and "." in address else address
+
+
+def listening_addresses(port: int, tables: tuple[Path, ...] = PROC_NET) -> set[str] | None:
+    """The addresses this machine's kernel has a TCP socket listening on for ``port`` (state 0A in
+    /proc/net/tcp and tcp6), or None where those tables cannot be read (not Linux)."""
+    found: set[str] = set()
+    readable = False
+    for table in tables:
+        try:
+            lines = table.read_text().splitlines()[1:]
+        except OSError:
+            continue
+        readable = True
+        for line in lines:
+            fields = line.split()
+            local, state = fields[1], fields[3]
+            address, _, hex_port = local.partition(":")
+            if state == "0A" and int(hex_port, 16) == port:
+                found.add(_address(address))
+    return found if readable else None
+
+
+def serves_containers(port: int, gateway: str) -> bool:
+    """Whether something listens on ``port`` where a container reaches this machine: on every
+    address, or on the engine's gateway itself. Read from the kernel's table of listening sockets,
+    never by connecting: the bridge does not exist until a first container ran, and a sandbox's
+    network may answer a connection to any address."""
+    addresses = listening_addresses(port)
+    if addresses is None:  # no /proc/net: the probe is the only evidence there is
+        return reachable(gateway, port)
+    return bool(addresses & (ANY_ADDRESS | {gateway}))
 
 
 def with_host(url: str, host: str) -> str:
@@ -97,7 +149,7 @@ def local_env_vars(endpoint: str, output: Path) -> str:
         raise InvokeError(f"no local stack answers at {endpoint}: {LOCAL_SERVE_HINT}; "
                           "or give a deployed stack's --env-vars file (docs/sam-local-invoke.md)")
     gateway = bridge_gateway()
-    if not reachable(gateway, parts.port):
+    if not serves_containers(parts.port, gateway):
         raise InvokeError(f"the local stack at {endpoint} does not listen on {gateway}, where the function's "
                           f"container reaches this machine: restart it with --host 0.0.0.0 (or --host {gateway})")
     function_endpoint = with_host(endpoint, gateway)
