@@ -21,7 +21,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -95,6 +95,25 @@ def register(subparsers: Any) -> None:
         help="override a template parameter (repeatable)",
     )
     serve.set_defaults(handler=_emulator(_serve))
+
+    advance = commands.add_parser(
+        "advance", help="move a running local serve's clock forward, judging what falls due on the way",
+        description="Ask the `missed-checks local serve` behind the endpoint to move its simulated clock forward at "
+                    "once, firing every schedule due on the way in time order (evaluations, reminders, digests) "
+                    "and waiting until all of it is done, as if that time had passed. A clock started with "
+                    "--speed 0 stands still between advances, so what a walkthrough shows does not depend on "
+                    "how fast it is typed. Exit 2 for an instant before the stack's clock (time never goes back).")
+    set_examples(advance, f"""  missed-checks local serve --start 2026-03-01T12:00:00+01:00 --speed 0  # elsewhere
+  missed-checks local advance --by PT8H --endpoint {LOCAL_ENDPOINT}   # --to 2026-03-02T08:00:00+01:00: an instant
+  missed-checks local advance --by P1D --endpoint {LOCAL_ENDPOINT}""")
+    moved = advance.add_mutually_exclusive_group(required=True)
+    moved.add_argument("--to", metavar="INSTANT", help="the instant to move to (ISO 8601 with offset)")
+    moved.add_argument("--by", metavar="DURATION", help="how far to move (ISO 8601 duration, e.g. PT8H or P1D)")
+    advance.add_argument("--endpoint", metavar="URL",
+                         help=f"the local serve's endpoint (default $AWS_ENDPOINT_URL, else {LOCAL_ENDPOINT})")
+    advance.add_argument("--timeout", type=float, default=900, metavar="SECONDS",
+                         help="how long to wait for the stack to get there (default 900)")
+    advance.set_defaults(handler=_advance)
 
     chaos = commands.add_parser(
         "chaos",
@@ -388,12 +407,14 @@ def _where_next(report: dict[str, Any], source: str, log_path: Path) -> list[str
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from missed_checks_local.serve import (
-        LocalServer,  # deferred: `missed-checks` start-up must not pay for the emulator
+    from missed_checks_local.serve import (  # deferred: `missed-checks` start-up must not pay for the emulator
+        LocalServer,
+        firing_line,
     )
 
-    if args.speed <= 0:
-        raise InvalidInput("speed", f"{args.speed:g} is not positive: give simulated seconds per real second, e.g. 60")
+    if args.speed < 0:
+        raise InvalidInput("speed", f"{args.speed:g} is negative: give simulated seconds per real second, e.g. 60, "
+                                    "or 0 for a clock that stands still until `missed-checks local advance`")
     start = parse_instant(args.start, "start") if args.start else None
     parameters = {}
     for item in args.parameter:
@@ -405,13 +426,15 @@ def _serve(args: argparse.Namespace) -> int:
     log_path = _default_log(args.log_file)
 
     def on_firing(firing: Any) -> None:
-        status = "started" if firing.execution_arn else f"FAILED to start ({firing.error_code})"
-        console.print(f"{firing.scheduled_time:%Y-%m-%dT%H:%M:%SZ}  {firing.schedule}: evaluation {status}")
+        console.print(firing_line(firing), markup=False, highlight=False)
+
+    from missed_checks_local.clock import SimulatedClock
 
     server = LocalServer(
         host=args.host,
         port=args.port,
-        speed=args.speed,
+        speed=args.speed or 1.0,
+        clock=SimulatedClock(start or datetime.now(UTC)) if args.speed == 0 else None,
         start=start,
         parameters=parameters,
         log_path=log_path,
@@ -423,8 +446,11 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         stack = server.start()
         console.print(f"[bold]Local AWS endpoint[/bold]: {server.endpoint}  (region {stack.region})")
-        console.print(f"Clock: simulated, now {server.clock.now():%Y-%m-%dT%H:%M:%SZ}, speed x{args.speed:g}: "
-                      f"the missed-checks commands with --endpoint {server.endpoint} take their \"now\" from it")
+        pace = (f"standing still until `missed-checks local advance --endpoint {server.endpoint}` moves it"
+                if args.speed == 0 else f"speed x{args.speed:g}")
+        console.print(f"Clock: simulated, now {server.clock.now():%Y-%m-%dT%H:%M:%SZ}, {pace}: "
+                      f"the missed-checks commands with --endpoint {server.endpoint} take their \"now\" from it",
+                      highlight=False, soft_wrap=True)
         console.print(f"Logs: {log_path}")
         if server.api_url:  # the stack's HTTP API (issue #19; docs/http-api.md)
             console.print(f"[bold]HTTP API[/bold]: {server.api_url}  (SigV4 with the local credentials: "
@@ -447,6 +473,68 @@ def _serve(args: argparse.Namespace) -> int:
     finally:
         server.stop()
     _end_promptly(args, 0)
+    return 0
+
+
+def _advance(args: argparse.Namespace) -> int:
+    """``local advance``: ask the serve behind the endpoint to move its clock (an SSM parameter it
+    reads each round, :data:`missed_checks_local.serve.ADVANCE_REQUEST`) and wait until it did."""
+    import time
+
+    import boto3
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    from missed_checks.durations import add_duration, parse_duration
+    from missed_checks_local.serve import ADVANCE_REQUEST, ADVANCE_RESULT
+    from missed_checks_local.stack import DEFAULT_REGION, LOCAL_CREDENTIALS
+    from missed_checks_ops.target import stack_clock
+
+    endpoint = args.endpoint or os.environ.get("AWS_ENDPOINT_URL") or LOCAL_ENDPOINT
+    to = parse_instant(args.to, "to") if args.to else None
+    by = parse_duration(args.by, "by", allow_zero=False) if args.by else None
+    session = boto3.session.Session(region_name=os.environ.get("AWS_DEFAULT_REGION") or DEFAULT_REGION,
+                                    **LOCAL_CREDENTIALS)
+    anchor = stack_clock(None, session.region_name, endpoint, session)
+    if anchor is None:
+        print(f"missed-checks: no local serve answers at {endpoint} (or it publishes no clock): start one in another "
+              "terminal, e.g. missed-checks local serve --speed 0", file=sys.stderr)
+        return 1
+    now = anchor.now()
+    target = to if to is not None else add_duration(now, by)  # type: ignore[arg-type]
+    if target < now:
+        raise InvalidInput("to", f"{args.to} is before the stack's clock ({now:%Y-%m-%dT%H:%M:%SZ}): "
+                                 "the clock only moves forward")
+    ssm = session.client("ssm", endpoint_url=endpoint)
+    try:
+        ssm.delete_parameter(Name=ADVANCE_RESULT)
+    except ssm.exceptions.ParameterNotFound:
+        pass
+    try:
+        ssm.put_parameter(Name=ADVANCE_REQUEST, Value=target.astimezone(UTC).isoformat(), Type="String",
+                          Overwrite=True)
+        deadline = time.monotonic() + args.timeout
+        while True:
+            try:
+                ssm.get_parameter(Name=ADVANCE_REQUEST)
+            except ssm.exceptions.ParameterNotFound:
+                break
+            if time.monotonic() > deadline:
+                print(f"missed-checks: the stack at {endpoint} did not reach {target:%Y-%m-%dT%H:%M:%SZ} within "
+                      f"{args.timeout:g} s: its terminal says what it is doing", file=sys.stderr)
+                return 1
+            time.sleep(0.1)
+        result = json.loads(ssm.get_parameter(Name=ADVANCE_RESULT)["Parameter"]["Value"])
+    except (ClientError, BotoCoreError) as error:
+        print(f"missed-checks: the local serve at {endpoint} did not answer: {error}", file=sys.stderr)
+        return 1
+    if "error" in result:
+        print(f"missed-checks: the local serve could not move its clock: {result['error']}", file=sys.stderr)
+        return 1
+    firings = result["firings"]
+    print(f"the stack's clock moved from {result['from']} to {result['to']}; "
+          f"{len(firings)} schedule firing{'' if len(firings) == 1 else 's'}{':' if firings else ''}")
+    for line in firings:
+        print(f"  {line}")
     return 0
 
 

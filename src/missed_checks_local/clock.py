@@ -66,6 +66,14 @@ class RealTimeClock:
     def now(self) -> datetime:
         return self._start + timedelta(seconds=(time.monotonic() - self._origin) * self.speed)
 
+    def jump_to(self, instant: datetime) -> None:
+        """Run on from ``instant`` (``local advance``); never backwards."""
+        instant = _aware(instant)
+        now = self.now()
+        if instant < now:
+            raise ValueError(f"the clock cannot go back from {now.isoformat()} to {instant.isoformat()}")
+        self._start, self._origin = instant, time.monotonic()
+
     def anchor(self) -> ClockAnchor:
         """This clock for another process (which follows it on its own wall clock)."""
         return ClockAnchor(self.now(), time.time(), self.speed)

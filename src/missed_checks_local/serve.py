@@ -11,12 +11,13 @@ function's warm worker process (``missed_checks_local.awslambda``), as built by 
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import threading
 import time
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,35 @@ from missed_checks_local.scheduler.simulated import Firing
 from missed_checks_local.stack import DEFAULT_REGION, EmbeddedStack
 from missed_checks_ops.target import CLOCK_TAG, LOCAL_SERVE_PORT
 
-__all__ = ["LocalServer"]
+__all__ = ["ADVANCE_REQUEST", "ADVANCE_RESULT", "LocalServer", "firing_line"]
+
+ADVANCE_REQUEST = "/missed-checks-local/clock/advance-to"
+"""The SSM parameter through which ``missed-checks local advance`` asks a running ``local serve``
+to move its clock forward (an instant, ISO 8601); the server deletes it once done."""
+ADVANCE_RESULT = "/missed-checks-local/clock/advanced"
+"""Where the server says what the last advance did (JSON: from, to, the firings' lines)."""
+
+
+def firing_line(firing: Firing) -> str:
+    """What ``local serve`` prints of one firing, as what it is: a checklist's schedule starts an
+    evaluation, a digest subscription's (``_d.<id>``) and a reminder's (``_r<n>.<id>``) invoke a
+    function; only a firing that failed (after its retries) says FAILED, with its reason."""
+    from missed_checks.digest import SCHEDULE_PREFIX as DIGEST_PREFIX  # deferred: only a firing needs them
+    from missed_checks.reminders import checklist_of_reminder
+
+    when = f"{firing.scheduled_time:%Y-%m-%dT%H:%M:%SZ}"
+    reason = f"{firing.error_code}: {firing.error_message}" if firing.error_message else str(firing.error_code)
+    reminded = checklist_of_reminder(firing.schedule)
+    if firing.schedule.startswith(DIGEST_PREFIX):
+        what = f"digest of subscription {firing.schedule.removeprefix(DIGEST_PREFIX)}"
+        done, failed = "handed to the digest function", "FAILED to reach the digest function"
+    elif reminded is not None:
+        what = f"reminder of checklist {reminded}"
+        done, failed = "handed to the notifier", "FAILED to reach the notifier"
+    else:
+        what, done, failed = "evaluation", "started", "FAILED to start"
+    status = done if firing.ok else f"{failed} ({reason})"
+    return f"{when}  {firing.schedule}: {what} {status}"
 
 
 class LocalServer:
@@ -153,15 +182,74 @@ class LocalServer:
                 stack.tags = {**(stack.tags or {}), CLOCK_TAG: tag}
 
     def tick(self) -> list[Firing]:
-        """One round: settle streams and executions, fire what is due by now."""
+        """One round: settle streams and executions, fire what is due by now; first, when
+        ``missed-checks local advance`` asked for it, move the clock forward (:meth:`advance`)."""
         assert self.runtime is not None, "start() first"
         self.publish_clock()  # anchored afresh each round: the wall clocks of two processes may drift
         self.runtime.settle()
+        requested = self._advance_request()
+        if requested is not None:
+            return self._answer_advance(requested)
         fired = self.runtime.fire_due(self.clock.now())
+        self._announce(fired)
+        return fired
+
+    def advance(self, to: datetime) -> list[Firing]:
+        """Move the clock forward to ``to`` at once, firing every schedule due on the way in time
+        order and settling after each, as if that time had passed; a stopped clock (``--speed 0``)
+        then stands at ``to``, a running one runs on from there. An instant not after now moves
+        nothing."""
+        assert self.runtime is not None, "start() first"
+        fired: list[Firing] = []
+        if to > self.clock.now():
+            if isinstance(self.clock, SimulatedClock):
+                fired = self.runtime.fire_due(to)
+                self.clock.advance_to(to)
+            else:
+                self.clock.jump_to(to)
+                fired = self.runtime.fire_due(self.clock.now())
+        self.runtime.settle()
+        self.publish_clock()
+        self._announce(fired)
+        return fired
+
+    def _announce(self, fired: list[Firing]) -> None:
         if self.on_firing is not None:
             for firing in fired:
                 self.on_firing(firing)
+
+    def _advance_request(self) -> datetime | None:
+        assert self.stack is not None
+        ssm = self.stack.client("ssm")
+        try:
+            value = ssm.get_parameter(Name=ADVANCE_REQUEST)["Parameter"]["Value"]
+        except ssm.exceptions.ParameterNotFound:
+            return None
+        try:
+            instant = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            instant = None
+        if instant is None or instant.tzinfo is None:
+            self._finish_advance({"error": f"{value!r} is not an instant with an offset"})
+            return None
+        return instant
+
+    def _answer_advance(self, to: datetime) -> list[Firing]:
+        before = self.clock.now()
+        try:
+            fired = self.advance(to)
+        except Exception as error:  # said to the command that asked, and in this terminal
+            self._finish_advance({"error": f"{type(error).__name__}: {error}"})
+            raise
+        self._finish_advance({"from": _instant(before), "to": _instant(self.clock.now()),
+                              "firings": [firing_line(f) for f in fired]})
         return fired
+
+    def _finish_advance(self, result: dict[str, Any]) -> None:
+        assert self.stack is not None
+        ssm = self.stack.client("ssm")
+        ssm.put_parameter(Name=ADVANCE_RESULT, Value=json.dumps(result), Type="String", Overwrite=True)
+        ssm.delete_parameter(Name=ADVANCE_REQUEST)
 
     def run_forever(self) -> None:
         while not self._stop.is_set():
@@ -205,6 +293,10 @@ class LocalServer:
             werkzeug.handlers, werkzeug.propagate = self._saved["werkzeug"]
             werkzeug.setLevel(self._saved["werkzeug_level"])
             self._saved = {}
+
+
+def _instant(instant: datetime) -> str:
+    return f"{instant.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ}"
 
 
 def _forget_what_moto_holds() -> None:

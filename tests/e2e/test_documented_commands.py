@@ -22,10 +22,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import socket
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -95,6 +97,9 @@ class Command:
     text: str
     prints: str = ""
     """What the documentation says it prints (JSON), when it says so."""
+    shown: str = ""
+    """The output a page shows for it: a ``text`` block right after its shell block (see
+    :func:`matches_shown`)."""
 
     def excluded(self) -> str | None:
         return next((reason for pattern, reason in EXCLUDED if re.search(pattern, self.text)), None)
@@ -102,10 +107,13 @@ class Command:
 
 # -- reading the commands ---------------------------------------------------------------------------
 def page_commands(page: str) -> list[Command]:
+    """The commands of a page's shell blocks, in order; a ``text`` block that follows a shell block
+    with nothing but blank lines between is the output of that block's last command."""
     lines = (ROOT / page).read_text().splitlines()
     commands: list[Command] = []
     fence: str | None = None
     block: list[tuple[int, str]] = []
+    after_shell = False  # only blank lines since a shell block closed
     for number, line in enumerate(lines, 1):
         if fence is None and line.startswith("```"):
             fence = line[3:].strip()
@@ -113,10 +121,26 @@ def page_commands(page: str) -> list[Command]:
         elif fence is not None and line.startswith("```"):
             if fence in SHELLS:
                 commands += [Command(f"{page}:{n}", text) for n, text in split_commands(block)]
+                after_shell = True
+                fence = None
+                continue
+            if fence == "text" and after_shell and commands:
+                last = commands[-1]
+                commands[-1] = Command(last.where, last.text, last.prints, "\n".join(text for _, text in block))
             fence = None
         elif fence is not None:
             block.append((number, line))
+        if fence is None and line.strip() and not line.startswith("```"):
+            after_shell = False
     return commands
+
+
+def matches_shown(shown: str, out: str) -> bool:
+    """Whether a command's standard output is what its page shows: the same words in the same
+    order, wherever the lines break (a terminal's width rewraps a table's note), with ``...`` in
+    the page standing for any text (a path, an id)."""
+    pattern = ".*?".join(re.escape(" ".join(part.split())) for part in shown.split("..."))
+    return re.fullmatch(pattern, " ".join(out.split()), re.DOTALL) is not None
 
 
 def split_commands(block: list[tuple[int, str]]) -> list[tuple[int, str]]:
@@ -182,6 +206,8 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+TERMINAL = {"COLUMNS": "160"}
+"""The width the pages' outputs are shown at (a table wider than the terminal would wrap its cells)."""
 LOCAL_KEYS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
 
 
@@ -199,9 +225,10 @@ class Server:
     """The stack's HTTP API (``local serve --api-port``)."""
 
     def fresh_missed_check(self) -> None:
-        """The missed check the pages dismiss (FL-001, the window of 2 March 2026, 06:00 Berlin):
-        the local clock judges no window of March when the commands run in November, so it is
-        written as the evaluation writes it, undismissed (again, for the next reader)."""
+        """The missed check the ``missed dismiss`` example of ``--help`` dismisses (FL-001, the window
+        of 2 March 2026, 06:00 Berlin): the help examples run on a stack on the wall clock, which
+        judged no window of March, so it is written as the evaluation writes it, undismissed. (The
+        pages judge their own: the README's walkthrough moves its stack's clock through that week.)"""
         start = datetime(2026, 3, 2, 5, tzinfo=UTC)
         window = SimpleNamespace(start=start, end=start + timedelta(hours=8),
                                  evaluate_at=start + timedelta(hours=8, minutes=30))
@@ -214,18 +241,41 @@ def _keys() -> dict[str, str]:
     return {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """``missed-checks local serve`` in the background, as the README starts it, on a free port."""
+def serve_options(page: str = "README.md") -> list[str]:
+    """The options of the ``missed-checks local serve`` a page starts (the README's Operate section:
+    its clock's start and speed, which the walkthrough's dates and outputs depend on)."""
+    for command in page_commands(page):
+        if command.text.startswith("missed-checks local serve"):
+            return [word for word in shlex.split(command.text, comments=True)[3:]]
+    raise AssertionError(f"{page} starts no local serve")
+
+
+@contextmanager
+def started_server(tmp_path_factory: pytest.TempPathFactory, options: list[str]) -> Iterator[Server]:
+    """``missed-checks local serve`` in the background with ``options``, on free ports."""
     port, api_port = free_port(), free_port()
     log = tmp_path_factory.mktemp("serve") / "serve.out"
     endpoint = f"http://127.0.0.1:{port}"
-    with serve_process([str(VENV / "bin" / "missed-checks"), "local", "serve", "--port", str(port),
+    with serve_process([str(VENV / "bin" / "missed-checks"), "local", "serve", *options, "--port", str(port),
                         "--api-port", str(api_port)], log, timeout_s=600, env=clean_environment()):
         cloudformation = boto3.client("cloudformation", endpoint_url=endpoint, **_keys())
         outputs = cloudformation.describe_stacks(StackName="missed-checks-local")["Stacks"][0]["Outputs"]
         yield Server(endpoint, next(o["OutputValue"] for o in outputs if o["OutputKey"] == "TableName"),
                      f"http://127.0.0.1:{api_port}")
+
+
+@pytest.fixture
+def pages_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """The stack the README's Operate section starts (its --start and --speed), as a reader does."""
+    with started_server(tmp_path_factory, serve_options()) as server:
+        yield server
+
+
+@pytest.fixture
+def help_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """A stack on the wall clock, as the ``--help`` examples assume (they start none)."""
+    with started_server(tmp_path_factory, []) as server:
+        yield server
 
 
 @dataclass
@@ -266,6 +316,9 @@ def failures(ran: list[Ran]) -> list[str]:
                           f"{result.out[-1500:]}\n{result.err[-1500:]}")
         elif result.command.prints and json.loads(result.command.prints) != json.loads(result.out):
             failed.append(f"{result.command.where}: prints {result.out!r}, its help says {result.command.prints}")
+        elif result.command.shown and not matches_shown(result.command.shown, result.out):
+            failed.append(f"{result.command.where}: {result.command.text}\nprints:\n{result.out}\n"
+                          f"its page shows:\n{result.command.shown}")
     return failed
 
 
@@ -281,25 +334,40 @@ def test_every_command_is_runnable_or_excluded_with_a_reason() -> None:
     assert not unknown, "classify these (run them, or exclude them with a reason): " + str(unknown)
 
 
-def test_the_pages_commands_run_as_printed(server: Server, tmp_path: Path) -> None:
-    commands = [(c, aimed(c, server.endpoint, help_example=False, api=server.api))
+def test_the_pages_commands_run_as_printed_and_print_what_they_show(pages_server: Server, tmp_path: Path) -> None:
+    """README first, then docs/ by name, in one shell, against the stack the README starts: each
+    exits 0, and where a page shows a command's output, the command prints that."""
+    commands = [(c, aimed(c, pages_server.endpoint, help_example=False, api=pages_server.api))
                 for page in PAGES for c in page_commands(page) if not c.excluded()]
-    server.fresh_missed_check()
-    ran = run_in_one_shell(commands, tmp_path, clean_environment())
+    ran = run_in_one_shell(commands, tmp_path, {**clean_environment(), **TERMINAL})
     assert not failures(ran), "\n\n".join(failures(ran))
     assert any("source .venv/bin/activate" in r.command.text for r in ran)  # the quick start's PATH
-    print(f"{len(ran)} documented commands ran")
+    compared = [r for r in ran if r.command.shown]
+    assert len(compared) >= 8, "the pages show too few outputs to compare"
+    print(f"{len(ran)} documented commands ran, {len(compared)} outputs compared with their pages")
 
 
-def test_the_help_examples_run_as_printed(server: Server, tmp_path: Path) -> None:
+def test_the_help_examples_run_as_printed(help_server: Server, tmp_path: Path) -> None:
     commands = [c for c in help_commands() if not c.excluded()]
     # deleting the checklist comes last, so the examples after it in --help find it
     commands.sort(key=lambda c: "checklist delete" in c.where)
     for name, content in FILES.items():
         (tmp_path / name).write_text(content)
-    server.fresh_missed_check()
-    env = {**clean_environment(), **LOCAL_KEYS, "PATH": f"{VENV / 'bin'}{os.pathsep}{os.environ['PATH']}"}
-    ran = run_in_one_shell([(c, aimed(c, server.endpoint, help_example=True)) for c in commands], tmp_path, env)
+    help_server.fresh_missed_check()
+    env = {**clean_environment(), **LOCAL_KEYS, **TERMINAL,
+           "PATH": f"{VENV / 'bin'}{os.pathsep}{os.environ['PATH']}"}
+    ran = run_in_one_shell([(c, aimed(c, help_server.endpoint, help_example=True)) for c in commands], tmp_path,
+                           env)
     assert not failures(ran), "\n\n".join(failures(ran))
     assert sum(1 for r in ran if r.command.prints) >= 1  # a documented output was compared
     print(f"{len(ran)} help examples ran")
+
+
+def test_a_shown_output_must_be_printed_word_for_word_with_ellipses_for_any_text() -> None:
+    shown = "recorded: FL-001 on forklift-daily at 2026-03-02T06:12:00Z\nLogs: ..."
+    assert matches_shown(shown, "recorded: FL-001 on forklift-daily\n   at 2026-03-02T06:12:00Z\nLogs: /tmp/x.log\n")
+    assert not matches_shown(shown, "recorded: FL-002 on forklift-daily at 2026-03-02T06:12:00Z\nLogs: /tmp/x.log")
+    assert not matches_shown(shown, "warning: ...\nrecorded: FL-001 on forklift-daily at 2026-03-02T06:12:00Z\nLogs: x")
+    assert not matches_shown("a b", "a b c")  # the whole output, not a part of it
+    page = page_commands("README.md")
+    assert any(c.shown.startswith("recorded: FL-001") and "check record" in c.text for c in page)

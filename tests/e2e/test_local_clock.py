@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -45,10 +46,23 @@ def _cli() -> list[str]:
 
 @pytest.fixture
 def serve(tmp_path: Path) -> Iterator[dict[str, Any]]:
+    with served(tmp_path, SPEED) as server:
+        yield server
+
+
+@pytest.fixture
+def stopped_serve(tmp_path: Path) -> Iterator[dict[str, Any]]:
+    """A serve whose clock stands still (``--speed 0``) until ``local advance`` moves it."""
+    with served(tmp_path, 0) as server:
+        yield server
+
+
+@contextmanager
+def served(tmp_path: Path, speed: float) -> Iterator[dict[str, Any]]:
     """``missed-checks local serve`` in a process of its own, its banner read until it is up."""
     port = _free_port()
     process = subprocess.Popen(
-        [*_cli(), "local", "serve", "--port", str(port), "--start", START.isoformat(), "--speed", str(SPEED),
+        [*_cli(), "local", "serve", "--port", str(port), "--start", START.isoformat(), "--speed", f"{speed:g}",
          "--log-file", str(tmp_path / "serve.log")],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=_environment())
     banner: list[str] = []
@@ -135,3 +149,49 @@ def test_serve_and_the_commands_agree_on_time(serve: dict[str, Any], monkeypatch
     assert (rows["done-1"]["on_time"], rows["done-1"]["late"]) == ((1, 0) if on_time else (0, 1))
     assert rows["missed-1"]["missed"] == 1
     assert utc(report["as_of"]) >= window_start + timedelta(hours=1)  # the report's now is the serve's too
+
+
+def advance(endpoint: str, *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*_cli(), "local", "advance", *argv, "--endpoint", endpoint], capture_output=True,
+                          text=True, env=_environment(), timeout=BOUND_S, check=False)
+
+
+def test_a_stopped_clock_moves_only_when_advanced_and_never_back(stopped_serve: dict[str, Any],
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--speed 0``: the walkthroughs' clock (README "Operate"). It stands still, ``local advance``
+    moves it exactly where asked, firing what falls due on the way, and refuses to go back."""
+    for name, value in _environment().items():
+        if name.startswith("AWS_"):
+            monkeypatch.setenv(name, value)  # this process reads the stack's clock too
+    assert "standing still until `missed-checks local advance" in stopped_serve["banner"]
+    endpoint = stopped_serve["endpoint"]
+    time.sleep(1.5)
+    assert stack_now(stopped_serve) == START
+    run(stopped_serve, "checklist", "put", "hourly", "--recurrence", "DTSTART;TZID=UTC:20260302T060000",
+        "--recurrence", "RRULE:FREQ=HOURLY", "--window", "PT50M", "--grace", "PT10M")
+    run(stopped_serve, "equipment", "assign", "--checklist", "hourly", "missed-1")
+
+    moved = advance(endpoint, "--by", "PT3H")
+    assert moved.returncode == 0, moved.stderr
+    assert moved.stdout.splitlines() == [
+        "the stack's clock moved from 2026-03-02T05:10:00Z to 2026-03-02T08:10:00Z; 2 schedule firings:",
+        "  2026-03-02T07:00:00Z  hourly: evaluation started",
+        "  2026-03-02T08:00:00Z  hourly: evaluation started"]
+    assert stack_now(stopped_serve) == START + timedelta(hours=3)
+    missed = run(stopped_serve, "missed", "list", "--checklist", "hourly", "--from", "2026-03-02T06:00:00Z",
+                 "--to", "2026-03-02T08:00:00Z")
+    assert [(m["equipment_id"], m["window_start"]) for m in missed] == [
+        ("missed-1", "2026-03-02T06:00:00Z"), ("missed-1", "2026-03-02T07:00:00Z")]  # both judged on the way
+
+    back = advance(endpoint, "--to", "2026-03-02T06:00:00Z")
+    assert back.returncode == 2 and back.stdout == ""
+    assert back.stderr.startswith("missed-checks: error: to: 2026-03-02T06:00:00Z is before the stack's clock "
+                                  "(2026-03-02T08:10:00Z): the clock only moves forward")
+    assert stack_now(stopped_serve) == START + timedelta(hours=3)
+
+
+def test_advance_without_a_local_serve_says_how_to_start_one() -> None:
+    done = advance(f"http://127.0.0.1:{_free_port()}", "--by", "PT1H")
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.startswith("missed-checks: no local serve answers at http://127.0.0.1:")
+    assert "missed-checks local serve --speed 0" in done.stderr
