@@ -12,6 +12,10 @@ A performed check is refused, with every problem named before anything is writte
 * the equipment is not assigned to the checklist at ``performed_at`` (a typo in an id would
   otherwise go unnoticed while the real unit is marked missed).
 
+A check that is accepted but will count in no report (performed before its checklist existed, or
+outside every occurrence window of the checklist's current rule) is written with a **warning**
+saying so (:func:`warnings_for`): it may be a typo in a date, or a clock far from the stack's.
+
 A batch is all or nothing on validation. With a client idempotency key, the request's checks are
 fingerprinted; once they pass validation a (caller, key) item is claimed in a conditional write
 before the checks are written (a refused request claims nothing, so its corrected body may reuse
@@ -31,10 +35,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from missed_checks.checklist import validate_checklist_id
+from missed_checks.checklist import Checklist, validate_checklist_id
 from missed_checks.equipment import validate_equipment_id
 from missed_checks.errors import InvalidInput, MissedChecksError, describe, matching
-from missed_checks.performed_check import PerformedCheck
+from missed_checks.performed_check import PerformedCheck, timeliness
 from missed_checks.ports import ClientRequest, RecordingStore
 from missed_checks.timefmt import parse_instant, to_utc_iso
 
@@ -114,11 +118,13 @@ class Recorded:
     recorded_by: str
     replayed: bool = False
     idempotency_key: str | None = None
+    warnings: tuple[str, ...] = ()
+    """Checks written that will count in no report, and why (:func:`warnings_for`)."""
 
     def to_dict(self, with_checks: bool = True) -> dict[str, Any]:
         document: dict[str, Any] = {
             "written": self.written, "recorded_at": to_utc_iso(self.recorded_at), "recorded_by": self.recorded_by,
-            "replayed": self.replayed, "idempotency_key": self.idempotency_key}
+            "replayed": self.replayed, "idempotency_key": self.idempotency_key, "warnings": list(self.warnings)}
         if with_checks:
             document["checks"] = [check_document(c) for c in self.checks]
         return document
@@ -230,6 +236,32 @@ def refusals(store: RecordingStore, rows: Sequence[Row], now: datetime) -> list[
     return problems
 
 
+def warnings_for(checklist: Checklist, row: Row) -> str | None:
+    """Why ``row``'s check, though valid, will count in no report of ``checklist``, or None: it was
+    performed before any window the checklist judges (one ending after it was created), or, under
+    the rule in force since ``effective_from``, in no window ``[start, end + grace)``."""
+    check = row.check
+    at = to_utc_iso(check.performed_at)
+    where = f"{row.label}: " if row.label else ""
+    created = checklist.created_at
+    try:
+        rule = checklist.parsed()
+    except InvalidInput:  # a broken rule: its checklist's own record says so (checklist show)
+        return None
+    span = rule.evaluation_offset.longest_elapsed() + timedelta(minutes=1)
+    containing = [w for w in rule.windows(check.performed_at - span, check.performed_at + timedelta(seconds=1))
+                  if timeliness(check.performed_at, w.start, w.end, w.evaluate_at) is not None]
+    if created is not None and check.performed_at < created and not any(w.end > created for w in containing):
+        return (f"{where}{check.equipment_id} at {at}: recorded, but it was performed before checklist "
+                f"{check.checklist_id!r} was created ({to_utc_iso(created)}), so no window of it judges this check "
+                "and it counts in no report: is the date right?")
+    effective = checklist.effective_from or created
+    if not containing and (effective is None or check.performed_at >= effective):
+        return (f"{where}{check.equipment_id} at {at}: recorded, but it lies in no occurrence window of checklist "
+                f"{check.checklist_id!r} (start to end + grace), so it counts in no report: is the date right?")
+    return None
+
+
 def record_checks(store: RecordingStore, rows: Sequence[Row], *, now: datetime, recorded_by: str,
                   idempotency_key: str | None = None,
                   progress: Callable[[int], None] | None = None) -> Recorded:
@@ -263,7 +295,16 @@ def record_checks(store: RecordingStore, rows: Sequence[Row], *, now: datetime, 
             progress(len(chunk))
     if idempotency_key is not None:
         store.finish_client_request(recorded_by, idempotency_key, written)
-    return Recorded(checks, written, recorded_at, recorded_by, idempotency_key=idempotency_key)
+    return Recorded(checks, written, recorded_at, recorded_by, idempotency_key=idempotency_key,
+                    warnings=_warnings(store, rows))
+
+
+def _warnings(store: RecordingStore, rows: Sequence[Row]) -> tuple[str, ...]:
+    checklists = {checklist_id: store.get_checklist(checklist_id)
+                  for checklist_id in dict.fromkeys(row.check.checklist_id for row in rows)}
+    found = [warnings_for(checklist, row) for row in rows
+             if (checklist := checklists[row.check.checklist_id]) is not None]
+    return tuple(dict.fromkeys(w for w in found if w is not None))
 
 
 def _replay(earlier: ClientRequest, digest: str, idempotency_key: str, checks: list[PerformedCheck],

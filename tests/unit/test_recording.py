@@ -136,3 +136,35 @@ def test_a_refused_request_leaves_its_key_free_for_the_corrected_one(table: InMe
     with pytest.raises(InvalidInput) as refused:
         record_checks(table, [one()], now=NOW, recorded_by="app", idempotency_key="not a key!")
     assert refused.value.field == "Idempotency-Key"
+
+
+def test_a_check_that_will_count_in_no_report_is_written_with_a_warning_saying_why(table: InMemoryTable) -> None:
+    """Issue #29: a check dated far outside what the stack judges was accepted without a word and
+    counted nowhere. It is still written (it may be true), with a warning that says why it counts
+    in no report; checks in a window, on time or late, get none."""
+    in_window = one(at=datetime(2026, 3, 2, 7, 0, tzinfo=RIGA))
+    late = one("FL-2", at=datetime(2026, 3, 2, 14, 10, tzinfo=RIGA))  # in the grace: late, counted
+    assert record_checks(table, [in_window, late], now=datetime(2026, 3, 2, 16, 0, tzinfo=RIGA),
+                         recorded_by="cli:ops").warnings == ()
+    between = Row(PerformedCheck("forklift-daily", "FL-1", datetime(2026, 3, 2, 15, 0, tzinfo=RIGA)), "line 2")
+    recorded = record_checks(table, [between], now=datetime(2026, 3, 2, 16, 0, tzinfo=RIGA), recorded_by="cli:ops")
+    assert recorded.written == 1
+    assert recorded.warnings == (
+        "line 2: FL-1 at 2026-03-02T13:00:00Z: recorded, but it lies in no occurrence window of checklist "
+        "'forklift-daily' (start to end + grace), so it counts in no report: is the date right?",)
+    assert recorded.to_dict()["warnings"] == list(recorded.warnings)
+
+
+def test_a_check_before_its_checklist_existed_is_written_with_a_warning(table: InMemoryTable) -> None:
+    created = datetime(2026, 3, 3, 10, 0, tzinfo=RIGA)  # during the window of 3 March
+    table.add_checklist(Checklist("yard-daily", RULE, window="PT8H", grace="PT30M", created_at=created))
+    table.assign("yard-daily", ["FL-1"], ASSIGNED)
+    now = datetime(2026, 3, 3, 12, 0, tzinfo=RIGA)
+    before = Row(PerformedCheck("yard-daily", "FL-1", datetime(2026, 3, 2, 7, 0, tzinfo=RIGA)))
+    recorded = record_checks(table, [before], now=now, recorded_by="cli:ops")
+    assert recorded.warnings == (
+        "FL-1 at 2026-03-02T05:00:00Z: recorded, but it was performed before checklist 'yard-daily' was created "
+        "(2026-03-03T08:00:00Z), so no window of it judges this check and it counts in no report: is the date right?",)
+    # the window it was created in is judged (it ends after the creation): a check early in it counts
+    early_that_day = Row(PerformedCheck("yard-daily", "FL-1", datetime(2026, 3, 3, 7, 0, tzinfo=RIGA)))
+    assert record_checks(table, [early_that_day], now=now, recorded_by="cli:ops").warnings == ()
