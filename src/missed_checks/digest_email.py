@@ -26,7 +26,7 @@ from typing import Protocol
 from zoneinfo import ZoneInfo
 
 from missed_checks.digest import Period, Subscription
-from missed_checks.report import COLUMNS, TOTAL, ReportRow, WindowOutcome, total
+from missed_checks.report import COLUMNS, TOTAL, ReportRow, WindowOutcome, total, why_no_compliance
 from missed_checks.report_insights import local, missed_checks
 
 __all__ = ["EQUIPMENT_ROWS", "MISSED_ROWS", "ChecklistInfoView", "DigestReport", "render_digest", "render_text",
@@ -45,12 +45,21 @@ COUNT_COLUMNS = tuple(c for c in COLUMNS if c not in _IDS and c != "compliance_p
 _FONT = "font-family:-apple-system,'Segoe UI',Roboto,Helvetica,Arial,sans-serif"
 _TEXT = "color:#1f2933"
 _MUTED = "color:#52606d"
-_CELL = "padding:6px 5px;border-bottom:1px solid #e4e7eb;font-size:14px;text-align:right"
+# The message is at most 720 px wide whatever fonts the reader's client has (DejaVu, a new Debian
+# machine's, is wider than most): every table is laid out fixed (`table-layout:fixed`, its columns
+# the shares of its width the headings give them, never what the text asks for), every text may
+# break a word that is longer than its column (a long id or address), and nothing is `nowrap`.
+_WRAP = "overflow-wrap:break-word;word-wrap:break-word"
+_CELL = "padding:6px 4px;border-bottom:1px solid #e4e7eb;font-size:14px;text-align:right"
 _CELL_LEFT = "padding:6px 8px;border-bottom:1px solid #e4e7eb;font-size:14px;text-align:left"
-_HEAD = "padding:6px 5px;border-bottom:2px solid #9aa5b1;font-size:12px;text-align:right;" + _MUTED
-_HEAD_LEFT = "padding:6px 8px;border-bottom:2px solid #9aa5b1;font-size:12px;text-align:left;" + _MUTED
+_HEAD = "padding:6px 4px;border-bottom:2px solid #9aa5b1;font-size:11px;font-weight:normal;text-align:right;" + _MUTED
+_HEAD_LEFT = ("padding:6px 8px;border-bottom:2px solid #9aa5b1;font-size:11px;font-weight:normal;text-align:left;"
+              + _MUTED)
+_SUB = f"display:block;font-size:12px;{_MUTED}"
 _H2 = f"margin:24px 0 8px 0;font-size:18px;font-weight:600;{_TEXT}"
-_TABLE = "border-collapse:collapse;width:100%"
+_TABLE = f"border-collapse:collapse;width:100%;table-layout:fixed;{_WRAP}"
+_COMPLIANCE_WIDTH = 11.5
+"""The compliance column's share of a table, in percent ("100.0 %" and its heading, with padding)."""
 _BANDS = ((95.0, "#e3f9e5", "#05400a", "good"), (80.0, "#fffbea", "#513c06", "fair"),
           (-1.0, "#ffeeee", "#610404", "poor"))
 
@@ -143,9 +152,25 @@ def _counts(row: ReportRow) -> str:
     return "".join(f'<td style="{_CELL};{_TEXT}">{escape(str(data[c]))}</td>' for c in COUNT_COLUMNS)
 
 
-def _table(headings: Sequence[str], left: int, body: Sequence[str], name: str) -> str:
-    head = "".join(f'<th style="{_HEAD_LEFT if n < left else _HEAD}">{escape(h)}</th>'
-                   for n, h in enumerate(headings))
+def _count_width(column: str) -> float:
+    """A count column's share of a table, in percent: its heading's longest word (the heading wraps
+    between words) at about 1 % a letter (6.7 px of the 670 px inside the message; DejaVu's letters
+    at 11 px are about 6), plus the padding; at least room for a four-digit count."""
+    return max(7.0, max(len(word) for word in _label(column).split()) + 1.5)
+
+
+_COUNT_HEADINGS: tuple[tuple[str, float | None], ...] = (
+    ("compliance", _COMPLIANCE_WIDTH), *((_label(c), _count_width(c)) for c in COUNT_COLUMNS))
+"""The headings of the compliance and count columns, with their shares of the table (percent)."""
+
+
+def _table(headings: Sequence[tuple[str, float | None]], left: int, body: Sequence[str], name: str) -> str:
+    """A table of ``body`` rows under ``headings`` (text, share of the width in percent; None: an
+    equal part of what the others leave), the first ``left`` columns aligned left."""
+    rest = 100.0 - sum(width for _, width in headings if width is not None)
+    free = rest / max(sum(width is None for _, width in headings), 1)
+    head = "".join(f'<th style="{_HEAD_LEFT if n < left else _HEAD};width:{free if width is None else width:g}%">'
+                   f"{escape(heading)}</th>" for n, (heading, width) in enumerate(headings))
     return (f'<table role="presentation" data-section="{name}" cellpadding="0" cellspacing="0" '
             f'style="{_TABLE}"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>')
 
@@ -173,19 +198,19 @@ def _checklist_section(report: DigestReport) -> str:
             f'<td style="{_CELL_LEFT};{_TEXT}">{escape(_checklist_name(report, row.checklist_id))}</td>'
             f"{_compliance_cell(row.compliance)}{_counts(row)}</tr>" for row in rows]
     return (f'<h2 style="{_H2}">Checklists, worst first</h2>'
-            + _table(["checklist", "compliance", *map(_label, COUNT_COLUMNS)], 1, body, "checklists"))
+            + _table([("checklist", None), *_COUNT_HEADINGS], 1, body, "checklists"))
 
 
 def _equipment_section(report: DigestReport, rows: Sequence[ReportRow]) -> str:
     shown = rows[:EQUIPMENT_ROWS]
     body = [f'<tr data-row="equipment" data-id="{escape(row.equipment_id)}">'
-            f'<td style="{_CELL_LEFT};{_TEXT}">{escape(row.equipment_id)}</td>'
-            f'<td style="{_CELL_LEFT};{_MUTED}">{escape(row.checklist_id)}</td>'
+            f'<td style="{_CELL_LEFT};{_TEXT}">{escape(row.equipment_id)}'
+            f'<span style="{_SUB}">{escape(row.checklist_id)}</span></td>'
             f"{_compliance_cell(row.compliance)}{_counts(row)}</tr>" for row in shown]
     more = (f'<p style="margin:6px 0;font-size:13px;{_MUTED}">and {len(rows) - len(shown)} more '
             "(missed-checks report has them all)</p>") if len(rows) > len(shown) else ""
     return (f'<h2 style="{_H2}">Equipment, worst first</h2>'
-            + _table(["equipment", "checklist", "compliance", *map(_label, COUNT_COLUMNS)], 2, body, "equipment")
+            + _table([("equipment, checklist", None), *_COUNT_HEADINGS], 1, body, "equipment")
             + more)
 
 
@@ -211,20 +236,25 @@ def _missed_section(report: DigestReport, order: Sequence[str]) -> str:
     more = (f'<p style="margin:6px 0;font-size:13px;{_MUTED}">and {len(missed) - len(shown)} more</p>'
             if len(missed) > len(shown) else "")
     return (f'<h2 style="{_H2}">Missed checks</h2>'
-            + _table(["equipment", "checklist", "window (checklist's zone)"], 3, body, "missed") + more)
+            + _table([("equipment", 22.0), ("checklist", 30.0), ("window (checklist's zone)", None)], 3, body,
+                     "missed") + more)
 
 
 def _summary(report: DigestReport) -> str:
     fleet = total(report.rows)
     background, colour, word = _band(fleet.compliance)
+    reason = why_no_compliance(fleet)
+    meaning = f"fleet compliance ({word})" if reason is None else f"no fleet compliance figure: {reason}"
     data = fleet.to_dict()
+    share = f"{100 / len(COUNT_COLUMNS):g}"
     figures = "".join(
-        f'<td style="padding:4px 10px 4px 0;font-size:13px;{_MUTED}"><span style="display:block;font-size:20px;'
-        f'font-weight:600;{_TEXT}">{escape(str(data[c]))}</span>{escape(_label(c))}</td>' for c in COUNT_COLUMNS)
+        f'<td style="width:{share}%;padding:4px 6px 4px 0;font-size:13px;vertical-align:top;{_MUTED}">'
+        f'<span style="display:block;font-size:20px;font-weight:600;{_TEXT}">{escape(str(data[c]))}</span>'
+        f"{escape(_label(c))}</td>" for c in COUNT_COLUMNS)
     return (f'<table role="presentation" data-section="summary" cellpadding="0" cellspacing="0" style="{_TABLE}">'
             f'<tr><td style="padding:12px;background:{background};color:{colour};font-size:14px">'
             f'<span style="display:block;font-size:28px;font-weight:700">{escape(_pct(fleet.compliance))}</span>'
-            f"fleet compliance ({escape(word)})</td></tr></table>"
+            f"{escape(meaning)}</td></tr></table>"
             f'<table role="presentation" cellpadding="0" cellspacing="0" style="{_TABLE};margin-top:8px">'
             f"<tr>{figures}</tr></table>")
 
@@ -253,9 +283,9 @@ def render_digest(subscription: Subscription, report: DigestReport, reference: s
         f'<body style="margin:0;padding:0;background:#f5f7fa;{_FONT}">'
         f'<table role="presentation" width="100%" cellpadding="0" cellspacing="0" style="background:#f5f7fa">'
         '<tr><td align="center" style="padding:16px">'
-        f'<table role="presentation" cellpadding="0" cellspacing="0" style="width:100%;max-width:720px;'
-        f'background:#ffffff;border:1px solid #e4e7eb">'
-        f'<tr><td style="padding:20px 24px;{_FONT}">'
+        '<table role="presentation" cellpadding="0" cellspacing="0" style="width:100%;max-width:720px;'
+        'table-layout:fixed;background:#ffffff;border:1px solid #e4e7eb">'
+        f'<tr><td style="padding:20px 24px;{_FONT};{_WRAP}">'
         f'<h1 style="margin:0 0 4px 0;font-size:22px;{_TEXT}">Missed checks · {escape(title)}</h1>'
         f'<p style="margin:0 0 16px 0;font-size:13px;{_MUTED}">{escape(scope.capitalize())}; windows starting '
         f"{escape(report.start.astimezone(zone).strftime('%a %Y-%m-%d %H:%M %Z'))} to "
@@ -280,14 +310,18 @@ def render_text(subscription: Subscription, report: DigestReport) -> str:
     if not report.rows:
         lines.append("No window was due in this period.")
     else:
-        fleet = total(report.rows).to_dict()
-        lines.append(f"Fleet compliance: {_pct(total(report.rows).compliance)} ("
-                     + ", ".join(f"{fleet[c]} {_label(c)}" for c in COUNT_COLUMNS) + ")")
+        fleet_row = total(report.rows)
+        fleet = fleet_row.to_dict()
+        counts = ", ".join(f"{fleet[c]} {_label(c)}" for c in COUNT_COLUMNS)
+        reason = why_no_compliance(fleet_row)
+        lines.append(f"Fleet compliance: {_pct(fleet_row.compliance)} ({counts})" if reason is None
+                     else f"Fleet compliance: no figure, {reason}; {counts}")
         by_checklist: dict[str, list[ReportRow]] = defaultdict(list)
         for row in report.rows:
             by_checklist[row.checklist_id].append(row)
         lines += ["", "Checklists, worst first:"]
-        lines += [f"  - {_checklist_name(report, row.checklist_id)}: {_pct(row.compliance)}, {row.missed} missed"
+        lines += [f"  - {_checklist_name(report, row.checklist_id)}: "
+                  f"{'nothing judged' if row.compliance is None else _pct(row.compliance)}, {row.missed} missed"
                   for row in worst_first(total(rows, c, TOTAL) for c, rows in by_checklist.items())]
         equipment = worst_first(report.rows)
         missed = missed_checks(report.outcomes or (), [r.equipment_id for r in equipment])

@@ -87,6 +87,20 @@ def compliance(performed: int, judged: int) -> float | None:
     return None if judged <= 0 else 100.0 * performed / judged
 
 
+def why_no_compliance(row: ReportRow) -> str | None:
+    """Why ``row`` has no compliance figure, in words for people (``None`` when it has one): no
+    window was expected in the period at all, or none of its windows counts toward compliance (each
+    was dismissed, excused or not judged yet). What every format says instead of a formula of
+    zeros (``0 + 0 of 0 + 0 + 0 + 0``)."""
+    if row.compliance is not None:
+        return None
+    left_out = [f"{count} {words}" for count, words in ((row.dismissed, "dismissed"), (row.excused, "out of service"),
+                                                        (row.pending, "not judged yet")) if count]
+    if not left_out:
+        return "no windows were expected in this period"
+    return f"no window in this period counts toward compliance ({', '.join(left_out)})"
+
+
 @dataclass(frozen=True, slots=True)
 class OutOfService:
     """A period ``[start, end)`` (UTC ISO instants; ``end`` ``None``: open-ended) in which a piece of

@@ -21,7 +21,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
 from missed_checks.fleet_report import Report
-from missed_checks.report import EXCUSED, RECORDED_LATE, TOTAL, ReportRow, WindowOutcome, total
+from missed_checks.report import EXCUSED, RECORDED_LATE, TOTAL, ReportRow, WindowOutcome, total, why_no_compliance
 from missed_checks.report_insights import (
     REPEAT_RUN,
     Coverage,
@@ -71,6 +71,23 @@ def _pct(value: float | None) -> str:
 
 def _short_pct(value: float | None) -> str:
     return "–" if value is None else f"{value:.0f}%"
+
+
+def _formula(row: ReportRow) -> str:
+    """``row``'s compliance worked out (``3 + 1 of 3 + 1 + 2 + 0 = 66.7 %.``), or, when it has none,
+    why, in a sentence (never a sum of zeros equal to a dash)."""
+    reason = why_no_compliance(row)
+    if reason is not None:
+        return f"{reason[0].upper()}{reason[1:]}, so there is no compliance figure."
+    return (f"{row.on_time} + {row.late} of {row.on_time} + {row.late} + {row.missed} + {row.recorded_late} = "
+            f"{_pct(row.compliance)}.")
+
+
+def _period_compliance(row: ReportRow) -> str:
+    """A chart's figure for the whole period: ``66.7 % (4 of 6)``, or ``nothing judged``."""
+    if row.compliance is None:
+        return "nothing judged"
+    return f"{_pct(row.compliance)} ({row.performed} of {row.on_time + row.late + row.missed + row.recorded_late})"
 
 
 def _when(instant: str | None, zone: tzinfo) -> str:
@@ -141,7 +158,9 @@ class Bar:
             return f"{self.week.label} ({self.week.dates}): nothing expected"
         return (f"{self.week.label} ({self.week.dates}): {row.on_time} on time, {row.late} late, {row.missed} missed, "
                 f"{row.recorded_late} recorded late, {row.dismissed} dismissed, {row.excused} excused, "
-                f"{row.pending} pending; compliance {_pct(row.compliance)} ({row.performed} of {self.judged})")
+                f"{row.pending} pending; " + (
+                    "no compliance figure (nothing judged)" if row.compliance is None
+                    else f"compliance {_pct(row.compliance)} ({row.performed} of {self.judged})"))
 
 
 @dataclass
@@ -161,6 +180,10 @@ class WeeklyChart:
     @property
     def period_row(self) -> ReportRow:
         return total(self.rows)
+
+    @property
+    def period_compliance(self) -> str:
+        return _period_compliance(self.period_row)
 
     def y_of(self, pct: float) -> float:
         return self.plot_bottom - BAR_PLOT * pct / 100
@@ -350,16 +373,18 @@ def _outcome_view(outcome: WindowOutcome, zone: tzinfo) -> dict[str, Any]:
 
 def _periods_view(report: Report) -> list[dict[str, Any]]:
     """Per (checklist, equipment) with a row: its assignment periods and the equipment's
-    out-of-service periods, in the checklist's zone."""
+    out-of-service periods (with the reason), in the checklist's zone. A period is its start and
+    end (``["Mon 2026-03-02 06:00 CET –", "Fri ..."]``, only the start when open-ended), each
+    kept on one line; a narrow table wraps between them."""
     views = []
     zones = report.zones
     for (checklist_id, equipment_id), assignment in sorted(report.assignments.items()):
         zone = zones.get(checklist_id, UTC)
         periods = sorted([*assignment.earlier_periods, (assignment.assigned_at, assignment.unassigned_at)],
                          key=lambda period: period[0])
-        assigned = [f"{_when(to_utc_iso(a), zone)} – {'' if u is None else _when(to_utc_iso(u), zone)}".rstrip()
+        assigned = [[f"{_when(to_utc_iso(a), zone)} –", *([] if u is None else [_when(to_utc_iso(u), zone)])]
                     for a, u in periods]
-        service = [f"{_when(p.start, zone)} – {'' if p.end is None else _when(p.end, zone)} ({p.reason})"
+        service = [([f"{_when(p.start, zone)} –", *([] if p.end is None else [_when(p.end, zone)])], p.reason)
                    for p in report.out_of_service.get(equipment_id, ())]
         views.append({"checklist_id": checklist_id, "equipment_id": equipment_id, "assigned": assigned,
                       "out_of_service": service})
@@ -406,6 +431,7 @@ def render_html(report: Report, *, zone: tzinfo = UTC, zone_name: str = "UTC",
         "as_of": report.as_of.astimezone(zone).strftime("%Y-%m-%d %H:%M %Z"),
         "zone_name": zone_name,
         "fleet": fleet,
+        "compliance_formula": _formula(fleet),
         "checklists": summaries,
         "charts": charts,
         "weeks": weeks,

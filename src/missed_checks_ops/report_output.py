@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from missed_checks.fleet_report import Report
-from missed_checks.report import OUTCOMES, ReportRow
+from missed_checks.report import OUTCOMES, ReportRow, why_no_compliance
 from missed_checks.report_formats import json_text, write_csv
 from missed_checks.timefmt import to_utc_iso
 
@@ -75,6 +75,9 @@ def print_table(report: Report, out: Any, *, console: Console | None = None) -> 
     for column, footer in zip(view.columns, footers, strict=True):
         column.footer = str(footer)
     target.print(view)
+    reason = why_no_compliance(fleet)
+    if reason is not None:  # the footer's "-", in words
+        target.print(f"No compliance figure: {reason}.")
     target.print(DEFINITION, style="dim")
 
 

@@ -2,7 +2,9 @@
 ``tools.report_browser.open_offline``) opens a weekly digest built from a real run of the demo,
 with the network off. It must render as mail clients would get it: no style sheet at all (every
 rule inline), no request but the file itself, no console error, every section and row laid out
-with a size, the rows worst first from top to bottom, and no wider than the message's 720 px.
+with a size, the rows worst first from top to bottom, and no wider than the message's 720 px, whatever
+the fonts: also with every letter wider than DejaVu's (a new Debian machine's, wider than most), and
+in a phone's 375 px window without scrolling sideways.
 
 Chromium missing is a failure, never a skip (``make browser`` installs it).
 """
@@ -74,6 +76,12 @@ def test_the_weekly_digest_renders_in_chromium_as_a_mail_client_gets_it(tmp_path
         with open_offline(page, width=1000) as opened:
             data = opened.page.evaluate(_MEASURE)
             opened.page.screenshot(path=str(tmp_path / "digest.png"), full_page=True)
+            # Whatever the reader's fonts: with every letter 3 px wider than DejaVu's (already wider than
+            # most), and in a phone's window, the message keeps its width and the page never scrolls sideways.
+            opened.page.add_style_tag(content="* { letter-spacing: 3px !important; }")
+            wide_letters = opened.page.evaluate(_MEASURE)
+            opened.page.set_viewport_size({"width": 375, "height": 800})
+            phone = opened.page.evaluate(_MEASURE)
     except BrowserUnavailable as error:
         pytest.fail(f"the browser test needs Chromium: {error}")
 
@@ -86,6 +94,10 @@ def test_the_weekly_digest_renders_in_chromium_as_a_mail_client_gets_it(tmp_path
     for name, box in data["sections"].items():
         assert box["width"] > 300 and box["height"] > 20, (name, box)
     assert data["message"]["width"] <= 720 and data["width"] <= 1000
+    print(f"message width: {data['message']['width']} px; with wider letters {wide_letters['message']['width']} px; "
+          f"in a 375 px window {phone['message']['width']} px (page {phone['width']} px)")
+    assert wide_letters["message"]["width"] <= 720 and wide_letters["width"] <= 1000
+    assert phone["message"]["width"] <= 375 and phone["width"] <= 375
 
     rows: dict[str, list[dict[str, Any]]] = {}
     for row in data["rows"]:

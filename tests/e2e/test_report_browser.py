@@ -3,8 +3,14 @@ with Playwright) opens the file as file://, with the network off, takes a screen
 charts must have rendered: every chart's SVG and its bars and cells on the page with a size, the
 sections there, no console error, no request but the file itself, and A4 pages when printed.
 
+The page fits its window at every width from a phone's up (375, 768, 1100, 1400, 1920 px): the
+page never scrolls sideways, and every table lies in its section's box; a table that cannot fit a
+phone even wrapped scrolls inside its own box there, never at wider windows.
+
 The report comes from a real run of the demo on the embedded stack. Chromium missing is a
-failure, never a skip: `make test` installs it (`make browser`), and the message says how.
+failure, never a skip: `make test` installs it (`make browser`), and the message says how. The
+test also takes the README's picture of that report (``tools/report_screenshot.py``'s) and writes
+it to docs/report-demo.png when it differs, so the picture always shows the page as it is.
 """
 
 from __future__ import annotations
@@ -21,7 +27,8 @@ import pytest
 
 from missed_checks_local.scenario import Scenario, run_scenario
 from missed_checks_ops.report_output import write_report
-from tools.report_browser import A4_POINTS, SECTIONS, BrowserUnavailable, chromium_path, render
+from tools.report_browser import A4_POINTS, SECTIONS, BrowserUnavailable, chromium_path, open_offline, render
+from tools.report_screenshot import PICTURE, screenshot
 
 pytestmark = [
     pytest.mark.e2e,
@@ -38,6 +45,66 @@ def png_size(path: Path) -> tuple[int, int]:
     data = path.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
     return struct.unpack(">II", data[16:24])
+
+
+WIDTHS = (375, 768, 1100, 1400, 1920)
+"""A phone, a tablet upright, and desktop windows: the page fits each."""
+PHONE = 375
+"""Below the tablet: a table that cannot fit even wrapped may scroll inside its own box."""
+
+# Per width: the page's scroll width; per table, its box, its section's and (when it has one) its
+# scrolling wrapper's; and every other element of a section that reaches out of the section's box.
+_FIT = """() => {
+  const box = (el) => { const r = el.getBoundingClientRect(); return {left: r.left, right: r.right, width: r.width}; };
+  const inside = (a, b) => a.left >= b.left - 0.5 && a.right <= b.right + 0.5;
+  const tables = [], out = [];
+  for (const section of document.querySelectorAll('section')) {
+    const edge = box(section);
+    for (const el of section.querySelectorAll('*')) {
+      if (el.closest('.table-scroll') && !el.classList.contains('table-scroll')) continue;
+      const b = box(el);
+      if (b.width > 0 && !inside(b, edge)) out.push(`${section.id}: <${el.tagName.toLowerCase()} `
+        + `class="${el.getAttribute('class') || ''}"> ${b.left.toFixed(1)}-${b.right.toFixed(1)} px`);
+    }
+    for (const table of section.querySelectorAll('table')) {
+      const wrapper = table.closest('.table-scroll');
+      tables.push({section: section.id, id: table.id, table: box(table), box: edge,
+                   wrapper: wrapper && {...box(wrapper), scrolls: wrapper.scrollWidth > wrapper.clientWidth,
+                                        overflow: getComputedStyle(wrapper).overflowX}});
+    }
+  }
+  return {window: window.innerWidth, page: document.documentElement.scrollWidth,
+          body: document.body.scrollWidth, tables, out};
+}"""
+
+
+def assert_fits_every_width(page: Path) -> dict[int, list[str]]:
+    """``page`` opened at each of :data:`WIDTHS`: it never scrolls sideways, no element of a section
+    reaches out of it, and every table is in its section's box, or (on a phone only) scrolls in a
+    wrapper that is. Returns, per width, the tables that scroll in their wrappers."""
+    measured: dict[int, dict[str, Any]] = {}
+    with open_offline(page, width=WIDTHS[0]) as opened:
+        for width in WIDTHS:
+            opened.page.set_viewport_size({"width": width, "height": 1200})
+            measured[width] = opened.page.evaluate(_FIT)
+        assert opened.console_errors == [] and opened.page_errors == []
+    scrolling: dict[int, list[str]] = {}
+    for width, data in measured.items():
+        assert data["window"] == width
+        assert data["page"] <= width and data["body"] <= width, (width, data["page"], data["body"])
+        assert data["out"] == [], (width, data["out"])
+        assert data["tables"], width
+        for table in data["tables"]:
+            name = f"{width} px, {table['section']} {table['id']}".rstrip()
+            wrapper, edge, box = table["wrapper"], table["box"], table["table"]
+            assert wrapper is not None, f"{name}: a table outside a .table-scroll wrapper"
+            assert edge["left"] - 0.5 <= wrapper["left"] and wrapper["right"] <= edge["right"] + 0.5, (name, table)
+            if wrapper["scrolls"]:  # wider than its section: only on a phone, and only inside its wrapper
+                assert width <= PHONE and wrapper["overflow"] == "auto", (name, table)
+                scrolling.setdefault(width, []).append(table["section"])
+            else:
+                assert edge["left"] - 0.5 <= box["left"] and box["right"] <= edge["right"] + 0.5, (name, table)
+    return scrolling
 
 
 def test_the_demo_report_renders_in_chromium(tmp_path: Path) -> None:
@@ -93,6 +160,20 @@ def test_the_demo_report_renders_in_chromium(tmp_path: Path) -> None:
     assert rendered.pdf_pages >= 2
     assert rendered.pdf_page_size == pytest.approx(A4_POINTS, abs=2)
 
+    scrolling = assert_fits_every_width(page)
+    print(f"fits {', '.join(map(str, WIDTHS))} px; scrolling in their own box on a phone: {scrolling}")
+    # on a phone the tables of many columns may scroll in their box; the short lists wrap instead
+    assert set(scrolling.get(PHONE, ())) <= set(SECTIONS) - {"all-missed", "periods"}
+
+    # The README's picture (tools/report_screenshot.py's), of the page just checked: written when it differs.
+    picture = tmp_path / "report-demo.png"
+    taken = screenshot(report, picture, html=tmp_path / "report-demo.html")
+    assert taken.console_errors == [] and taken.page_errors == [] and taken.foreign_requests == []
+    assert png_size(picture)[0] == 840
+    if not PICTURE.is_file() or PICTURE.read_bytes() != picture.read_bytes():
+        PICTURE.write_bytes(picture.read_bytes())
+        print(f"{PICTURE} was not the page as it is now: rewritten ({png_size(picture)}), commit it with the change")
+
 
 # The heatmap of #23's must-show run, worst first (missed, then the longest run, then the id), one cell per
 # week (W13, W14): what each week was, never a blank that could mean anything.
@@ -131,3 +212,4 @@ def test_the_new_cells_render_in_chromium(tmp_path: Path, real_misses: dict[str,
     assert "not done since" not in html
     assert "gearbox in the workshop" in html and "sold, awaiting pickup" in html
     assert rendered.print_charts["heatmap"].width > 300
+    assert_fits_every_width(page)  # with the recorded-late, excused and periods tables filled

@@ -10,7 +10,14 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from missed_checks.digest import Subscription
-from missed_checks.digest_email import COUNT_COLUMNS, EQUIPMENT_ROWS, render_digest, subject, worst_first
+from missed_checks.digest_email import (
+    COUNT_COLUMNS,
+    EQUIPMENT_ROWS,
+    render_digest,
+    render_text,
+    subject,
+    worst_first,
+)
 from missed_checks.fleet_report import ChecklistInfo, Report
 from missed_checks.report import ReportRow, WindowOutcome
 
@@ -124,6 +131,16 @@ def test_a_period_with_nothing_due_says_so() -> None:
     page = Page(render_digest(SUB, report([])))
     assert any("No window of all checklists was due" in t for t in page.text)
     assert page.rows("equipment") == []
+
+
+def test_no_fleet_compliance_figure_says_why() -> None:
+    nothing_judged = report([ReportRow("fire", "EXT-2", expected=1, dismissed=1, pending=2)])
+    reason = "no window in this period counts toward compliance (1 dismissed, 2 not judged yet)"
+    page = Page(render_digest(SUB, nothing_judged))
+    assert f"no fleet compliance figure: {reason}" in page.text
+    text = render_text(SUB, nothing_judged)
+    assert f"Fleet compliance: no figure, {reason}; 1 expected," in text and "Fleet compliance: –" not in text
+    assert "  - fire: nothing judged, 0 missed" in text
 
 
 @pytest.mark.parametrize("count", [EQUIPMENT_ROWS + 3])

@@ -4,6 +4,7 @@ tests/e2e/test_report_browser.py.)"""
 
 from __future__ import annotations
 
+import io
 import tomllib
 from datetime import UTC, datetime, timedelta
 from fnmatch import fnmatch
@@ -15,9 +16,10 @@ import pytest
 
 import missed_checks_ops
 from missed_checks.fleet_report import ChecklistInfo, Report
-from missed_checks.report import Dismissal, ReportRow, WindowOutcome, checklist_report
+from missed_checks.report import Dismissal, ReportRow, WindowOutcome, checklist_report, why_no_compliance
 from missed_checks.timefmt import to_utc_iso
 from missed_checks_ops.html_report import render_html
+from missed_checks_ops.report_output import write_report
 
 ROOT = Path(__file__).resolve().parents[2]
 BERLIN, NEW_YORK = ZoneInfo("Europe/Berlin"), ZoneInfo("America/New_York")
@@ -146,6 +148,30 @@ def test_an_empty_period_says_so() -> None:
     words = Page(render_html(empty)).words
     assert "No missed checks in this period." in words and "No late checks in this period." in words
     assert "Compliance –" in words
+
+
+def test_no_compliance_figure_is_said_in_words_never_as_a_sum_of_zeros() -> None:
+    """An empty period (or one where no window counts) printed "0 + 0 of 0 + 0 + 0 + 0 = –": the
+    HTML report, its charts' captions and the table say why there is no figure instead."""
+    start, end = datetime(2026, 3, 2, tzinfo=UTC), datetime(2026, 3, 9, tzinfo=UTC)
+    empty = Report(start, end, end, [], outcomes=[])
+    row = ReportRow("forklift", "a", expected=1, dismissed=1, excused=1, pending=2)
+    nothing_judged = Report(start, end, end, [row], checklists={"forklift": ChecklistInfo("F", "Europe/Berlin")},
+                            outcomes=[])
+    for report_, reason in (
+            (empty, "No windows were expected in this period"),
+            (nothing_judged, "No window in this period counts toward compliance (1 dismissed, 1 out of service, "
+                             "2 not judged yet)")):
+        words = Page(render_html(report_)).words
+        assert f"{reason}, so there is no compliance figure." in words
+        assert "0 + 0 of" not in words and "= –" not in words and "(0 of 0)" not in words
+        table = io.StringIO()
+        write_report(report_, "table", table)
+        assert f"No compliance figure: {reason[0].lower()}{reason[1:]}." in " ".join(table.getvalue().split())
+    assert "period: nothing judged" in Page(render_html(nothing_judged)).words  # the checklists' charts too
+    # with a figure, the formula as before
+    assert "4 + 2 of 4 + 2 + 4 + 0 = 60.0 %." in Page(render_html(report())).words
+    assert why_no_compliance(report().total) is None
 
 
 def test_it_needs_the_window_outcomes() -> None:
