@@ -5,7 +5,8 @@ other than the file itself, and the pages it prints to.
     .venv/bin/python tools/report_browser.py report.html [--png shot.png] [--pdf shot.pdf]
 
 Driven with Playwright's Python package against the system Chromium (``executable_path``; nothing
-is downloaded), with a fresh profile and the flags that keep a browser quiet on a closed network.
+is downloaded), with a fresh profile, the fonts of ``browser-fonts.conf`` (DejaVu) and the flags that
+keep a browser quiet on a closed network.
 ``make browser`` installs Chromium when it is missing; ``MISSED_CHECKS_CHROMIUM`` names another.
 Used by ``tests/e2e/test_report_browser.py`` and ``tools/report_screenshot.py``.
 """
@@ -25,6 +26,9 @@ from pathlib import Path
 from typing import Any
 
 CHROMIUM = "/usr/bin/chromium"
+FONTS = Path(__file__).resolve().parent / "browser-fonts.conf"
+"""The fonts Chromium renders with here (fontconfig's FONTCONFIG_FILE): Debian's DejaVu only, so a
+page is measured with the same glyphs on every machine, whatever fonts it has besides."""
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync")
 SECTIONS = ("summary", "compliance-by-week", "missed-heatmap", "repeat-offenders", "late-checks", "dismissed-checks",
@@ -124,6 +128,7 @@ def open_offline(html: Path, width: int = 1000) -> Iterator[OpenPage]:
     with tempfile.TemporaryDirectory(prefix="missed-checks-chromium-") as profile, sync_playwright() as playwright:
         context = playwright.chromium.launch_persistent_context(
             profile, executable_path=executable, headless=True, args=list(FLAGS),
+            env={**os.environ, "FONTCONFIG_FILE": str(FONTS), "XDG_CACHE_HOME": str(Path(profile) / "cache")},
             viewport={"width": width, "height": 1200}, device_scale_factor=1, offline=True)
         try:
             page = context.new_page()
