@@ -133,12 +133,24 @@ def resume_checklist(target: StackTarget, checklist_id: str, now: datetime) -> C
 
 
 # -- equipment ----------------------------------------------------------------------------------------
+def named_checklist(target: StackTarget, checklist_id: str, option: str = "checklist") -> Checklist:
+    """The checklist an option names (``--checklist ID``), or InvalidInput naming ``option``: an id
+    that names no checklist is a usage error (a typo, most often), said before anything is written."""
+    checklist = target.table().get_checklist(validate_checklist_id(checklist_id, option))
+    if checklist is None:
+        raise InvalidInput(option, f"there is no checklist with id {checklist_id!r}: check --{option} "
+                                   "(missed-checks checklist list shows every checklist); nothing was written")
+    return checklist
+
+
 def change_assignments(target: StackTarget, checklist_id: str, equipment_ids: Sequence[str], at: datetime, *,
-                       assign: bool, progress: Callable[[int], None] | None = None) -> int:
+                       assign: bool, progress: Callable[[int], None] | None = None, checked: bool = False) -> int:
     """Assign (or unassign) equipment from ``at`` on; returns how many changed. Assigning is one call
-    (the checklist's assignments are read once, not once per chunk); unassigning goes in chunks."""
+    (the checklist's assignments are read once, not once per chunk); unassigning goes in chunks.
+    ``checked``: the caller found the checklist already (:func:`named_checklist`)."""
     table = target.table()
-    require_checklist(table, checklist_id)
+    if not checked:
+        require_checklist(table, checklist_id)
     if assign:
         return table.assign_equipment(checklist_id, equipment_ids, at, progress=progress)
     table.check_unassignment(checklist_id, equipment_ids, at)  # every chunk's ids, before any is written

@@ -197,25 +197,27 @@ def resolve_target(
     session: Any = None,
 ) -> StackTarget:
     """Find the stack. With no ``stack``: ``$MISSED_CHECKS_STACK``, else the local runtime's stack
-    when an endpoint is given, else only the explicit ``overrides``."""
+    when an endpoint is given, else only the explicit ``overrides``. Nothing named at all is said
+    first, before the region: without a stack there is nothing a region would find."""
     endpoint = endpoint or os.environ.get("AWS_ENDPOINT_URL") or None
+    given = {OVERRIDES[k]: v for k, v in (overrides or {}).items() if v and k in OVERRIDES}
+    stack = stack or os.environ.get(STACK_ENV) or None
+    if stack is None and not endpoint and not given:
+        raise TargetError(
+            f"no target: give --stack NAME (a stack deployed with sam deploy; or set {STACK_ENV}), "
+            f"--endpoint URL for a local stack (missed-checks local serve: {LOCAL_ENDPOINT}; or set "
+            "AWS_ENDPOINT_URL), or the resources themselves (--table ...)",
+            field="stack")
     if session is None:
         session = new_session(region)
     region = region or session.region_name
     if not region:
         raise TargetError("no AWS region: give --region REGION (or set AWS_DEFAULT_REGION, or a region in your "
                           "AWS profile)", field="region")
-    given = {OVERRIDES[k]: v for k, v in (overrides or {}).items() if v and k in OVERRIDES}
-    stack = stack or os.environ.get(STACK_ENV) or None
     guessed_local = False
     if stack is None and endpoint and not given:
         stack, guessed_local = LOCAL_STACK_NAME, True
     if stack is None:
-        if not given:
-            raise TargetError(
-                "no target: give --stack NAME (a stack deployed with sam deploy), --endpoint URL "
-                f"(missed-checks local serve: {LOCAL_ENDPOINT}), or the resources themselves (--table ...)",
-                field="stack")
         return StackTarget(region, endpoint, None, given, session=session)
     outputs, parameters = _describe(stack, region, endpoint, session, guessed_local)
     return StackTarget(region, endpoint, stack, {**outputs, **given}, parameters, session=session)

@@ -127,8 +127,35 @@ def test_equipment_assign_and_unassign_many_ids_and_from_a_file(runtime: LocalRu
 
     assert cli("equipment", "assign", "--checklist", "forklift-daily", "bad id!").code == 2
     assert cli("equipment", "assign", "--checklist", "forklift-daily").code == 2
-    missing = cli("equipment", "assign", "--checklist", "nope", "FL-1")
-    assert missing.code == 1 and "does not exist" in missing.err
+    missing = cli("equipment", "assign", "--checklist", "nope", "FL-1")  # a usage error: see the test below
+    assert missing.code == 2 and "there is no checklist with id 'nope'" in missing.err
+
+
+def test_assigning_equipment_already_assigned_says_so_and_that_nothing_changed(runtime: LocalRuntime,
+                                                                               cli: Cli) -> None:
+    put_forklift(cli)
+    assert cli.ok("equipment", "assign", "--checklist", "forklift-daily", "FL-1")["changed"] == 1
+    again = cli("equipment", "assign", "--checklist", "forklift-daily", "FL-1", "FL-2")
+    assert again.code == 0, again.err
+    assert again.out.strip() == ("1 equipment assigned to forklift-daily from 2026-03-01T09:00:00Z; 1 skipped "
+                                 "(already assigned to forklift-daily: nothing changed, each keeps the assignment "
+                                 "it had)")
+    assert "not assigned" not in again.out
+    gone = cli("equipment", "unassign", "--checklist", "forklift-daily", "FL-1", "NEVER-ASSIGNED")
+    assert "1 skipped (not assigned, or already unassigned: nothing changed)" in gone.out
+
+
+def test_a_typo_in_the_checklist_id_is_a_usage_error_said_before_any_write(runtime: LocalRuntime, cli: Cli) -> None:
+    put_forklift(cli)
+    cli.ok("equipment", "assign", "--checklist", "forklift-daily", "FL-1", "FL-2")
+    for command in ("assign", "unassign"):  # a typo in --checklist: said as such, nothing written
+        typo = cli("equipment", command, "--checklist", "forklift-dialy", "FL-3")
+        assert (typo.code, typo.out) == (2, ""), typo.err
+        assert typo.err == ("missed-checks: error: checklist: there is no checklist with id 'forklift-dialy': "
+                            "check --checklist (missed-checks checklist list shows every checklist); nothing was "
+                            "written\n")
+    listed = cli.ok("equipment", "list", "--checklist", "forklift-daily")
+    assert sorted(row["equipment_id"] for row in listed) == ["FL-1", "FL-2"]
 
 
 def test_check_record_and_csv_import(runtime: LocalRuntime, cli: Cli, tmp_path) -> None:

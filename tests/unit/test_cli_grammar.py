@@ -109,7 +109,21 @@ WEEKDAYS = r"DTSTART;TZID=Europe/Berlin:20260105T060000\nRRULE:FREQ=WEEKLY;BYDAY
         (["rerun", "--checklist"], "checklist", "expected one argument: give --checklist ID"),
         (["checklist", "show", "c", "--windows", "many"], "windows", "'many' is not a whole number"),
         (["checklist", "list", "--colour"], "colour", "--colour not understood here"),
-        (["checklist", "list", "--st", "x"], "st", "could be --stack, --state-machine-arn: spell the option out"),
+        # no prefix matching: an abbreviated option is unknown, and said to be
+        (["checklist", "list", "--st", "x"], "st", "--st not understood here: did you mean --stack?"),
+        (["report", "--form", "json", "--from", "2026-03-01", "--to", "2026-03-08"], "form",
+         "--form not understood here: did you mean --format?"),
+        (["local", "demo", "--form", "json"], "form", "--form not understood here: did you mean --format?"),
+        (["--vers"], "vers", "--vers not understood here: did you mean --version?"),
+        # an unknown option is said first, before what it left missing
+        (["checklist", "put", "x", "--recurence", "RRULE:FREQ=DAILY"], "recurence",
+         "--recurence not understood here: did you mean --recurrence?"),
+        (["checklist", "put", "x", "--recurence=RRULE:FREQ=DAILY"], "recurence",
+         "--recurence not understood here: did you mean --recurrence?"),
+        (["recurrence", "windows", "--recurence", WEEKDAYS, "--from", "2026-03-02", "--to", "2026-03-09"],
+         "recurence", "--recurence not understood here: did you mean --recurrence?"),
+        (["equipment", "assign", "--checklst", "forklift-daily", "FL-1"], "checklst",
+         "--checklst not understood here: did you mean --checklist?"),
         (["equipment", "assign"], "checklist", "missing: give --checklist ID"),
         (["local"], "command", "give one of run, demo, serve, chaos"),
         (["local", "run"], "scenario", "missing: give SCENARIO.json"),
@@ -122,6 +136,8 @@ WEEKDAYS = r"DTSTART;TZID=Europe/Berlin:20260105T060000\nRRULE:FREQ=WEEKLY;BYDAY
         (["recurrence", "schedule", "--recurrence", WEEKDAYS, "--output", "/nonexistent/dir/schedule.json"],
          "output", "cannot write /nonexistent/dir/schedule.json"),
         (["checklist", "list", "--region", "us-east-1"], "stack", "no target: give --stack NAME"),
+        # no stack and no region: the stack is what is missing first
+        (["checklist", "list"], "stack", "no target: give --stack NAME"),
         (["checklist", "put", "c", "--dry-run"], "recurrence", "give --recurrence (or --file)"),
         (["local", "serve", "--speed", "0"], "speed", "0 is not positive"),
         (["local", "serve", "--parameter", "LogLevel"], "parameter", "'LogLevel' is not NAME=VALUE"),
@@ -133,12 +149,23 @@ def test_bad_usage_is_one_line_naming_the_field_and_exits_2(
 ) -> None:
     for name in ("MISSED_CHECKS_STACK", "AWS_ENDPOINT_URL"):
         monkeypatch.delenv(name, raising=False)
+    if "--region" not in argv:  # nor a region from the environment or a profile
+        for name in ("AWS_DEFAULT_REGION", "AWS_REGION", "AWS_PROFILE"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/aws-config")
     code, out, err = run(capsys, *argv)
     assert (code, out) == (2, ""), err
     error = ONE_LINE_ERROR.fullmatch(err)
     assert error is not None, err
     assert error["field"] == field, err
     assert advice in error["advice"], err
+
+
+@pytest.mark.parametrize(("path", "parser"), COMMANDS, ids=[" ".join(path) or "missed-checks" for path, _ in COMMANDS])
+def test_no_parser_takes_an_abbreviation_for_an_option(path: tuple[str, ...], parser: argparse.ArgumentParser) -> None:
+    """``report --form`` is not ``--format``: every parser, the root, each group and each command
+    (``local`` ones too), refuses an option that is not spelled out."""
+    assert parser.allow_abbrev is False, path
 
 
 def test_a_command_line_builds_only_its_commands_group_and_the_same_help() -> None:

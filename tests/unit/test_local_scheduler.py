@@ -301,3 +301,26 @@ def test_the_fingerprint_changes_with_every_create_update_and_delete(mini) -> No
     assert updated not in (created, empty)
     client.delete_schedule(GroupName=stack.schedule_group, Name="a")
     assert scheduler.fingerprint() == empty
+
+
+def test_local_serve_says_what_each_firing_was_and_only_a_failure_failed() -> None:
+    """A digest's and a reminder's schedule invoke a function (no execution to start): their firing
+    is not an evaluation that "FAILED to start (None)"; a failure says FAILED with its reason."""
+    from missed_checks_local.scheduler.simulated import Firing
+    from missed_checks_local.serve import firing_line
+
+    def line(schedule: str, **outcome: str) -> str:
+        return firing_line(Firing(schedule=schedule, scheduled_time=T0, attempts=1, input="{}", **outcome))
+
+    assert line("_d.weekly-ops") == ("2026-03-02T00:00:00Z  _d.weekly-ops: digest of subscription weekly-ops "
+                                     "handed to the digest function")
+    assert line("_r0.forklift-daily") == ("2026-03-02T00:00:00Z  _r0.forklift-daily: reminder of checklist "
+                                          "forklift-daily handed to the notifier")
+    assert line("forklift-daily", execution_arn="arn:aws:states:x") == (
+        "2026-03-02T00:00:00Z  forklift-daily: evaluation started")
+    failed = line("forklift-daily", error_code="AccessDeniedException", error_message="not authorized")
+    assert failed.endswith("forklift-daily: evaluation FAILED to start (AccessDeniedException: not authorized)")
+    digest_failed = line("_d.weekly-ops", error_code="ResourceNotFoundException", error_message="no function")
+    assert "digest of subscription weekly-ops FAILED" in digest_failed and "ResourceNotFoundException" in digest_failed
+    for succeeded in (line("_d.weekly-ops"), line("_s1.forklift-daily"), line("c", execution_arn="arn")):
+        assert "FAILED" not in succeeded and "None" not in succeeded, succeeded

@@ -23,6 +23,19 @@ def test_without_a_region_the_error_names_the_variable_that_sets_it(no_region: p
     assert raised.value.field == "region"
 
 
+def test_with_neither_a_stack_nor_a_region_the_error_says_first_that_no_stack_is_named(
+        no_region: pytest.MonkeyPatch) -> None:
+    """The region is not what a new user lacks first: every way to name a stack is said."""
+    no_region.delenv("MISSED_CHECKS_STACK", raising=False)
+    with pytest.raises(TargetError) as raised:
+        resolve_target()
+    assert raised.value.field == "stack"
+    message = str(raised.value)
+    assert "region" not in message.lower()
+    for way in ("--stack NAME", "MISSED_CHECKS_STACK", "--endpoint URL", "AWS_ENDPOINT_URL"):
+        assert way in message, way
+
+
 def test_the_variable_the_error_names_is_the_one_that_works(no_region: pytest.MonkeyPatch) -> None:
     no_region.setenv("AWS_DEFAULT_REGION", "eu-west-3")
     assert resolve_target(overrides={"table": "checklists"}).region == "eu-west-3"

@@ -27,6 +27,7 @@ from missed_checks_ops.checklists import (
     equipment_of,
     import_checks,
     list_checklists,
+    named_checklist,
     pause_checklist,
     preview,
     put_checklist,
@@ -395,10 +396,11 @@ def equipment_change(args: argparse.Namespace) -> int:
     checklist_id = validate_checklist_id(args.checklist, "checklist")
     at = instant_arg(args.at, "at")
     target = target_of(args)
+    named_checklist(target, checklist_id)  # a typo in --checklist is said as such, before any write
     assign = args.equipment_command == "assign"
     with bulk_progress(f"{'assigning' if assign else 'unassigning'} equipment", "equipment ids", ids,
                        in_order=False) as advance:
-        changed = change_assignments(target, checklist_id, ids, at, assign=assign, progress=advance)
+        changed = change_assignments(target, checklist_id, ids, at, assign=assign, progress=advance, checked=True)
     document = {"checklist_id": checklist_id, "action": args.equipment_command, "at": to_utc_iso(at),
                 "requested": len(ids), "changed": changed, "skipped": len(ids) - changed}
     out: Output = args.out
@@ -406,9 +408,10 @@ def equipment_change(args: argparse.Namespace) -> int:
         out.json(document)
     else:
         verb = "assigned to" if assign else "unassigned from"
+        why = (f"already assigned to {checklist_id}: nothing changed, each keeps the assignment it had"
+               if assign else "not assigned, or already unassigned: nothing changed")
         out.say(f"{changed} equipment {verb} {checklist_id} from {document['at']}"
-                + (f"; {document['skipped']} skipped (not assigned, or already unassigned)"
-                   if document["skipped"] else ""))
+                + (f"; {document['skipped']} skipped ({why})" if document["skipped"] else ""))
     return 0
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import difflib
 import errno
 import functools
 import json
@@ -64,12 +65,24 @@ class CliParser(argparse.ArgumentParser):
     examples: str = ""
     """The command's examples, one per line (a trailing backslash continues an example)."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # No prefix matching, for every parser of the command line (each command's parser is made
+        # by its group's add_parser, of this class): ``--form`` is not taken for ``--format``, an
+        # option is spelled out or refused as unknown.
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> NoReturn:
         field, advice = usage_error(self, message)
         self.exit(2, f"missed-checks: error: {field}: {advice}\n")
 
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> tuple[argparse.Namespace, list[str]]:
-        """A command (not a group) refuses what it does not know itself, so the error names it."""
+        """A command (not a group) refuses what it does not know itself, so the error names it; an
+        unknown option is refused first, before argparse or the command says that something is
+        missing (the option meant to give it may be the misspelt one)."""
+        unknown = unknown_options(self, sys.argv[1:] if args is None else list(args))
+        if unknown:
+            self.error(_UNRECOGNIZED + " ".join(unknown))
         namespace, extras = super().parse_known_args(args, namespace)
         if extras and not subcommands(self):
             self.error(_UNRECOGNIZED + " ".join(extras))
@@ -106,6 +119,43 @@ def first_example(parser: argparse.ArgumentParser) -> str:
     return next((found for child in subcommands(parser).values() if (found := first_example(child))), "")
 
 
+_NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
+
+
+def unknown_options(parser: argparse.ArgumentParser, args: Sequence[str]) -> list[str]:
+    """The options in ``args`` that ``parser`` does not know (as argparse reads an option: ``-``
+    alone, a negative number or text with a space is a value; nothing after ``--`` is an option).
+    A group reads only what comes before its command's name (the rest is the command's), as does a
+    parser that hands the rest on (an ``argparse.REMAINDER`` positional)."""
+    known = parser._option_string_actions
+    hands_on = bool(subcommands(parser)) or any(action.nargs == argparse.REMAINDER for action in parser._actions)
+    found = []
+    for arg in args:
+        if arg == "--":
+            break
+        if len(arg) < 2 or arg[0] not in parser.prefix_chars or _NEGATIVE_NUMBER.match(arg) or " " in arg:
+            if hands_on:
+                break
+            continue
+        name = arg.split("=", 1)[0]
+        if name in known or (arg[1] not in parser.prefix_chars and arg[:2] in known):  # -pVALUE
+            continue
+        found.append(name)
+    return found
+
+
+def _did_you_mean(parser: argparse.ArgumentParser, unknown: Sequence[str]) -> str:
+    """``did you mean --recurrence?`` for ``--recurence``: the closest option the parser knows."""
+    spelled = [name for name in parser._option_string_actions if name.startswith("--")]
+    close = [(name, found[0]) for name in unknown
+             if (found := difflib.get_close_matches(name, spelled, n=1, cutoff=0.6))]
+    if not close:
+        return ""
+    if len(unknown) == 1:
+        return f"did you mean {close[0][1]}?"
+    return "did you mean " + ", ".join(f"{known} for {name}" for name, known in close) + "?"
+
+
 _REQUIRED = "the following arguments are required: "
 _UNRECOGNIZED = "unrecognized arguments: "
 _ARGUMENT = re.compile(r"argument (?P<names>[^:]+): (?P<problem>.+)", re.DOTALL)
@@ -126,8 +176,11 @@ def usage_error(parser: argparse.ArgumentParser, message: str) -> tuple[str, str
     if message.startswith(_UNRECOGNIZED):
         extra = message.removeprefix(_UNRECOGNIZED)
         first = extra.split()[0] if extra.split() else extra
-        field = _field(first) if first.startswith("-") else "arguments"
-        return field, f"{extra} not understood here: remove or correct it ({see})"
+        field = _field(first.split("=", 1)[0]) if first.startswith("-") else "arguments"
+        options = [word.split("=", 1)[0] for word in extra.split() if word.startswith("--")]
+        hint = _did_you_mean(parser, options) or ("remove or correct them" if len(extra.split()) > 1
+                                                  else "remove or correct it")
+        return field, f"{extra} not understood here: {hint} ({see})"
     if ambiguous := _AMBIGUOUS.fullmatch(message):
         return _field(ambiguous["option"]), f"could be {ambiguous['matches']}: spell the option out"
     argument = _ARGUMENT.fullmatch(message)
