@@ -33,7 +33,7 @@ from missed_checks.errors import InvalidInput
 from missed_checks.timefmt import parse_instant
 from missed_checks_local import collect_less
 from missed_checks_local.serve_process import READY_LINE
-from missed_checks_ops.cli.common import RESULT_FORMATS, command_output, set_examples
+from missed_checks_ops.cli.common import RESULT_FORMATS, add_format_options, command_output, set_examples
 from missed_checks_ops.report_output import FORMATS, write_report
 from missed_checks_ops.target import LOCAL_ENDPOINT, LOCAL_SERVE_PORT
 
@@ -113,6 +113,7 @@ def register(subparsers: Any) -> None:
                          help=f"the local serve's endpoint (default $AWS_ENDPOINT_URL, else {LOCAL_ENDPOINT})")
     advance.add_argument("--timeout", type=float, default=900, metavar="SECONDS",
                          help="how long to wait for the stack to get there (default 900)")
+    add_format_options(advance, RESULT_FORMATS)
     advance.set_defaults(handler=_advance)
 
     chaos = commands.add_parser(
@@ -531,10 +532,14 @@ def _advance(args: argparse.Namespace) -> int:
         print(f"missed-checks: the local serve could not move its clock: {result['error']}", file=sys.stderr)
         return 1
     firings = result["firings"]
-    print(f"the stack's clock moved from {result['from']} to {result['to']}; "
-          f"{len(firings)} schedule firing{'' if len(firings) == 1 else 's'}{':' if firings else ''}")
-    for line in firings:
-        print(f"  {line}")
+    with command_output(args.format or "table", args.output) as out:
+        if out.format == "json":
+            out.json({"from": result["from"], "to": result["to"], "firings": firings})
+            return 0
+        lines = [f"the stack's clock moved from {result['from']} to {result['to']}; "
+                 f"{len(firings)} schedule firing{'' if len(firings) == 1 else 's'}{':' if firings else ''}",
+                 *(f"  {line}" for line in firings)]
+        out.stream.write("\n".join(lines) + "\n")  # whole lines, however wide the terminal
     return 0
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
@@ -163,9 +164,16 @@ def test_check_record_and_csv_import(runtime: LocalRuntime, cli: Cli, tmp_path) 
     table = runtime.stack.client("dynamodb")
     cli.ok("equipment", "assign", "--checklist", "forklift-daily", *(f"FL-{n:03d}" for n in range(100)),
            "FL-1", "FL-2", "FL-9", "--at", "2026-01-01T00:00:00Z")
-    recorded = cli.ok("check", "record", "--checklist", "forklift-daily", "--equipment", "FL-1",
-                      "--at", "2026-02-27T07:12:00+01:00")
-    assert recorded["performed_at"] == "2026-02-27T06:12:00Z"
+    early = cli("check", "record", "--checklist", "forklift-daily", "--equipment", "FL-1",
+                "--at", "2026-02-27T07:12:00+01:00", "--format", "json")
+    recorded = json.loads(early.out)
+    assert early.code == 0 and recorded["performed_at"] == "2026-02-27T06:12:00Z"
+    # written, and said to count nowhere: the checklist was created on 1 March (#29)
+    assert recorded["warnings"] == [
+        "FL-1 at 2026-02-27T06:12:00Z: recorded, but it was performed before checklist 'forklift-daily' was "
+        "created (2026-03-01T09:00:00Z), so no window of it judges this check and it counts in no report: "
+        "is the date right?"]
+    assert early.err == f"missed-checks: warning: {recorded['warnings'][0]}\n"
     now = cli.ok("check", "record", "--checklist", "forklift-daily", "--equipment", "FL-2")
     assert now["performed_at"] == "2026-03-01T09:00:00Z"
     future = cli("check", "record", "--checklist", "forklift-daily", "--equipment", "FL-2",
@@ -180,8 +188,11 @@ def test_check_record_and_csv_import(runtime: LocalRuntime, cli: Cli, tmp_path) 
     rows.append(rows[1])  # a duplicate row is merged
     path = tmp_path / "checks.csv"
     path.write_text("\n".join(rows) + "\n", encoding="utf-8")
-    imported = cli.ok("check", "import", str(path))
+    february = cli("check", "import", str(path), "--format", "json")
+    imported = json.loads(february.out)
     assert (imported["rows"], imported["written"]) == (401, 400)
+    assert len(imported["warnings"]) == 400  # every one before the checklist existed, and one line says so
+    assert february.err.count("\n") == 11 and "and 390 more checks that count in no report" in february.err
 
     from missed_checks.aws.table import ChecklistTable
     stored = ChecklistTable(runtime.stack.table_name, table).performed_checks_of_checklist(

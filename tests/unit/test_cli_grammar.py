@@ -125,7 +125,7 @@ WEEKDAYS = r"DTSTART;TZID=Europe/Berlin:20260105T060000\nRRULE:FREQ=WEEKLY;BYDAY
         (["equipment", "assign", "--checklst", "forklift-daily", "FL-1"], "checklst",
          "--checklst not understood here: did you mean --checklist?"),
         (["equipment", "assign"], "checklist", "missing: give --checklist ID"),
-        (["local"], "command", "give one of run, demo, serve, chaos"),
+        (["local"], "command", "give one of run, demo, serve, advance, chaos"),
         (["local", "run"], "scenario", "missing: give SCENARIO.json"),
         (["local", "demo", "--format", "xml"], "format", "'xml' is not one of table, json, csv"),
         (["local", "serve", "--port", "http"], "port", "'http' is not a whole number"),
@@ -139,7 +139,7 @@ WEEKDAYS = r"DTSTART;TZID=Europe/Berlin:20260105T060000\nRRULE:FREQ=WEEKLY;BYDAY
         # no stack and no region: the stack is what is missing first
         (["checklist", "list"], "stack", "no target: give --stack NAME"),
         (["checklist", "put", "c", "--dry-run"], "recurrence", "give --recurrence (or --file)"),
-        (["local", "serve", "--speed", "0"], "speed", "0 is not positive"),
+        (["local", "serve", "--speed", "-1"], "speed", "-1 is negative"),
         (["local", "serve", "--parameter", "LogLevel"], "parameter", "'LogLevel' is not NAME=VALUE"),
         (["local", "chaos", "--faults", "/nonexistent/faults.json"], "faults", "no such file"),
     ],

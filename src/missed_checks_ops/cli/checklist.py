@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import getpass
 import sys
+from collections.abc import Sequence
 from datetime import date
 from typing import Any
 
@@ -473,13 +474,27 @@ def check_record(args: argparse.Namespace) -> int:
     recorded = record_check(target_of(args), check, now, _recorded_by(args))
     document = {"checklist_id": check.checklist_id, "equipment_id": check.equipment_id,
                 "performed_at": to_utc_iso(check.performed_at), "recorded_at": to_utc_iso(recorded.recorded_at),
-                "recorded_by": recorded.recorded_by}
+                "recorded_by": recorded.recorded_by, "warnings": list(recorded.warnings)}
+    _warn(recorded.warnings)
     out: Output = args.out
     if out.format == "json":
         out.json(document)
     else:
         out.say(f"recorded: {check.equipment_id} on {check.checklist_id} at {document['performed_at']}")
     return 0
+
+
+WARNINGS_SHOWN = 10
+"""Warnings printed one by one; past that a count (``--format json`` lists them all)."""
+
+
+def _warn(warnings: Sequence[str]) -> None:
+    """Checks written that will count in no report: said on standard error, the command succeeds."""
+    for warning in warnings[:WARNINGS_SHOWN]:
+        print(f"missed-checks: warning: {warning}", file=sys.stderr)
+    if len(warnings) > WARNINGS_SHOWN:
+        print(f"missed-checks: warning: and {len(warnings) - WARNINGS_SHOWN} more checks that count in no report "
+              "(--format json lists every one)", file=sys.stderr)
 
 
 def check_import(args: argparse.Namespace) -> int:
@@ -494,10 +509,13 @@ def check_import(args: argparse.Namespace) -> int:
     labels = [f"{c.checklist_id}/{c.equipment_id}@{to_utc_iso(c.performed_at)}" for c in parsed.checks]
     try:
         with bulk_progress("importing performed checks", "performed checks", labels) as advance:
-            written = import_checks(target, parsed.labelled(), now, _recorded_by(args), progress=advance).written
+            imported = import_checks(target, parsed.labelled(), now, _recorded_by(args), progress=advance)
     except ChecksRefused as refused:  # every bad row, nothing written
         raise bad_rows(args.path, [str(problem) for problem in refused.problems]) from None
-    document = {"rows": parsed.rows, "written": written, "checklists": parsed.checklist_ids}
+    written = imported.written
+    _warn(imported.warnings)
+    document = {"rows": parsed.rows, "written": written, "checklists": parsed.checklist_ids,
+                "warnings": list(imported.warnings)}
     out: Output = args.out
     if out.format == "json":
         out.json(document)
