@@ -111,3 +111,22 @@ def test_the_listening_table_is_read_as_the_kernel_writes_it(tmp_path):
     assert invoke.listening_addresses(5001, (tcp, tcp6)) == {"10.88.0.1"}
     assert invoke.listening_addresses(5002, (tcp, tcp6)) == {"::"}
     assert invoke.listening_addresses(5000, (tmp_path / "missing",)) is None
+
+
+def test_invoke_refuses_a_stack_on_loopback_at_once_naming_the_fix(tmp_path, capsys, monkeypatch):
+    """The first `make invoke` against a stack on 127.0.0.1 ran 55 s and ended in an
+    EndpointConnectionError inside the container (#29): it is refused before any container starts."""
+    event = tmp_path / "event.json"
+    event.write_text("{}")
+    template = tmp_path / "template.yaml"
+    template.write_text("")
+    monkeypatch.setattr(invoke, "bridge_gateway", lambda: "10.88.0.1")
+    monkeypatch.setattr(invoke.subprocess, "run", lambda *a, **k: pytest.fail(f"started {a}"))
+    with _listener("127.0.0.1") as stack:
+        port = stack.getsockname()[1]
+        code = invoke.main(["PlanEvaluationFunction", str(event), "--endpoint", f"http://127.0.0.1:{port}",
+                            "--template", str(template)])
+    assert code == 1
+    assert capsys.readouterr().err == (
+        f"invoke: the local stack at http://127.0.0.1:{port} does not listen on 10.88.0.1, where the function's "
+        "container reaches this machine: restart it with --host 0.0.0.0 (or --host 10.88.0.1)\n")
