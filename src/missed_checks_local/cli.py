@@ -16,7 +16,6 @@ import functools
 import json
 import logging
 import os
-import signal
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -33,7 +32,9 @@ from missed_checks.errors import InvalidInput
 from missed_checks.timefmt import parse_instant
 from missed_checks_local import collect_less
 from missed_checks_local.serve_process import READY_LINE
+from missed_checks_local.stopping import stop_signals
 from missed_checks_ops.cli.common import RESULT_FORMATS, add_format_options, command_output, set_examples
+from missed_checks_ops.cli.streams import EXIT_INTERRUPTED, EXIT_OK, finish, guarded_stdout
 from missed_checks_ops.report_output import FORMATS, write_report
 from missed_checks_ops.target import LOCAL_ENDPOINT, LOCAL_SERVE_PORT
 
@@ -161,7 +162,7 @@ def _chaos(args: argparse.Namespace) -> int:
         text = resources.files("missed_checks_local").joinpath("scenarios", DEMO_SCENARIO).read_text("utf-8")
         scenario = Scenario.from_dict(json.loads(text), name="demo")
     faults = load_faults(args.faults) if args.faults else None
-    with command_output(args.format, args.output) as out:
+    with _interruptible(args), command_output(args.format, args.output) as out:
         log_path = _default_log(args.log_file)
         try:
             result = run_chaos(scenario, seed=args.seed, faults=faults, log_path=log_path)
@@ -262,13 +263,29 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _play(scenario: Any, args: argparse.Namespace, *, source: str, demo: bool = False) -> int:
-    try:
+    with _interruptible(args):
         return _play_once(scenario, args, source=source, demo=demo)
-    except KeyboardInterrupt:  # the runtime is closed by now
-        if getattr(args, "owns_process", False):
-            print("missed-checks: interrupted", file=sys.stderr)
-            _end_promptly(args, 130)
-        raise  # in-process: main() says it
+
+
+@contextmanager
+def _interruptible(args: argparse.Namespace) -> Iterator[None]:
+    """SIGINT and SIGTERM stop a local run (or chaos run) the same way, wherever it stands (even
+    where the shell ignores SIGINT for background jobs), within
+    :data:`missed_checks_local.stopping.STOP_BOUND_S`: the runtime closes on the way out (workers
+    stopped, temporary folders removed), and the process ends with 130 and ``missed-checks:
+    interrupted``; in-process (tests), main() says it."""
+    owns = getattr(args, "owns_process", False)
+    with stop_signals(owns_process=owns, code=EXIT_INTERRUPTED, line=INTERRUPTED):
+        try:
+            yield
+        except KeyboardInterrupt:  # the runtime is closed by now
+            if owns:
+                print(INTERRUPTED, file=sys.stderr)
+                _end_promptly(args, EXIT_INTERRUPTED)
+            raise
+
+
+INTERRUPTED = "missed-checks: interrupted"
 
 
 def _play_once(scenario: Any, args: argparse.Namespace, *, source: str, demo: bool) -> int:
@@ -279,7 +296,7 @@ def _play_once(scenario: Any, args: argparse.Namespace, *, source: str, demo: bo
     )
     from missed_checks_local.scenario import run_scenario
 
-    with command_output(args.report, args.output) as out, _signals_interrupt():
+    with command_output(args.report, args.output) as out:
         log_path = _default_log(args.log_file)
         console = out.console
         err = Console(stderr=True)
@@ -336,27 +353,6 @@ def _write_digest(path: Path | None, html: str) -> None:
         path.write_text(html, encoding="utf-8")
     except OSError as error:
         raise InvalidInput("digest-html", f"cannot write {path}: {error.strerror or error}") from None
-
-
-@contextmanager
-def _signals_interrupt() -> Iterator[None]:
-    """SIGINT and SIGTERM stop a local run the same way (even where the shell ignores SIGINT for
-    background jobs): the runtime closes on the way out (workers stopped, temporary folders
-    removed), instead of the process dying with its workers left behind."""
-
-    def interrupt(*_: object) -> None:
-        raise KeyboardInterrupt
-
-    try:
-        previous = {number: signal.signal(number, interrupt) for number in (signal.SIGINT, signal.SIGTERM)}
-    except ValueError:  # not the main thread (an embedding caller): its signals are its own
-        yield
-        return
-    try:
-        yield
-    finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
 
 
 def _with_progress(scenario: Any, console: Any, log_path: Path, observe: Any = None) -> dict[str, Any]:
@@ -442,8 +438,21 @@ def _serve(args: argparse.Namespace) -> int:
         on_firing=on_firing,
         api_port=args.api_port,
     )
-    for stop_signal in (signal.SIGINT, signal.SIGTERM):  # both stop it cleanly, wherever the loop is
-        signal.signal(stop_signal, lambda *_: server.request_stop())
+    # Both stop it, wherever the loop is (waiting for a worker's answer too), within STOP_BOUND_S
+    with stop_signals(owns_process=getattr(args, "owns_process", False), code=EXIT_OK,
+                      on_stop=server.request_stop):
+        _serve_until_stopped(server, console, log_path, args)
+        _end_promptly(args, EXIT_OK)
+    return EXIT_OK
+
+
+def _serve_until_stopped(server: Any, console: Console, log_path: Path, args: argparse.Namespace) -> None:
+    # Said first, and flushed: a standard output that cannot be written stops it here (exit 3),
+    # before a stack nobody can see the endpoint of is deployed.
+    console.print(f"Deploying the stack behind {server.endpoint} (a few seconds) ...", highlight=False)
+    stdout = guarded_stdout()
+    if stdout is not None and (lost := stdout.error()) is not None:
+        raise lost
     try:
         stack = server.start()
         console.print(f"[bold]Local AWS endpoint[/bold]: {server.endpoint}  (region {stack.region})")
@@ -473,8 +482,6 @@ def _serve(args: argparse.Namespace) -> int:
         pass
     finally:
         server.stop()
-    _end_promptly(args, 0)
-    return 0
 
 
 def _advance(args: argparse.Namespace) -> int:
@@ -545,9 +552,11 @@ def _advance(args: argparse.Namespace) -> int:
 
 def _end_promptly(args: argparse.Namespace, code: int) -> None:
     """Once the runtime is closed (workers stopped, temporary folders removed), end the process
-    without the interpreter's teardown of moto's many modules (seconds, after a stop signal)."""
+    without the interpreter's teardown of moto's many modules (seconds, after a stop signal); with
+    exit 3 instead of 0 when what it printed could not be written (and a line saying so)."""
     if not getattr(args, "owns_process", False):
         return  # called in-process (tests): the caller's process goes on
+    code = finish(code)
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
         try:

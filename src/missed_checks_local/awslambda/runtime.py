@@ -39,7 +39,7 @@ from missed_checks_local.awslambda.workers import FunctionWorker, WorkerResult
 from missed_checks_local.iam.enforcement import RoleCall, RoleSessions, enforced, observed
 from missed_checks_local.stack import DeployError, EmbeddedStack, FunctionSpec, project_root
 
-__all__ = ["Invocation", "LambdaRuntime", "lambda_runtime_paths"]
+__all__ = ["Invocation", "LambdaRuntime", "lambda_runtime_paths", "remove_scratch_directories"]
 
 # Set for every function on top of its own environment, as the Lambda service does.
 _RUNTIME_ENVIRONMENT = {
@@ -372,11 +372,16 @@ _INIT_ERRORS = {
     "Runtime.MalformedHandlerName",
 }
 
+_scratch: set[Path] = set()
+"""The temporary directories of the runtimes in use (for :func:`remove_scratch_directories`)."""
+
+
 @contextmanager
 def _scratch_directory(prefix: str) -> Iterator[Path]:
     """A temporary directory, removed at the end even while a stopping worker's invocation still
     appends its last lines there (a plain TemporaryDirectory fails with "Directory not empty")."""
     path = Path(tempfile.mkdtemp(prefix=prefix))
+    _scratch.add(path)
     try:
         yield path
     finally:
@@ -385,6 +390,14 @@ def _scratch_directory(prefix: str) -> Iterator[Path]:
             if not path.exists():
                 break
             time.sleep(0.05)
+        _scratch.discard(path)
+
+
+def remove_scratch_directories() -> None:
+    """Remove the temporary directories of every runtime in use, at once (an emergency stop of the
+    process, after :func:`~missed_checks_local.awslambda.workers.kill_every_worker`)."""
+    for path in list(_scratch):
+        shutil.rmtree(path, ignore_errors=True)
 
 
 @contextmanager

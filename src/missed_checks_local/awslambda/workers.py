@@ -49,6 +49,7 @@ __all__ = [
     "WorkerError",
     "WorkerResult",
     "check_interpreter",
+    "kill_every_worker",
 ]
 
 BOOTSTRAP = Path(__file__).with_name("worker_bootstrap.py")
@@ -62,6 +63,20 @@ MAX_RESPONSE_BYTES = 6 * 1024 * 1024 + 100
 _BASE_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
 _READ_CHUNK = 1 << 20
 _CLOSE_GRACE_S = 1.0
+
+_running: set[subprocess.Popen[bytes]] = set()
+"""Every worker process this process started and has not stopped yet (for :func:`kill_every_worker`)."""
+
+
+def kill_every_worker() -> None:
+    """SIGKILL the process group of every worker still running, at once: no lock taken, nothing
+    waited for (an emergency stop of the whole process, which ends right after; each worker runs in
+    a session of its own, so it would outlive it)."""
+    for process in list(_running):
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError, OSError):
+            pass
 
 
 class WorkerError(RuntimeError):
@@ -164,6 +179,7 @@ def check_interpreter(python: str, version: tuple[int, int] = PYTHON_VERSION) ->
 
 def _terminate(process: subprocess.Popen[bytes], grace_s: float = 0.0) -> int:
     """Stop the worker (and what it started: its process group); its exit status."""
+    _running.discard(process)
     if grace_s > 0 and process.poll() is None:
         try:
             if process.stdin is not None:
@@ -443,6 +459,7 @@ class FunctionWorker:
             except OSError as error:
                 raise WorkerError(f"cannot start the worker for {self.handler!r}: {error}") from error
         self._process = process
+        _running.add(process)
         self._finalizer = weakref.finalize(self, _terminate, process)
         self._buffer = bytearray()
         self._poller = select.poll()

@@ -5,7 +5,6 @@ have no window due."""
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from missed_checks import clock
@@ -20,6 +19,7 @@ from missed_checks_ops.cli.common import (
     add_group,
     err_console,
     fail,
+    interactive,
     target_of,
 )
 from missed_checks_ops.target import LOCAL_ENDPOINT
@@ -141,7 +141,7 @@ def calendar_list(args: argparse.Namespace) -> int:
 def calendar_delete(args: argparse.Namespace) -> int:
     calendar_id = validate_calendar_id(args.calendar_id)
     if not args.yes:
-        if not (sys.stdin.isatty() and err_console().is_terminal):
+        if not interactive():
             raise InvalidInput("yes", "deleting a calendar needs --yes")
         if err_console().input(f"Delete calendar {calendar_id}? [y/N] ").strip().lower() not in ("y", "yes"):
             return fail("not deleted", 1)

@@ -48,6 +48,7 @@ from missed_checks_ops.cli.common import (
     err_console,
     fail,
     instant_arg,
+    interactive,
     target_of,
 )
 from missed_checks_ops.cli.out_of_service import register as register_out_of_service  # issue #23 item 1
@@ -340,7 +341,7 @@ def checklist_change(args: argparse.Namespace) -> int:
     now = clock.now()
     if command == "delete":
         if not args.yes:
-            if not (sys.stdin.isatty() and err_console().is_terminal):
+            if not interactive():
                 raise InvalidInput("yes", "deleting a checklist needs --yes")
             answer = err_console().input(f"Delete checklist {checklist_id} (its assignments end)? [y/N] ")
             if answer.strip().lower() not in ("y", "yes"):

@@ -1,12 +1,14 @@
 """The grammar every ``missed-checks`` command shares: the parser, usage errors, target options,
 ``--format``/``--output``, exit codes, progress.
 
-Exit codes: 0 ok, 1 failure (the stack said no, a record is missing, a replay failed), 2 bad
-usage or invalid input, always one line on stderr: ``missed-checks: error: <field>: <what to do>``
-(argparse's own errors too: :class:`CliParser`). Commands that print records take
-``--format table|json|csv`` (``table`` for people by default) and ``--output FILE``; commands that
-change something print their result as ``table`` or ``json``. Every command's ``--help`` ends with
-examples. Colours and progress bars appear only when the stream is a terminal.
+Exit codes (:mod:`missed_checks_ops.cli.streams`, the same table for every command): 0 done, 1
+failed (the stack said no, a record is missing, a replay failed), 2 bad usage or invalid input,
+always one line on stderr: ``missed-checks: error: <field>: <what to do>`` (argparse's own errors
+too: :class:`CliParser`), 3 the work was done but its output could not be written, 130
+interrupted. Commands that print records take ``--format table|json|csv`` (``table`` for people
+by default) and ``--output FILE``; commands that change something print their result as ``table``
+or ``json``. Every command's ``--help`` ends with examples. Colours and progress bars appear only
+when the stream is a terminal.
 """
 
 from __future__ import annotations
@@ -14,11 +16,12 @@ from __future__ import annotations
 import argparse
 import csv
 import difflib
-import errno
 import functools
 import json
 import re
+import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -33,6 +36,14 @@ from rich.table import Table
 from missed_checks import clock, report_formats
 from missed_checks.errors import InvalidInput, MissedChecksError
 from missed_checks.timefmt import parse_instant
+from missed_checks_ops.cli.streams import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
+    EXIT_OUTPUT_LOST,
+    GuardedOutput,
+    OutputLost,
+    exit_codes_help,
+)
 from missed_checks_ops.target import (
     LOCAL_ENDPOINT,
     ClockAnchor,
@@ -239,7 +250,8 @@ def root_parser(version: Callable[[], str]) -> CliParser:
                        description="Record and report the checks nobody did.\n\n"
                                    "Every command takes --help, with examples. Commands that print records take "
                                    "--format table|json|csv\n(table by default) and --output FILE. Bad usage exits 2 "
-                                   "with one line: missed-checks: error: <field>: <what to do>.")
+                                   "with one line: missed-checks: error: <field>: <what to do>.",
+                       epilog=exit_codes_help())
     parser.add_argument("--version", action=_VersionAction, version=version)
     return parser
 
@@ -305,13 +317,33 @@ def add_format_options(parser: argparse.ArgumentParser, formats: Sequence[str]) 
 
 
 def open_output(path: str | None) -> TextIO:
-    """``--output``'s file, opened before any work so that a bad path fails at once."""
+    """``--output``'s file, opened before any work so that a bad path fails at once (exit 2, nothing
+    done); a write that fails later (a full disk) does not stop the work: :func:`close_output` says
+    it (exit 3). Standard output without one."""
     if not path or path == "-":
         return sys.stdout
     try:
-        return open(path, "w", encoding="utf-8", newline="")  # closed by command_output
+        opened = open(path, "w", encoding="utf-8", newline="")  # closed by close_output
     except OSError as error:
         raise InvalidInput("output", f"cannot write {path}: {error.strerror or error}; give a writable file") from None
+    return GuardedOutput(opened, path)  # type: ignore[return-value]
+
+
+def close_output(stream: TextIO) -> None:
+    """Flush (and close, unless it is standard output) a stream :func:`open_output` gave;
+    :class:`OutputLost` when what was written to it was lost (the work is done: exit 3)."""
+    try:
+        stream.flush()
+    except (OSError, ValueError):
+        pass  # a stream of the caller's (tests): nothing more to say than its own error
+    if stream is not sys.stdout:
+        try:
+            stream.close()
+        except (OSError, ValueError):
+            pass
+    if isinstance(stream, GuardedOutput) and (lost := stream.error()) is not None and not stream.reported:
+        stream.reported = True
+        raise lost
 
 
 def chosen_format(args: argparse.Namespace) -> str:
@@ -322,28 +354,19 @@ def chosen_format(args: argparse.Namespace) -> str:
 @contextmanager
 def command_output(fmt: str, path: str | None) -> Iterator[Output]:
     """The command's :class:`Output` in format ``fmt`` (``--output`` opened now), its file closed
-    when it ends."""
+    when it ends: :class:`OutputLost` then when what the command wrote could not be written (its work
+    is done; exit 3). A command that fails keeps its own error."""
     stream = open_output(path)
     try:
         yield Output(fmt, stream)
-        stream.flush()
-    except OSError as error:
-        if error.errno not in _WRITE_FAILURES:
-            raise
-        raise InvalidInput("output", f"cannot write {_named(path)}: {error.strerror or error}") from None
-    finally:
+    except BaseException:
         if stream is not sys.stdout:
             try:
                 stream.close()
-            except OSError:
-                pass  # the write above failed already, and said so
-
-
-_WRITE_FAILURES = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EPIPE, errno.EIO, errno.EROFS}
-
-
-def _named(path: str | None) -> str:
-    return path if path and path != "-" else "standard output"
+            except (OSError, ValueError):
+                pass
+        raise
+    close_output(stream)
 
 
 # -- target and commands ---------------------------------------------------------------------------
@@ -409,17 +432,19 @@ def guarded(handler: Handler) -> Callable[[argparse.Namespace], int]:
                     return int(handler(args) or 0)
         except TargetError as error:
             if error.field:
-                return fail(f"{error.field}: {error}", 2)
-            return fail(str(error), 1)
+                return fail(f"{error.field}: {error}", EXIT_BAD_INPUT)
+            return fail(str(error), EXIT_FAILED)
         except InvalidInput as error:
-            return fail(usage_message(error), 2)
+            return fail(usage_message(error), EXIT_BAD_INPUT)
         except MissedChecksError as error:
-            return fail(str(error), 1)
+            return fail(str(error), EXIT_FAILED)
         except ClientError as error:
             info = error.response.get("Error", {})
-            return fail(f"AWS {error.operation_name}: {info.get('Code')}: {info.get('Message')}", 1)
+            return fail(f"AWS {error.operation_name}: {info.get('Code')}: {info.get('Message')}", EXIT_FAILED)
         except BotoCoreError as error:
-            return fail(f"AWS: {error}", 1)
+            return fail(f"AWS: {error}", EXIT_FAILED)
+        except OutputLost as lost:
+            return fail(lost.line, EXIT_OUTPUT_LOST)
 
     return run
 
@@ -476,8 +501,21 @@ def usage_message(error: InvalidInput) -> str:
 
 
 def fail(message: str, code: int = 1) -> int:
-    err_console().print(f"missed-checks: error: {message}", style="bold red", markup=False, highlight=False)
+    try:
+        err_console().print(f"missed-checks: error: {message}", style="bold red", markup=False, highlight=False)
+    except (OSError, ValueError):  # standard error itself cannot be written: the exit code says it
+        pass
     return code
+
+
+def interactive() -> bool:
+    """Whether a question can be asked and answered: standard input and standard error are both a
+    terminal (a closed standard input is not one)."""
+    stdin = sys.stdin
+    try:
+        return stdin is not None and not stdin.closed and stdin.isatty() and err_console().is_terminal
+    except (OSError, ValueError):
+        return False
 
 
 @functools.cache
@@ -509,26 +547,81 @@ def progress_bar(description: str, total: int | None) -> Iterator[Callable[[int]
         yield lambda n=1: bar.advance(task, n)
 
 
+class _StopBetweenSteps:
+    """While a bulk write runs: Ctrl-C (SIGINT) or SIGTERM is noted, not raised where it lands (in
+    the middle of a batch, whose items would be written but not counted), and raised as
+    ``KeyboardInterrupt`` by :meth:`check` once the batch in flight is written and counted. A second
+    signal stops at once (:attr:`forced`). In the main thread only (signals are delivered there)."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self.forced = False
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> _StopBetweenSteps:
+        if threading.current_thread() is not threading.main_thread():
+            return self
+        for number in (signal.SIGINT, signal.SIGTERM):
+            try:
+                previous = signal.getsignal(number)
+                if previous is signal.SIG_IGN:  # ignored (a background job's Ctrl-C): still ignored
+                    continue
+                self._previous[number] = signal.signal(number, self._note)
+            except (ValueError, OSError):
+                continue
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for number, handler in self._previous.items():
+            try:
+                signal.signal(number, handler)
+            except (ValueError, OSError):
+                pass
+        self._previous = {}
+
+    def _note(self, _number: int, _frame: Any) -> None:
+        if self.requested:  # asked again: at once
+            self.forced = True
+            raise KeyboardInterrupt
+        self.requested = True
+
+    def check(self) -> None:
+        """Stop now (``KeyboardInterrupt``) if a stop was asked for: between two batches."""
+        if self.requested and not self.forced and threading.current_thread() is threading.main_thread():
+            raise KeyboardInterrupt
+
+
 @contextmanager
 def bulk_progress(description: str, noun: str, planned: Sequence[str], *,
                   in_order: bool = True) -> Iterator[Callable[[int], None]]:
     """:func:`progress_bar` for a command that writes many items, which also says on stderr what it
-    wrote when it is stopped (Ctrl-C) or fails part way: ``wrote 412 of 1000 checklists: a .. b;
-    not written: c .. d``. ``planned`` are the ids in the order they are written; with
-    ``in_order=False`` (the order is the store's own) only the counts are said."""
+    wrote when it is stopped (Ctrl-C, SIGTERM) or fails part way: ``wrote 412 of 1000 checklists: a ..
+    b; not written: c .. d``, exactly: a stop takes effect between two steps (``advance(n)`` after
+    each batch written), never inside a batch (:class:`_StopBetweenSteps`; a second Ctrl-C stops at
+    once, and says that the batch in flight may be written in part). ``planned`` are the ids in the
+    order they are written; with ``in_order=False`` (the order is the store's own) only the counts
+    are said."""
     done = 0
-    with progress_bar(description, len(planned)) as advance:
+    with progress_bar(description, len(planned)) as advance, _StopBetweenSteps() as stop:
         def step(n: int = 1) -> None:
             nonlocal done
             done += n
             advance(n)
+            stop.check()
 
         try:
             yield step
+            stop.check()  # asked during the last batch: everything is written, and the command stops
         except BaseException:
-            if done < len(planned):
-                err_console().print(f"missed-checks: {written_so_far(noun, planned, done, in_order)}",
-                                    markup=False, highlight=False, soft_wrap=True)
+            if done < len(planned) or stop.requested:
+                said = written_so_far(noun, planned, done, in_order)
+                if stop.forced:
+                    said += (" (stopped at once, by a second signal: the batch being written then may be written "
+                             "in part)")
+                try:
+                    err_console().print(f"missed-checks: {said}", markup=False, highlight=False, soft_wrap=True)
+                except (OSError, ValueError):
+                    pass
             raise
 
 

@@ -1,20 +1,33 @@
 """Entry point of the ``missed-checks`` console script.
 
 Each command group lives in its own module with a ``register(subparsers)`` function; this file
-only assembles them. Exit codes: 0 ok, 1 failure, 2 bad usage or invalid input (the grammar
-every command shares: :mod:`missed_checks_ops.cli.common`).
+only assembles them. Exit codes: 0 done, 1 failed, 2 bad usage or invalid input, 3 output lost (the
+work was done), 130 interrupted, for every command (:mod:`missed_checks_ops.cli.streams`; the
+grammar every command shares: :mod:`missed_checks_ops.cli.common`).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import os
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 from missed_checks.errors import InvalidInput
 from missed_checks_ops.cli.common import root_parser, set_examples, usage_message
+from missed_checks_ops.cli.streams import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OUTPUT_LOST,
+    OutputLost,
+    finish,
+    say_error,
+    standard_streams,
+)
 
 # Command-group modules, in the order ``--help`` lists them, with the commands each registers
 # (tests/unit/test_cli_grammar.py checks that the two agree).
@@ -69,7 +82,7 @@ def _register_missing_emulator(subparsers: argparse._SubParsersAction[argparse.A
             "it comes with the development install: pip install -e '.[dev]' (or run 'make demo')",
             file=sys.stderr,
         )
-        return 2
+        return EXIT_BAD_INPUT
 
     local = subparsers.add_parser("local", help="run the whole system on an embedded AWS (needs the dev install)")
     set_examples(local, "  missed-checks local demo     # once installed with pip install -e '.[dev]'")
@@ -78,38 +91,61 @@ def _register_missing_emulator(subparsers: argparse._SubParsersAction[argparse.A
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; its exit code (:data:`missed_checks_ops.cli.streams.EXIT_CODES`). argparse's
+    own exits (``--help``, ``--version``, usage errors) stay ``SystemExit``, with 3 for a help that
+    could not be written. ``argv`` None: the console script, which owns the process (its standard
+    descriptors, SIGTERM, and a command may end the process itself)."""
     arguments = sys.argv[1:] if argv is None else list(argv)
+    owns_process = argv is None
+    with standard_streams(owns_process=owns_process), _sigterm_interrupts(owns_process):
+        try:
+            code = _command(arguments, owns_process)
+        except SystemExit as exit_:
+            given = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else EXIT_FAILED)
+            final = finish(given)
+            if final != given:
+                raise SystemExit(final) from None
+            raise
+        return finish(code)
+
+
+def _command(arguments: list[str], owns_process: bool) -> int:
     parser = build_parser(arguments)
     args = parser.parse_args(arguments)
-    args.owns_process = argv is None  # the console script: a command may end the process itself
+    args.owns_process = owns_process  # the console script: a command may end the process itself
     try:
-        code = int(args.handler(args) or 0)
-        sys.stdout.flush()  # a full disk or a closed pipe shows here, not as a traceback at exit
-        return code
+        return int(args.handler(args) or 0)
     except InvalidInput as error:
-        print(f"missed-checks: error: {usage_message(error)}", file=sys.stderr)
-        return 2
+        say_error(usage_message(error))
+        return EXIT_BAD_INPUT
+    except OutputLost as lost:  # a command's --output or standard output (the work is done)
+        say_error(lost.line)
+        return EXIT_OUTPUT_LOST
     except KeyboardInterrupt:
         print("missed-checks: interrupted", file=sys.stderr)
-        return 130
-    except OSError as error:  # what a command wrote could not be written (or read) by the system
-        _drop_pending_output()
-        where = error.filename or "standard output"
-        print(f"missed-checks: error: {where}: {error.strerror or error}", file=sys.stderr)
-        return 1
+        return EXIT_INTERRUPTED
+    except OSError as error:  # the system refused something the command needed (not its output)
+        where = f"{error.filename}: " if error.filename else ""
+        say_error(f"{where}{error.strerror or error}")
+        return EXIT_FAILED
 
 
-def _drop_pending_output() -> None:
-    """Point the process's standard output at /dev/null, so that what could not be written is not
-    tried again (and reported as a traceback) when the interpreter exits."""
-    if sys.stdout is not sys.__stdout__ or sys.stdout is None:
-        return  # redirected by the caller (tests): theirs to handle
+@contextmanager
+def _sigterm_interrupts(owns_process: bool) -> Iterator[None]:
+    """SIGTERM stops a command as Ctrl-C does (exit 130; a bulk write says what it wrote), instead
+    of ending the process where it stands."""
+
+    def interrupt(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    if not owns_process or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, interrupt)
     try:
-        null = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, sys.stdout.fileno())
-        os.close(null)
-    except (OSError, ValueError):
-        pass
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -18,6 +18,8 @@ from missed_checks_ops.cli.common import (
     Output,
     add_command,
     add_group,
+    close_output,
+    open_output,
     period_bound,
     progress_bar,
     target_of,
@@ -100,10 +102,7 @@ def report_command(args: argparse.Namespace) -> int:
     for equipment_id in args.equipment:
         validate_equipment_id(equipment_id)
     _require_order(start, end, args)
-    try:  # open the output before the (long) report, so a bad path fails at once
-        out = open(args.output, "w", encoding="utf-8", newline="") if args.output else sys.stdout
-    except OSError as error:
-        raise InvalidInput("output", f"cannot write {args.output}: {error.strerror}") from None
+    out = open_output(args.output)  # before the (long) report, so a bad path fails at once
     target = target_of(args)
     fmt = args.format or ("json" if args.json else "table")
     units = len(args.equipment) or len(args.checklist) or None
@@ -113,9 +112,11 @@ def report_command(args: argparse.Namespace) -> int:
                               detail=fmt in ("html", "json"))
     try:
         write_report(report, fmt, out, zone=ZoneInfo(args.tz), zone_name=args.tz, console=stdout_console(out))
-    finally:
+    except BaseException:
         if args.output:
             out.close()
+        raise
+    close_output(out)  # a full disk says so (exit 3): the report was read, only its output is lost
     for warning in report.warnings:
         print(f"missed-checks: warning: {warning}", file=sys.stderr)
     return 0
