@@ -18,7 +18,6 @@ from missed_checks import clock, http_api
 from missed_checks.aws import settings
 from missed_checks.aws.observability import lambda_handler, metrics
 from missed_checks.aws.table import ChecklistTable, Conflict, NotFound
-from missed_checks.errors import InvalidInput, describe
 from missed_checks.recording import Recorded, Row, check_from, record_checks, rows_from
 
 app = APIGatewayHttpResolver()
@@ -40,17 +39,21 @@ def _record(rows: list[Row]) -> Response[Any]:
                     content_type="application/json", body=recorded.to_dict())
 
 
+BATCH_FIELDS = ("checks",)
+"""A batch's body: one field (openapi/missed-checks.yaml, closed: ``additionalProperties: false``)."""
+
+
 @app.post("/checks")
 def record_one() -> Response[Any]:
+    http_api.query_parameters(app)
     return _record([Row(check_from(http_api.json_body(app)))])
 
 
 @app.post("/checks/batch")
 def record_batch() -> Response[Any]:
-    body = http_api.json_body(app)
-    if not isinstance(body, dict) or set(body) != {"checks"}:
-        raise InvalidInput("body", f"is {describe(body)}: send an object with one field, checks (a list)")
-    checks = body["checks"]
+    http_api.query_parameters(app)
+    body = http_api.fields(http_api.json_body(app), BATCH_FIELDS, what="a batch")
+    checks = body.get("checks")
     if isinstance(checks, list) and len(checks) > http_api.MAX_BATCH:
         raise http_api.TooLarge("checks", f"{len(checks)} checks in one request: send at most "
                                           f"{http_api.MAX_BATCH} per batch")

@@ -9,19 +9,23 @@ from typing import Any
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from missed_checks import clock, http_api
+from missed_checks import clock, http_api, parameters
 from missed_checks.aws import settings
 from missed_checks.aws.observability import lambda_handler
 from missed_checks.aws.table import ChecklistTable, Conflict, NotFound
 from missed_checks.checklist import validate_checklist_id
 from missed_checks.equipment import validate_equipment_id
-from missed_checks.errors import InvalidInput, describe
+from missed_checks.errors import InvalidInput
 from missed_checks.timefmt import parse_instant, to_utc_iso
 
 app = APIGatewayHttpResolver()
 http_api.install_problems(app, not_found_errors=(NotFound,), conflict_errors=(Conflict,))
 MISSED_FIELDS = ("checklist_id", "equipment_id", "window_start", "window_end", "judged_at", "dismissal")
 MAX_RANGE_DAYS = 366
+"""A range spans at most this many days (of 24 hours: its bounds are instants in UTC)."""
+DISMISSAL_FIELDS = ("checklist_id", "equipment_id", "window_start", "reason")
+"""A dismissal's body, closed (``additionalProperties: false``): who dismissed is the caller, when is now."""
+MAX_REASON_CHARS = 1000
 
 
 def table() -> ChecklistTable:
@@ -31,14 +35,14 @@ def table() -> ChecklistTable:
 
 @app.get("/missed")
 def list_missed() -> dict[str, Any]:
-    start, end = http_api.instant_param(app, "from"), http_api.instant_param(app, "to")
-    if end <= start:
-        raise InvalidInput("to", "must be after from")
-    if (end - start).days > MAX_RANGE_DAYS:
-        raise InvalidInput("to", f"a range spans at most {MAX_RANGE_DAYS} days: ask for shorter ranges")
-    checklist = app.current_event.get_query_string_value("checklist_id")
+    given = http_api.query_parameters(app, "from", "to", "checklist_id")
+    start, end = parameters.instant(given.get("from"), "from"), parameters.instant(given.get("to"), "to")
+    parameters.time_range(start, end, max_days=MAX_RANGE_DAYS)
+    checklist = given.get("checklist_id")
     if checklist is not None:
-        items = table().missed_checks_of_checklist(validate_checklist_id(checklist, "checklist_id"), start, end)
+        validate_checklist_id(checklist, "checklist_id")
+    if checklist is not None:
+        items = table().missed_checks_of_checklist(checklist, start, end)
     else:
         items = table().missed_checks_of_fleet(start, end)
     return {"from": to_utc_iso(start), "to": to_utc_iso(end), "checklist_id": checklist,
@@ -47,20 +51,18 @@ def list_missed() -> dict[str, Any]:
 
 @app.post("/missed/dismissals")
 def dismiss() -> Response[Any]:
-    body = http_api.json_body(app)
-    if not isinstance(body, dict):
-        raise InvalidInput("body", f"is {describe(body)}: send an object with checklist_id, equipment_id, "
-                                   "window_start and reason")
+    http_api.query_parameters(app)
+    body = http_api.fields(http_api.json_body(app), DISMISSAL_FIELDS, what="a dismissal")
     reason = body.get("reason")
     if not isinstance(reason, str) or not reason.strip():
         raise InvalidInput("reason", "give the reason the check was missed, as text")
-    if len(reason) > 1000:
-        raise InvalidInput("reason", "keep the reason under 1000 characters")
-    record = table().dismiss_missed_check(
-        validate_checklist_id(body.get("checklist_id"), "checklist_id"),
-        parse_instant(body.get("window_start"), "window_start"),  # type: ignore[arg-type]
-        validate_equipment_id(body.get("equipment_id"), "equipment_id"),
-        reason=reason, by=http_api.caller_identity(app.current_event.raw_event), at=clock.now())
+    if len(reason) > MAX_REASON_CHARS:
+        raise InvalidInput("reason", f"keep the reason to {MAX_REASON_CHARS} characters at most")
+    checklist_id = validate_checklist_id(body.get("checklist_id"), "checklist_id")
+    window_start = parse_instant(body.get("window_start"), "window_start")  # type: ignore[arg-type]
+    equipment_id = validate_equipment_id(body.get("equipment_id"), "equipment_id")
+    record = table().dismiss_missed_check(checklist_id, window_start, equipment_id, reason=reason,
+                                          by=http_api.caller_identity(app.current_event.raw_event), at=clock.now())
     return Response(status_code=HTTPStatus.OK, content_type="application/json",
                     body={name: record.get(name) for name in MISSED_FIELDS})
 

@@ -5,6 +5,7 @@ window on every checklist it is assigned to, done / undone / due by, and its ope
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -28,7 +29,9 @@ def table() -> ChecklistTable:
 
 @app.get("/equipment/<equipment_id>/status")
 def equipment_status(equipment_id: str) -> dict[str, Any]:
-    equipment_id = validate_equipment_id(equipment_id, "equipment_id")
+    http_api.query_parameters(app)
+    # API Gateway hands a path parameter over as sent; an id with '/' is sent as %2F (no id holds '%')
+    equipment_id = validate_equipment_id(unquote(equipment_id), "equipment_id")
     now = clock.now()
     statuses = status_of(table(), equipment_id, now)
     if not statuses:

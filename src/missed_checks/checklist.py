@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
@@ -10,15 +9,12 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
-from missed_checks import keys
+from missed_checks import identifiers, keys
 from missed_checks.closure_calendar import ClosureCalendar, closed_dates, validate_closed_on
-from missed_checks.errors import InvalidInput, InvalidRecurrence, describe, matching
+from missed_checks.errors import InvalidInput, InvalidRecurrence, describe
 from missed_checks.notification import NotifySettings
 from missed_checks.recurrence import Recurrence, parse_recurrence
 from missed_checks.timefmt import parse_instant, to_utc_iso
-
-# Schedule names allow [0-9a-zA-Z-_.]{1,64}; the schedule is named after the checklist id.
-_CHECKLIST_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 _PK_PREFIX = keys.checklist_pk("")
 _MAX_REVISION = 10**15  # far beyond any number of edits; bounds the conversion of a hand-written number
@@ -34,8 +30,9 @@ class Status(StrEnum):
 
 
 def validate_checklist_id(checklist_id: object, field: str = "id") -> str:
-    return matching(checklist_id, _CHECKLIST_ID, field, "checklist id: use 1-64 letters, digits, '.', '_' or '-', "
-                    "starting with a letter or digit (it names the checklist's schedule)")
+    """Schedule names allow ``[0-9a-zA-Z-_.]{1,64}``; the schedule is named after the checklist id
+    (:data:`missed_checks.identifiers.KINDS`)."""
+    return identifiers.KINDS["checklist id"].validate(checklist_id, field)
 
 
 @dataclass(frozen=True)

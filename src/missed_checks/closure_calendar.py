@@ -21,13 +21,12 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from missed_checks import keys
-from missed_checks.errors import InvalidInput, describe, matching, shorten
+from missed_checks import identifiers, keys
+from missed_checks.errors import InvalidInput, describe, shorten
 from missed_checks.recurrence import LAST_YEAR
 from missed_checks.timefmt import FIRST_YEAR, parse_instant, to_utc_iso
 
-_CALENDAR_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 MAX_DATES = 1000
 """Dates per calendar: about three years of every day, far more than any holiday list; keeps the
@@ -39,8 +38,7 @@ most 100 actions): 20 + 20 + the checklist itself stays inside it."""
 
 
 def validate_calendar_id(calendar_id: object, field: str = "id") -> str:
-    return matching(calendar_id, _CALENDAR_ID, field, "calendar id: use 1-64 letters, digits, '.', '_' or '-', "
-                    "starting with a letter or digit")
+    return identifiers.KINDS["calendar id"].validate(calendar_id, field)
 
 
 def parse_date(value: object, field: str) -> date:
@@ -48,7 +46,7 @@ def parse_date(value: object, field: str) -> date:
     if not isinstance(value, str):
         raise InvalidInput(field, f"is {describe(value)}, not an ISO date such as 2026-04-03")
     text = value.strip()
-    if not _ISO_DATE.match(text):
+    if not _ISO_DATE.fullmatch(text):
         raise InvalidInput(field, f"{shorten(value)} is not an ISO date such as 2026-04-03 (a local date, no time)")
     try:
         parsed = date.fromisoformat(text)

@@ -27,10 +27,11 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
 from enum import StrEnum
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
+from missed_checks import identifiers
 from missed_checks.checklist import validate_checklist_id
-from missed_checks.errors import InvalidInput, describe, matching, shorten
+from missed_checks.errors import InvalidInput, describe, shorten
 from missed_checks.notification import Kind, notification_id
 from missed_checks.notification import validate_address as validate_notify_address
 from missed_checks.report import TOTAL
@@ -49,9 +50,7 @@ __all__ = [
     "validate_subscription_id",
 ]
 
-# Schedule names allow [0-9a-zA-Z-_.]{1,64}; the digest's schedule is ``_d.<id>`` (schedule_name).
-_SUBSCRIPTION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,60}$")
-_TIME = re.compile(r"^(?P<hour>[01]\d|2[0-3]):(?P<minute>[0-5]\d)$")
+_TIME = re.compile(r"(?P<hour>[01]\d|2[0-3]):(?P<minute>[0-5]\d)")
 
 MAX_CHECKLISTS = 100
 """Most checklists one subscription may name (more: subscribe to the whole fleet)."""
@@ -72,8 +71,8 @@ class Period(StrEnum):
 
 
 def validate_subscription_id(value: object, field: str = "id") -> str:
-    return matching(value, _SUBSCRIPTION_ID, field, "subscription id: use 1-61 letters, digits, '.', '_' or '-', "
-                    "starting with a letter or digit (it names the digest's schedule)")
+    """Schedule names allow ``[0-9a-zA-Z-_.]{1,64}``; the digest's schedule is ``_d.<id>`` (:func:`schedule_name`)."""
+    return identifiers.KINDS["subscription id"].validate(value, field)
 
 
 DIGEST_INPUT_TEMPLATE = ('{{"kind": "digest", "subscription_id": "{subscription_id}", '
@@ -106,7 +105,7 @@ def _local_time(value: object) -> time:
             raise InvalidInput("time", f"{value.isoformat()} must be a local time in whole minutes, HH:MM")
         return value
     text = value.strip() if isinstance(value, str) else value
-    found = _TIME.match(text) if isinstance(text, str) else None
+    found = _TIME.fullmatch(text) if isinstance(text, str) else None
     if found is None:
         raise InvalidInput("time", f"{shorten(value)} is not a local time: give HH:MM on a 24-hour clock, "
                                    "such as 07:00")
@@ -116,12 +115,7 @@ def _local_time(value: object) -> time:
 def _zone(value: object) -> str:
     if not isinstance(value, str) or not value.strip():
         raise InvalidInput("timezone", f"is {describe(value)}, not an IANA time zone such as Europe/Berlin")
-    name = value.strip()
-    try:
-        ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise InvalidInput("timezone", f"{shorten(name)} is not an IANA time zone (such as Europe/Berlin)") from None
-    return name
+    return identifiers.validate_timezone(value.strip(), "timezone")
 
 
 def _day(value: object, period: Period) -> str | None:

@@ -3,23 +3,18 @@
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass
 from datetime import datetime
 
-from missed_checks.errors import matching
+from missed_checks import identifiers
 
 SHARD_COUNT = 16
 """Every checklist's equipment is stored in this many shards (a stable hash of the equipment id);
 one evaluation task judges a batch of shards of one window. 100,000 pieces of equipment make about
 6,250 per shard."""
 
-_EQUIPMENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$")
-
-
 def validate_equipment_id(equipment_id: object, field: str = "equipment") -> str:
-    return matching(equipment_id, _EQUIPMENT_ID, field,
-                    "equipment id: use 1-128 letters, digits and . _ : / @ + -, starting with a letter or digit")
+    return identifiers.KINDS["equipment id"].validate(equipment_id, field)
 
 
 def shard_of(equipment_id: str) -> int:

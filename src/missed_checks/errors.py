@@ -23,9 +23,10 @@ class InvalidInput(MissedChecksError, ValueError):
 
 
 def matching(value: object, pattern: re.Pattern[str], field: str, what: str) -> str:
-    """``value`` when it is a string ``pattern`` matches, else InvalidInput naming ``field``: "<value>
-    is not a valid <what>" (``what`` saying what a valid one looks like)."""
-    if not isinstance(value, str) or not pattern.match(value):
+    """``value`` when it is a string ``pattern`` matches whole (``fullmatch``: a ``$`` in the pattern
+    does not let a final newline through), else InvalidInput naming ``field``: "<value> is not a valid
+    <what>" (``what`` saying what a valid one looks like). Identifiers: :mod:`missed_checks.identifiers`."""
+    if not isinstance(value, str) or not pattern.fullmatch(value):
         raise InvalidInput(field, f"{value!r} is not a valid {what}")
     return value
 

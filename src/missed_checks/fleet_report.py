@@ -28,9 +28,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
-from missed_checks import keys
+from missed_checks import identifiers, keys
 from missed_checks.aws.table import ChecklistTable, NotFound
 from missed_checks.checklist import Checklist, Status, validate_checklist_id
 from missed_checks.equipment import SHARD_COUNT, Assignment, shard_of, validate_equipment_id
@@ -199,8 +199,8 @@ def _info(checklist: Checklist) -> ChecklistInfo:
 
 def _known_zone(name: str) -> bool:
     try:
-        ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
+        identifiers.zone(name, "timezone")
+    except InvalidInput:
         return False
     return True
 

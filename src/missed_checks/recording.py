@@ -29,15 +29,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from missed_checks import identifiers
 from missed_checks.checklist import Checklist, validate_checklist_id
 from missed_checks.equipment import validate_equipment_id
-from missed_checks.errors import InvalidInput, MissedChecksError, describe, matching
+from missed_checks.errors import InvalidInput, MissedChecksError, describe
 from missed_checks.performed_check import PerformedCheck, timeliness
 from missed_checks.ports import ClientRequest, RecordingStore
 from missed_checks.timefmt import parse_instant, to_utc_iso
@@ -49,9 +49,6 @@ WRITE_CHUNK = 500
 """Checks written per call to the store (and per progress step)."""
 
 CHECK_FIELDS = ("checklist_id", "equipment_id", "performed_at")
-
-_IDEMPOTENCY_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
-
 
 class Refusal:
     """Kinds of :class:`Problem`: what a client must change."""
@@ -191,9 +188,7 @@ def _check_or_problems(values: object, label: str | None, problems: list[Problem
 
 
 def validate_idempotency_key(key: object, field: str = "Idempotency-Key") -> str:
-    return matching(key, _IDEMPOTENCY_KEY, field,
-                    "idempotency key: use 1-128 letters, digits and . _ : -, starting with a letter or digit "
-                    "(a UUID fits)")
+    return identifiers.KINDS["idempotency key"].validate(key, field)
 
 
 def fingerprint(checks: Sequence[PerformedCheck]) -> str:

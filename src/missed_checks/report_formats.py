@@ -10,14 +10,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-from datetime import UTC, datetime, time
+from datetime import datetime
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
-from missed_checks.errors import InvalidInput
+from missed_checks import identifiers, parameters
 from missed_checks.fleet_report import Report
 from missed_checks.report import COLUMNS
-from missed_checks.timefmt import parse_instant
 
 
 def write_csv(report: Report, out: Any) -> None:
@@ -40,20 +39,13 @@ def json_text(report: Report) -> str:
     return json.dumps(report.to_dict(), indent=2) + "\n"
 
 
-def zone_of(name: str, field: str = "tz") -> ZoneInfo:
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise InvalidInput(field, f"{name!r} is not an IANA time zone (such as Europe/Berlin)") from None
+def zone_of(name: object, field: str = "tz") -> ZoneInfo:
+    """The zone of a ``tz`` (the API's query parameter, the commands' ``--tz``): one check for both
+    (:func:`missed_checks.identifiers.zone`); an empty name is refused, never read as UTC."""
+    return identifiers.zone(name, field)
 
 
 def period_bound(text: str, field: str, zone_name: str) -> datetime:
-    """A date (``YYYY-MM-DD``: its midnight in ``zone_name``) or an instant with an offset."""
-    zone = zone_of(zone_name)
-    if len(text.strip()) == 10:
-        try:
-            day = datetime.strptime(text.strip(), "%Y-%m-%d").date()
-        except ValueError:
-            raise InvalidInput(field, f"{text!r} is not a date (YYYY-MM-DD) or an instant") from None
-        return datetime.combine(day, time(0), tzinfo=zone).astimezone(UTC)
-    return parse_instant(text, field)
+    """A date (``YYYY-MM-DD``: its midnight in ``zone_name``) or an instant with an offset
+    (:func:`missed_checks.parameters.period_bound`)."""
+    return parameters.period_bound(text, field, zone_name)

@@ -12,16 +12,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 from dateutil.rrule import DAILY, HOURLY, MONTHLY, WEEKLY, YEARLY, rrule, weekday
 
+from missed_checks import identifiers
 from missed_checks.durations import Duration, parse_duration, resolve_local
-from missed_checks.errors import InvalidRecurrence, describe, shorten
+from missed_checks.errors import InvalidInput, InvalidRecurrence, describe, shorten
 from missed_checks.recurrence.limits import LAST_YEAR, MAX_COUNT, MAX_TEXT_CHARS
 from missed_checks.timefmt import FIRST_YEAR
-
-_MAX_ZONE_CHARS = 64  # the longest IANA name is 32
 
 _FREQUENCIES = {"YEARLY": YEARLY, "MONTHLY": MONTHLY, "WEEKLY": WEEKLY, "DAILY": DAILY, "HOURLY": HOURLY}
 _WEEKDAYS = ("MO", "TU", "WE", "TH", "FR", "SA", "SU")
@@ -167,10 +166,8 @@ def _zone_name(timezone: object) -> str | None:
 
 def _load_zone(name: str, field_name: str) -> ZoneInfo:
     try:
-        if len(name) > _MAX_ZONE_CHARS:
-            raise ValueError(name)
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError, TypeError, OSError):
+        return identifiers.zone(name, field_name)
+    except InvalidInput:
         raise InvalidRecurrence(
             field_name, f"unknown time zone {shorten(name)}; give an IANA zone such as Europe/Berlin or UTC"
         ) from None

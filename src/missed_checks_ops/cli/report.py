@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from missed_checks import clock
 from missed_checks.checklist import validate_checklist_id
 from missed_checks.equipment import validate_equipment_id
 from missed_checks.errors import InvalidInput
+from missed_checks.report_formats import zone_of
 from missed_checks.timefmt import parse_instant
 from missed_checks_ops.cli.common import (
     RECORD_FORMATS,
@@ -111,7 +111,7 @@ def report_command(args: argparse.Namespace) -> int:
                               equipment_ids=args.equipment, progress=lambda _name: advance(1),
                               detail=fmt in ("html", "json"))
     try:
-        write_report(report, fmt, out, zone=ZoneInfo(args.tz), zone_name=args.tz, console=stdout_console(out))
+        write_report(report, fmt, out, zone=zone_of(args.tz, "tz"), zone_name=args.tz, console=stdout_console(out))
     except BaseException:
         if args.output:
             out.close()

@@ -1,9 +1,15 @@
 """The table's low-level access, shared by every item kind: (de)serialising, Query pages, batches
 with backoff, and conditional writes read as "already done" rather than as errors.
+
+**The last guard** (:func:`guard_keys`): every item put and every key updated has keys made only of
+what an id, a name or an instant can hold (:mod:`missed_checks.identifiers`), so nothing reaches the
+table that a later step (a schedule, a Query, a command's argument) cannot address, whichever use
+case wrote it.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, cast
@@ -11,9 +17,9 @@ from typing import Any, cast
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
-from missed_checks import keys
+from missed_checks import identifiers, keys
 from missed_checks.aws.clients import ServiceAdapter
-from missed_checks.errors import MissedChecksError, TransientError
+from missed_checks.errors import InvalidInput, MissedChecksError, TransientError, shorten
 
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
@@ -52,6 +58,53 @@ def condition_item(error: ClientError) -> dict[str, Any] | None:
     return deserialize(item) if item else None
 
 
+KEY_ATTRIBUTES = ("pk", "sk", "gsi1pk", "gsi1sk", "gsi2pk", "gsi2sk")
+_KEY_SEGMENT = re.compile(r"[A-Za-z0-9._:/@+-]*")
+"""Between the ``#`` of a key: the union of every id's alphabet and an instant's (``2026-03-02T05:00:00Z``)."""
+_CLIENT_REQUEST = "REQUEST"
+"""The partition of a client's idempotency key: ``REQUEST#<caller>#<key>`` (the caller is who API
+Gateway authorized: an ARN, or a JWT's ``issuer#subject``, not an id of ours)."""
+
+
+def guard_keys(item: Mapping[str, Any]) -> None:
+    """Refuse (InvalidInput, nothing written) an item or key whose key attributes hold anything an id,
+    a name or an instant cannot (a newline, a space, a character outside the alphabets); ``item``
+    serialized (``{"S": ...}``) or not."""
+    for name in KEY_ATTRIBUTES:
+        value = item.get(name)
+        text = value.get("S") if isinstance(value, Mapping) else value
+        if not isinstance(text, str):
+            continue
+        segments = text.split("#")
+        if segments[0] == _CLIENT_REQUEST and len(segments) >= 3:
+            identifiers.KINDS["idempotency key"].validate(segments[-1], "Idempotency-Key")
+            caller = "#".join(segments[1:-1])
+            if not caller or not caller.isprintable():
+                raise InvalidInput("caller", f"{shorten(caller)} cannot be part of a key: nothing was written")
+            continue
+        for segment in segments:
+            if _KEY_SEGMENT.fullmatch(segment) is None:
+                raise InvalidInput("id", f"{shorten(segment)} (in the key {shorten(text)}) is no id, name or instant "
+                                         "this table can address: nothing was written")
+
+
+def _guard_write(operation: str, request: Mapping[str, Any]) -> None:
+    if operation == "put_item":
+        guard_keys(request.get("Item") or {})
+    elif operation == "update_item":
+        guard_keys(request.get("Key") or {})
+
+
+def guard_action(action: Mapping[str, Any]) -> None:
+    """One action of a TransactWriteItems or BatchWriteItem request (a delete is never refused: what
+    was written before this guard can still be removed)."""
+    for kind, body in action.items():
+        if kind in ("Put", "PutRequest"):
+            guard_keys(body.get("Item") or {})
+        elif kind == "Update":
+            guard_keys(body.get("Key") or {})
+
+
 def error_code(error: ClientError) -> str:
     return str(error.response.get("Error", {}).get("Code", ""))
 
@@ -75,7 +128,9 @@ class TableClient(ServiceAdapter):
         self.name = table_name
 
     def _request(self, operation: str, **request: Any) -> dict[str, Any]:
-        """One request to this table; throttling that outlived botocore's retries as TransientError."""
+        """One request to this table; throttling that outlived botocore's retries as TransientError.
+        A put or an update whose keys no later step could address is refused first (:func:`guard_keys`)."""
+        _guard_write(operation, request)
         try:
             response: dict[str, Any] = getattr(self.client, operation)(TableName=self.name, **request)
         except ClientError as error:
@@ -133,6 +188,8 @@ class TableClient(ServiceAdapter):
     def batch_write(self, requests: Sequence[dict[str, Any]], progress: Callable[[int], None] | None = None) -> None:
         """BatchWriteItem in chunks of 25, retrying UnprocessedItems with backoff until none remain;
         ``progress(n)`` after each chunk is written."""
+        for request in requests:
+            guard_action(request)
         for offset in range(0, len(requests), 25):
             chunk = list(requests[offset : offset + 25])
             self._batch("batch_write_item", "UnprocessedItems", {self.name: chunk})

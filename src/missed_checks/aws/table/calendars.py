@@ -25,7 +25,14 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from missed_checks import keys
-from missed_checks.aws.table.base import Conflict, TableClient, condition_item, error_code, serialize
+from missed_checks.aws.table.base import (
+    Conflict,
+    TableClient,
+    condition_item,
+    error_code,
+    guard_action,
+    serialize,
+)
 from missed_checks.closure_calendar import ClosureCalendar, validate_calendar_id, validate_description
 
 _REVISION_PREFIX = "REVISION#"
@@ -147,6 +154,8 @@ class CalendarItems(TableClient):
     def _transact(self, actions: list[dict[str, Any]], conflict: str) -> None:
         """TransactWriteItems; a cancellation raises :class:`CalendarReferenceError` with the
         per-action reason codes (``ConditionalCheckFailed`` at the index of the action that failed)."""
+        for action in actions:
+            guard_action(action)
         try:
             self.client.transact_write_items(TransactItems=actions)
         except ClientError as error:
