@@ -451,8 +451,8 @@ def _serve_until_stopped(server: Any, console: Console, log_path: Path, args: ar
     # before a stack nobody can see the endpoint of is deployed.
     console.print(f"Deploying the stack behind {server.endpoint} (a few seconds) ...", highlight=False)
     stdout = guarded_stdout()
-    if stdout is not None and (lost := stdout.error()) is not None:
-        raise lost
+    if stdout is not None:
+        stdout.raise_if_lost()
     try:
         stack = server.start()
         console.print(f"[bold]Local AWS endpoint[/bold]: {server.endpoint}  (region {stack.region})")

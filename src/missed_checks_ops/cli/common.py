@@ -341,9 +341,8 @@ def close_output(stream: TextIO) -> None:
             stream.close()
         except (OSError, ValueError):
             pass
-    if isinstance(stream, GuardedOutput) and (lost := stream.error()) is not None and not stream.reported:
-        stream.reported = True
-        raise lost
+    if isinstance(stream, GuardedOutput):
+        stream.raise_if_lost()
 
 
 def chosen_format(args: argparse.Namespace) -> str:

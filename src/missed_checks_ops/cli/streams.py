@@ -152,6 +152,14 @@ class GuardedOutput:
         """The loss as an :class:`OutputLost`, or None when everything was written."""
         return None if self.lost is None else OutputLost(self.name, self.lost)
 
+    def raise_if_lost(self) -> None:
+        """:class:`OutputLost` when something written here was lost and not said yet (the caller says
+        it: :func:`finish` will not again)."""
+        lost = self.error()
+        if lost is not None and not self.reported:
+            self.reported = True
+            raise lost
+
     def __getattr__(self, name: str) -> Any:
         if self._stream is None:
             raise AttributeError(name)
