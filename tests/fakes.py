@@ -24,7 +24,15 @@ from missed_checks.errors import ScheduleRejected, TransientError
 from missed_checks.missed_check import judged_window_fields
 from missed_checks.out_of_service import OutOfServicePeriod, overlapping
 from missed_checks.performed_check import PerformedCheck
-from missed_checks.ports import ClaimHolder, ClientRequest, WindowClaim
+from missed_checks.ports import (
+    CheckKey,
+    CheckRecord,
+    ChecksWritten,
+    ClaimHolder,
+    ClientRequest,
+    WindowClaim,
+    check_key,
+)
 from missed_checks.recurrence import OccurrenceWindow
 from missed_checks.schedule import DesiredSchedule, Target
 from missed_checks.timefmt import to_utc_iso
@@ -193,15 +201,25 @@ class InMemoryTable:
                 for a in self.assigned.get(checklist_id, []) if (checklist_id, a.equipment_id) in pairs}
 
     def record_performed_checks(self, checks: Iterable[PerformedCheck], recorded_at: datetime,
-                                recorded_by: str | None = None) -> int:
-        written = {(c.checklist_id, c.equipment_id, to_utc_iso(c.performed_at)): c for c in checks}
-        for (checklist_id, equipment_id, at), check in written.items():
+                                recorded_by: str | None = None) -> ChecksWritten:
+        """As the table's conditional puts: a check on record already keeps its record (answered in
+        ``kept``), only a new one is written."""
+        written = {check_key(c): c for c in checks}
+        kept: dict[CheckKey, CheckRecord] = {}
+        for key, check in written.items():
+            checklist_id, equipment_id, at = key
+            if key in self.recorded:
+                kept[key] = CheckRecord(*self.recorded[key])
+                continue
             self._write("record_performed_check", f"{checklist_id}/{equipment_id}@{at}")
             stored = self.performed.setdefault(checklist_id, [])
             if all((c.equipment_id, to_utc_iso(c.performed_at)) != (equipment_id, at) for c in stored):
                 stored.append(check)
-            self.recorded[(checklist_id, equipment_id, at)] = (to_utc_iso(recorded_at), recorded_by)
-        return len(written)
+            self.recorded[key] = (to_utc_iso(recorded_at), recorded_by)
+        return ChecksWritten(len(written) - len(kept), kept)
+
+    def performed_check_records(self, checks: Iterable[PerformedCheck]) -> dict[CheckKey, CheckRecord]:
+        return {key: CheckRecord(*self.recorded[key]) for key in map(check_key, checks) if key in self.recorded}
 
     def client_request(self, caller: str, idempotency_key: str) -> ClientRequest | None:
         return self.client_requests.get((caller, idempotency_key))

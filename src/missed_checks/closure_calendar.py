@@ -96,6 +96,21 @@ def validate_closed_on(values: object, field: str = "closed_on") -> tuple[str, .
     return tuple(seen)
 
 
+MAX_BY_CHARS = 128
+
+
+def validate_author(value: object, field: str = "by") -> str:
+    """Who puts a calendar revision: one line of text (1-128 characters), or InvalidInput naming ``field``."""
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInput(field, f"is {describe(value)}: give who puts the calendar (a non-empty text)")
+    text = value.strip()
+    if len(text) > MAX_BY_CHARS:
+        raise InvalidInput(field, f"is {len(text)} characters long; keep it to {MAX_BY_CHARS}")
+    if any(ord(char) < 32 for char in text):
+        raise InvalidInput(field, "must be one line of text (no newlines or control characters)")
+    return text
+
+
 @dataclass(frozen=True)
 class ClosureCalendar:
     """A named calendar of closed local dates."""
@@ -108,6 +123,9 @@ class ClosureCalendar:
     updated_at: datetime | None = None
     used_by: frozenset[str] = frozenset()
     """The checklists that reference it (kept by the same transaction that puts the checklist)."""
+    updated_by: str | None = None
+    """Who put this revision (None: a revision written before authors were kept). With
+    :attr:`updated_at`, kept for good on the revision's own record."""
 
     def to_item(self) -> dict[str, Any]:
         item: dict[str, Any] = {
@@ -122,6 +140,8 @@ class ClosureCalendar:
         }
         if self.updated_at is not None:
             item["updated_at"] = to_utc_iso(self.updated_at)
+        if self.updated_by is not None:
+            item["updated_by"] = self.updated_by
         return item
 
     def revision_item(self) -> dict[str, Any]:
@@ -146,6 +166,7 @@ class ClosureCalendar:
             revision=int(revision),
             updated_at=parse_instant(updated_at, "updated_at") if updated_at else None,
             used_by=frozenset(str(c) for c in used_by),
+            updated_by=str(item["updated_by"]) if item.get("updated_by") else None,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -155,6 +176,7 @@ class ClosureCalendar:
             "dates": [d.isoformat() for d in self.dates],
             "revision": self.revision,
             "updated_at": to_utc_iso(self.updated_at) if self.updated_at else None,
+            "updated_by": self.updated_by,
             "used_by": sorted(self.used_by),
         }
 

@@ -1,7 +1,8 @@
 """Digest subscriptions: who gets the fleet report of the period just ended, and when.
 
-A subscription names one e-mail address, a period (``daily`` or ``weekly``, on a day of the week),
-a local time and an IANA zone, and optionally the checklists it covers (none: the whole fleet). It
+A subscription names one or more e-mail addresses (each gets its own e-mail), a period (``daily``
+or ``weekly``, on a day of the week), a local time and an IANA zone, and optionally the checklists
+it covers (none: the whole fleet). It
 fires at that local time in that zone (one EventBridge Scheduler schedule per subscription, whose
 ``cron`` this module writes) and gets the report of **the period just ended**, in its own zone:
 
@@ -32,7 +33,7 @@ from zoneinfo import ZoneInfo
 from missed_checks import identifiers
 from missed_checks.checklist import validate_checklist_id
 from missed_checks.errors import InvalidInput, describe, shorten
-from missed_checks.notification import Kind, notification_id
+from missed_checks.notification import MAX_RECIPIENTS, Kind, notification_id
 from missed_checks.notification import validate_address as validate_notify_address
 from missed_checks.report import TOTAL
 from missed_checks.schedule import DesiredSchedule
@@ -47,6 +48,7 @@ __all__ = [
     "period_ending",
     "schedule_name",
     "validate_address",
+    "validate_addresses",
     "validate_subscription_id",
 ]
 
@@ -90,6 +92,24 @@ def schedule_name(subscription_id: str) -> str:
 def validate_address(value: object, field: str = "to") -> str:
     """One e-mail address, as the notifications validate them, or InvalidInput naming ``field``."""
     return validate_notify_address(value, field)
+
+
+def validate_addresses(value: object, field: str = "to") -> tuple[str, ...]:
+    """One address (a string) or a list of 1 to :data:`MAX_RECIPIENTS` (``to[2]`` names a bad one),
+    each as :func:`validate_address`; repeats (case aside) are kept once, in the order given."""
+    if isinstance(value, str):
+        return (validate_address(value, field),)
+    if not isinstance(value, list | tuple) or not value:
+        raise InvalidInput(field, f"is {describe(value)}: give an e-mail address, or a list of them")
+    if len(value) > MAX_RECIPIENTS:
+        raise InvalidInput(field, f"has {len(value)} addresses; at most {MAX_RECIPIENTS} (send to a distribution "
+                                  "list for more)")
+    found: list[str] = []
+    for index, item in enumerate(value):
+        address = validate_address(item, f"{field}[{index}]" if len(value) > 1 else field)
+        if address.lower() not in (a.lower() for a in found):
+            found.append(address)
+    return tuple(found)
 
 
 def _period(value: object) -> Period:
@@ -165,7 +185,8 @@ class Subscription:
     """A validated digest subscription (build it with :meth:`create` or :meth:`from_item`)."""
 
     subscription_id: str
-    address: str
+    addresses: tuple[str, ...]
+    """Who gets it: each address its own e-mail, sent once (1 to :data:`MAX_RECIPIENTS`)."""
     period: Period
     at: time
     """The local time the digest is sent, in :attr:`timezone`."""
@@ -181,12 +202,13 @@ class Subscription:
     @classmethod
     def create(cls, subscription_id: object, *, address: object, period: object, at: object, timezone: object,
                day: object = None, checklists: object = None, now: datetime | None = None) -> Subscription:
-        """Validate every field (InvalidInput naming the first bad one). With ``now``, also refuse a
-        local time that some day of the next three years skips (a spring-forward gap)."""
+        """Validate every field (InvalidInput naming the first bad one); ``address`` is one address or
+        a list of them (:func:`validate_addresses`). With ``now``, also refuse a local time that some
+        day of the next three years skips (a spring-forward gap)."""
         parsed_period = _period(period)
         subscription = cls(
             subscription_id=validate_subscription_id(subscription_id),
-            address=validate_address(address),
+            addresses=validate_addresses(address),
             period=parsed_period,
             at=_local_time(at),
             timezone=_zone(timezone),
@@ -207,6 +229,11 @@ class Subscription:
     @property
     def zone(self) -> ZoneInfo:
         return ZoneInfo(self.timezone)
+
+    @property
+    def address(self) -> str:
+        """The first address (a subscription's only one, unless it names several: :attr:`addresses`)."""
+        return self.addresses[0]
 
     @property
     def whole_fleet(self) -> bool:
@@ -255,16 +282,17 @@ class Subscription:
         """:func:`period_ending` for this subscription."""
         return period_ending(self.period, self.zone, instant, self.day)
 
-    def digest_id(self, instant: datetime) -> str:
-        """The id of the digest a firing at ``instant`` sends (:func:`digest_id`)."""
-        return digest_id(self.subscription_id, self.address, self.period_ending(instant)[0])
+    def digest_id(self, instant: datetime, address: str | None = None) -> str:
+        """The id of the digest a firing at ``instant`` sends to ``address`` (default the first:
+        :func:`digest_id`)."""
+        return digest_id(self.subscription_id, address or self.address, self.period_ending(instant)[0])
 
     # -- table item -------------------------------------------------------------------------
     def to_fields(self) -> dict[str, Any]:
         """The item's attributes (without keys): what the table stores and ``digest list`` shows."""
         data: dict[str, Any] = {
             "subscription_id": self.subscription_id,
-            "address": self.address,
+            "addresses": list(self.addresses),
             "period": self.period.value,
             "time": f"{self.at:%H:%M}",
             "timezone": self.timezone,
@@ -289,10 +317,13 @@ class Subscription:
             value = item.get(name)
             return None if value is None or value == "" else parse_instant(value, name)
 
-        subscription = cls.create(item.get("subscription_id"), address=item.get("address"),
+        addresses = item.get("addresses")  # an item written before several addresses were kept has "address"
+        subscription = cls.create(item.get("subscription_id"),
+                                  address=list(addresses) if addresses is not None else item.get("address"),
                                   period=item.get("period"), at=item.get("time"), timezone=item.get("timezone"),
                                   day=item.get("day"), checklists=item.get("checklists") or ())
-        known = {"pk", "sk", "type", "gsi2pk", "gsi2sk", "created_at", "updated_at", *subscription.to_fields()}
+        known = {"pk", "sk", "type", "gsi2pk", "gsi2sk", "created_at", "updated_at", "address",
+                 *subscription.to_fields()}
         return replace(subscription, created_at=instant("created_at"), updated_at=instant("updated_at"),
                        extra={k: v for k, v in item.items() if k not in known})
 

@@ -259,10 +259,12 @@ def _summary(report: DigestReport) -> str:
             f"<tr>{figures}</tr></table>")
 
 
-def render_digest(subscription: Subscription, report: DigestReport, reference: str = "") -> str:
+def render_digest(subscription: Subscription, report: DigestReport, reference: str = "",
+                  address: str | None = None) -> str:
     """The digest of ``report`` (the period :meth:`Subscription.period_ending` gave) for
-    ``subscription``, as a complete HTML document; ``reference``: its notification id, named in the
-    last line as every notification e-mail names it (``missed-checks notification <id>``)."""
+    ``subscription``, as a complete HTML document sent to ``address`` (default its first);
+    ``reference``: its notification id, named in the last line as every notification e-mail names
+    it (``missed-checks notification <id>``)."""
     zone = subscription.zone
     period = _period_text(subscription, report.start, report.end)
     equipment = worst_first(report.rows)
@@ -294,7 +296,7 @@ def render_digest(subscription: Subscription, report: DigestReport, reference: s
         "checklist's zone.</p>"
         f"{warnings}{body}"
         f'<p style="margin:24px 0 0 0;font-size:12px;{_MUTED}">Subscription {escape(subscription.subscription_id)} '
-        f"for {escape(subscription.address)}: {escape(subscription.describe_when())}. To stop it: "
+        f"for {escape(address or subscription.address)}: {escape(subscription.describe_when())}. To stop it: "
         f"missed-checks digest unsubscribe {escape(subscription.subscription_id)}"
         + (f"<br>missed-checks notification {escape(reference)}" if reference else "") + "</p>"
         "</td></tr></table></td></tr></table></body></html>"

@@ -18,16 +18,18 @@ import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
 from missed_checks.durations import Duration, parse_duration
 from missed_checks.errors import InvalidInput, MissedChecksError, describe, shorten
+from missed_checks.recurrence import Recurrence
 
 __all__ = [
-    "MAX_LEADS", "MAX_RECIPIENTS", "Kind", "Notification", "NotificationRejected", "NotifySettings", "listed",
+    "FIRING_TOLERANCE", "MAX_LEADS", "MAX_RECIPIENTS", "Kind", "Notification", "NotificationRejected", "NotifySettings",
+    "earliest_lead", "listed",
     "local_time", "notification_id",
     "validate_address",
 ]
@@ -46,6 +48,11 @@ _ADDRESS = re.compile(
     r"@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}$"
 )
 _NOTIFY_KEYS = ("to", "remind_before", "escalate_to", "escalate_after")
+
+FIRING_TOLERANCE = timedelta(minutes=1)
+"""How late after its time a schedule's firing may come: EventBridge Scheduler's cron resolves
+minutes (a reminder instant with seconds fires at the next whole minute) and fires inside the
+minute of its time. A reminder must fire, at the latest, this long before its window closes."""
 
 
 class Kind(StrEnum):
@@ -112,10 +119,12 @@ class NotifySettings:
                 "escalate_after": self.escalate_after}
 
     @classmethod
-    def parse(cls, value: object, window: Duration | None, field_name: str = "notify") -> NotifySettings:
-        """Read and validate a ``notify`` object (as a file, the command line or the table gives it);
-        ``window`` is the checklist's window (a lead must be shorter). Raises InvalidInput naming the
-        field: ``notify.to[1]``, ``notify.remind_before[0]``, ``notify.escalate_after``."""
+    def parse(cls, value: object, window: Recurrence | Duration | None, field_name: str = "notify") -> NotifySettings:
+        """Read and validate a ``notify`` object (as a file, the command line or the table gives it)
+        for the checklist's rule, ``window`` (its window alone, or None, checks less): a lead must be shorter
+        than the window, and long enough that its reminder fires before the window closes
+        (:func:`earliest_lead`). Raises InvalidInput naming the field: ``notify.to[1]``,
+        ``notify.remind_before[0]``, ``notify.escalate_after``."""
         if value is None:
             return cls()
         if not isinstance(value, Mapping):
@@ -141,7 +150,21 @@ class NotifySettings:
         return cls(to=to, remind_before=leads, escalate_to=escalate_to, escalate_after=escalate_after)
 
 
-def _leads(value: object, window: Duration | None, field_name: str) -> tuple[str, ...]:
+def earliest_lead(rule: Recurrence) -> Duration:
+    """The shortest lead (``remind_before``) whose reminder fires before the windows of ``rule``
+    close. A reminder's schedule fires at ``end - lead`` rounded up to the whole minute (cron's
+    resolution), and up to :data:`FIRING_TOLERANCE` after that; so for windows ending ``s`` seconds
+    past a minute, a lead of at least one minute and ``s`` seconds. Every window of a rule ends at
+    the same few second-of-minute values (its starts' seconds, BYSECOND and RDATEs, plus the
+    window's): the latest of them decides."""
+    starts = {*rule.parts.bysecond, rule.dtstart.second, *(r.second for r in rule.rdates)}
+    latest = max((second + rule.window.seconds) % 60 for second in starts)
+    return Duration(seconds=int(FIRING_TOLERANCE.total_seconds()) + latest)
+
+
+def _leads(value: object, rule: Recurrence | Duration | None, field_name: str) -> tuple[str, ...]:
+    window = rule.window if isinstance(rule, Recurrence) else rule
+    earliest = earliest_lead(rule) if isinstance(rule, Recurrence) else None
     if value is None:
         return ()
     if isinstance(value, str):
@@ -157,6 +180,10 @@ def _leads(value: object, window: Duration | None, field_name: str) -> tuple[str
         if window is not None and _nominal_seconds(lead) >= _nominal_seconds(window):
             raise InvalidInput(where, f"{item!r} is not shorter than the window ({window}): a reminder must "
                                       "come after the window opens")
+        if earliest is not None and _nominal_seconds(lead) < _nominal_seconds(earliest):
+            raise InvalidInput(where, f"{item!r} is too short for the reminder to go out before the window closes: "
+                                      "its schedule fires on whole minutes (end - lead, rounded up) and up to a "
+                                      f"minute after that; the earliest lead that fires in time is {earliest}")
         if str(lead) not in leads:
             leads.append(str(lead))
     return tuple(sorted(leads, key=lambda text: _nominal_seconds(parse_duration(text, field_name)), reverse=True))

@@ -4,10 +4,12 @@ A window whose ``[start, end)`` overlaps such a period for any part is *excused*
 the evaluation writes no missed check for it and counts it apart (``excused``). A check performed
 anyway still counts as performed: excusing only replaces what would have been a miss.
 
-A period is recorded with a reason, who recorded it and when. ``to`` may be open (back in service
-not known yet). Ending it early sets a new ``to`` (:meth:`OutOfServicePeriod.ended`): never at or
-before its ``from`` and never before "now", because windows judged meanwhile were excused and stay
-so (history never changes). See docs/out-of-service.md.
+A period is recorded with a reason, who recorded it and when (never rewritten: recording the same
+period again answers the first record). ``to`` may be open (back in service not known yet). Ending
+it early sets a new ``to`` (:meth:`OutOfServicePeriod.ended`): never at or before its ``from`` and
+never before "now", because windows judged meanwhile were excused and stay so (history never
+changes); ending it again, earlier still, keeps the earlier ending (who, when) on the record.
+See docs/out-of-service.md.
 """
 
 from __future__ import annotations
@@ -68,6 +70,9 @@ class OutOfServicePeriod:
     ended_by: str | None = None
     ended_at: datetime | None = None
     """When it was ended early (the recording instant, not the new ``to``)."""
+    earlier_endings: tuple[dict[str, str], ...] = ()
+    """Earlier early endings, oldest first, each as it was recorded (``to``, ``ended_by``,
+    ``ended_at``): ending a period again, earlier still, keeps who ended it before and when."""
 
     @classmethod
     def create(cls, *, equipment_id: object, start: object, end: object, reason: object, recorded_by: object,
@@ -124,8 +129,14 @@ class OutOfServicePeriod:
         if self.end is not None and when >= self.end:
             raise InvalidInput("at", f"{to_utc_iso(when)} is not before the period's to ({to_utc_iso(self.end)}): "
                                      "ending early shortens a period; record a new period to lengthen it")
-        return replace(self, end=when, planned_end=self.end, ended_by=_text(by, "by", MAX_BY_CHARS, "who ends it"),
-                       ended_at=now)
+        ended_by = _text(by, "by", MAX_BY_CHARS, "who ends it")
+        if self.ended_at is None:
+            return replace(self, end=when, planned_end=self.end, ended_by=ended_by, ended_at=now)
+        # ended early before: that ending stays on record as it was, and the plan stays the first one
+        earlier = {"to": to_utc_iso(self.end) if self.end else "", "ended_by": self.ended_by or "",
+                   "ended_at": to_utc_iso(self.ended_at)}
+        return replace(self, end=when, ended_by=ended_by, ended_at=now,
+                       earlier_endings=(*self.earlier_endings, earlier))
 
     def require_planned(self, now: datetime) -> None:
         """Only a period that has not started may be cancelled (deleted): no window overlapping it can
@@ -149,6 +160,8 @@ class OutOfServicePeriod:
         if self.ended_at is not None:
             document.update(planned_to=to_utc_iso(self.planned_end) if self.planned_end else None,
                             ended_by=self.ended_by, ended_at=to_utc_iso(self.ended_at))
+        if self.earlier_endings:
+            document["earlier_endings"] = [dict(ending) for ending in self.earlier_endings]
         return document
 
     def to_item(self) -> dict[str, Any]:
@@ -168,6 +181,8 @@ class OutOfServicePeriod:
             planned_end=parse_instant(item["planned_to"], "planned_to") if item.get("planned_to") else None,
             ended_by=str(item["ended_by"]) if item.get("ended_by") else None,
             ended_at=parse_instant(item["ended_at"], "ended_at") if item.get("ended_at") else None,
+            earlier_endings=tuple({str(k): str(v) for k, v in ending.items()}
+                                  for ending in item.get("earlier_endings") or () if isinstance(ending, Mapping)),
         )
 
 

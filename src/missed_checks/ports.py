@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
+from missed_checks.timefmt import to_utc_iso
+
 if TYPE_CHECKING:
     from missed_checks.checklist import Checklist
     from missed_checks.contracts import JudgedWindowDetail
@@ -175,6 +177,34 @@ class ClientRequest:
     """How many checks the request wrote; None while the first attempt has not finished."""
 
 
+CheckKey = tuple[str, str, str]
+"""(checklist, equipment, performed_at as UTC ISO): what makes two performed checks one."""
+
+
+def check_key(check: PerformedCheck) -> CheckKey:
+    return check.checklist_id, check.equipment_id, to_utc_iso(check.performed_at)
+
+
+@dataclass(frozen=True)
+class CheckRecord:
+    """Who recorded a performed check and when: the first writer's, never rewritten."""
+
+    recorded_at: str
+    """UTC ISO instant."""
+    recorded_by: str | None
+    """None: an item written without its author (fixtures, or before authors were kept)."""
+
+
+@dataclass(frozen=True)
+class ChecksWritten:
+    """What :meth:`RecordingStore.record_performed_checks` did."""
+
+    written: int
+    """Distinct checks written now."""
+    kept: Mapping[CheckKey, CheckRecord]
+    """Checks that were on record already, left exactly as they were, with who recorded them and when."""
+
+
 class RecordingStore(ChecklistReader, Protocol):
     """What recording performed checks reads and writes."""
 
@@ -183,8 +213,14 @@ class RecordingStore(ChecklistReader, Protocol):
         ...
 
     def record_performed_checks(self, checks: Iterable[PerformedCheck], recorded_at: datetime,
-                                recorded_by: str | None = None) -> int:
-        """Write performed checks (the same checklist, equipment and instant twice keeps one)."""
+                                recorded_by: str | None = None) -> ChecksWritten:
+        """Write each performed check unless it is on record already (a conditional write: the same
+        checklist, equipment and instant is one check, and who recorded it and when are never
+        rewritten); the ones on record already are answered with their record."""
+        ...
+
+    def performed_check_records(self, checks: Iterable[PerformedCheck]) -> dict[CheckKey, CheckRecord]:
+        """Who recorded each of these checks and when (strongly consistent), for those on record."""
         ...
 
     def client_request(self, caller: str, idempotency_key: str) -> ClientRequest | None:

@@ -16,13 +16,17 @@ A check that is accepted but will count in no report (performed before its check
 outside every occurrence window of the checklist's current rule) is written with a **warning**
 saying so (:func:`warnings_for`): it may be a typo in a date, or a clock far from the stack's.
 
-A batch is all or nothing on validation. With a client idempotency key, the request's checks are
-fingerprinted; once they pass validation a (caller, key) item is claimed in a conditional write
-before the checks are written (a refused request claims nothing, so its corrected body may reuse
-the key): a retry with the same key and the same checks writes the same items again, with the same
-``recorded_at`` (they are keyed by checklist, equipment and instant, so nothing is recorded
-twice) and answers as the first attempt did; the same key with other checks is
-:class:`IdempotencyConflict`. No AWS call here: the store is a :class:`missed_checks.ports.RecordingStore`.
+A batch is all or nothing on validation. A performed check is written once: the store's write is
+conditional, so a check on record already (the same checklist, equipment and instant) keeps who
+recorded it and when, whoever posts it again, and the answer gives that first record; a request
+whose checks were all on record already wrote nothing and answers ``replayed`` (with or without an
+idempotency key). With a client idempotency key, the request's checks are fingerprinted; once they
+pass validation a (caller, key) item is claimed in a conditional write before the checks are
+written (a refused request claims nothing, so its corrected body may reuse the key): a retry with
+the same key and the same checks answers as the first attempt did (an attempt that died half way
+is finished with the same ``recorded_at``: the checks it wrote are recognised as its own); the same
+key with other checks is :class:`IdempotencyConflict`. No AWS call here: the store is a
+:class:`missed_checks.ports.RecordingStore`.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -39,7 +43,7 @@ from missed_checks.checklist import Checklist, validate_checklist_id
 from missed_checks.equipment import validate_equipment_id
 from missed_checks.errors import InvalidInput, MissedChecksError, describe
 from missed_checks.performed_check import PerformedCheck, timeliness
-from missed_checks.ports import ClientRequest, RecordingStore
+from missed_checks.ports import CheckKey, CheckRecord, ClientRequest, RecordingStore, check_key
 from missed_checks.timefmt import parse_instant, to_utc_iso
 
 MAX_FUTURE_SKEW = timedelta(minutes=5)
@@ -106,24 +110,37 @@ class Row:
 
 @dataclass(frozen=True)
 class Recorded:
-    """What a request recorded (or, ``replayed``, what its first attempt recorded)."""
+    """What a request recorded (or, ``replayed``, what was on record already: its first attempt's
+    answer, or the checks' first records)."""
 
     checks: list[PerformedCheck]
     written: int
-    """Distinct checks written (the same checklist, equipment and instant twice is one)."""
+    """Distinct checks this request wrote (the same checklist, equipment and instant twice is one);
+    a retry with the same idempotency key answers what its first attempt wrote."""
     recorded_at: datetime
-    recorded_by: str
+    recorded_by: str | None
+    """This request's caller; replayed, who recorded the first check (None: a record kept without)."""
     replayed: bool = False
+    """Nothing was written: a retry with the same idempotency key, or checks that were all on record
+    already (posted before, with or without a key); every record stays as it was."""
     idempotency_key: str | None = None
     warnings: tuple[str, ...] = ()
     """Checks written that will count in no report, and why (:func:`warnings_for`)."""
+    records: tuple[CheckRecord, ...] = ()
+    """Per check, in order: who recorded it and when (this request, or the check's first record)."""
+    already_recorded: int = 0
+    """Distinct checks that were on record before this request (left exactly as they were)."""
 
     def to_dict(self, with_checks: bool = True) -> dict[str, Any]:
         document: dict[str, Any] = {
-            "written": self.written, "recorded_at": to_utc_iso(self.recorded_at), "recorded_by": self.recorded_by,
+            "written": self.written, "already_recorded": self.already_recorded,
+            "recorded_at": to_utc_iso(self.recorded_at), "recorded_by": self.recorded_by,
             "replayed": self.replayed, "idempotency_key": self.idempotency_key, "warnings": list(self.warnings)}
         if with_checks:
-            document["checks"] = [check_document(c) for c in self.checks]
+            records = self.records or (None,) * len(self.checks)
+            document["checks"] = [{**check_document(c), **({"recorded_at": r.recorded_at, "recorded_by": r.recorded_by}
+                                                            if r is not None else {})}
+                                  for c, r in zip(self.checks, records, strict=True)]
         return document
 
 
@@ -261,8 +278,10 @@ def record_checks(store: RecordingStore, rows: Sequence[Row], *, now: datetime, 
                   idempotency_key: str | None = None,
                   progress: Callable[[int], None] | None = None) -> Recorded:
     """Validate every row, then write them all (:class:`ChecksRefused` and nothing written when one
-    is refused); with ``idempotency_key``, a retry of the same request answers as the first did
-    (``replayed``) and the same key for other checks is :class:`IdempotencyConflict`."""
+    is refused). A check on record already is never rewritten (its ``recorded_by`` and
+    ``recorded_at`` stay the first writer's) and is answered with that record; when every check
+    was, the answer is ``replayed``. With ``idempotency_key``, a retry of the same request answers
+    as the first did (``replayed``) and the same key for other checks is :class:`IdempotencyConflict`."""
     checks = [row.check for row in rows]
     if not checks:
         raise ChecksRefused([Problem("checks", "no checks given")])
@@ -271,7 +290,7 @@ def record_checks(store: RecordingStore, rows: Sequence[Row], *, now: datetime, 
         validate_idempotency_key(idempotency_key)
         digest = fingerprint(checks)
         earlier = store.client_request(recorded_by, idempotency_key)
-        if earlier is not None and (replay := _replay(earlier, digest, idempotency_key, checks, recorded_by)):
+        if earlier is not None and (replay := _replay(store, earlier, digest, idempotency_key, rows, recorded_by)):
             return replay
     problems = refusals(store, rows, now)
     if problems:  # nothing claimed: the key stays free for the corrected request
@@ -279,19 +298,42 @@ def record_checks(store: RecordingStore, rows: Sequence[Row], *, now: datetime, 
     recorded_at = now
     if idempotency_key is not None:
         claim = store.claim_client_request(recorded_by, idempotency_key, digest, now)
-        if replay := _replay(claim, digest, idempotency_key, checks, recorded_by):
+        if replay := _replay(store, claim, digest, idempotency_key, rows, recorded_by):
             return replay
         recorded_at = parse_instant(claim.recorded_at, "recorded_at")  # a retry of an unfinished attempt
-    written = 0
+    own = CheckRecord(to_utc_iso(recorded_at), recorded_by)
+    mine: set[CheckKey] = set()
+    kept: dict[CheckKey, CheckRecord] = {}
     for offset in range(0, len(checks), WRITE_CHUNK):
         chunk = checks[offset:offset + WRITE_CHUNK]
-        written += store.record_performed_checks(chunk, recorded_at, recorded_by)
+        result = store.record_performed_checks(chunk, recorded_at, recorded_by)
+        for key in dict.fromkeys(map(check_key, chunk)):
+            record = result.kept.get(key)
+            if record is None:
+                mine.add(key)
+            elif key in mine:
+                continue  # this request wrote it, earlier in the batch
+            elif idempotency_key is not None and record == own:
+                mine.add(key)  # written by this request's unfinished first attempt
+            else:
+                kept[key] = record
         if progress is not None:
             progress(len(chunk))
     if idempotency_key is not None:
-        store.finish_client_request(recorded_by, idempotency_key, written)
-    return Recorded(checks, written, recorded_at, recorded_by, idempotency_key=idempotency_key,
-                    warnings=_warnings(store, rows))
+        store.finish_client_request(recorded_by, idempotency_key, len(mine))
+    return _answer(store, rows, len(mine), kept, own, idempotency_key, replayed=not mine)
+
+
+def _answer(store: RecordingStore, rows: Sequence[Row], written: int, kept: Mapping[CheckKey, CheckRecord],
+            own: CheckRecord, idempotency_key: str | None, *, replayed: bool) -> Recorded:
+    """The answer: each check with its record (``kept``'s, else ``own``); replayed, the first
+    check's record is the answer's ``recorded_at``/``recorded_by``."""
+    checks = [row.check for row in rows]
+    records = tuple(kept.get(check_key(c), own) for c in checks)
+    first = records[0] if replayed else own
+    return Recorded(checks, written, parse_instant(first.recorded_at, "recorded_at"), first.recorded_by,
+                    replayed=replayed, idempotency_key=idempotency_key, warnings=_warnings(store, rows),
+                    records=records, already_recorded=len(kept))
 
 
 def _warnings(store: RecordingStore, rows: Sequence[Row]) -> tuple[str, ...]:
@@ -302,12 +344,18 @@ def _warnings(store: RecordingStore, rows: Sequence[Row]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(w for w in found if w is not None))
 
 
-def _replay(earlier: ClientRequest, digest: str, idempotency_key: str, checks: list[PerformedCheck],
+def _replay(store: RecordingStore, earlier: ClientRequest, digest: str, idempotency_key: str, rows: Sequence[Row],
             recorded_by: str) -> Recorded | None:
-    """The first attempt's answer when it finished; :class:`IdempotencyConflict` for other checks."""
+    """The first attempt's answer when it finished (each check with its record as it stands);
+    :class:`IdempotencyConflict` for other checks."""
     if earlier.fingerprint != digest:
         raise IdempotencyConflict(idempotency_key)
     if earlier.written is None:
         return None
-    return Recorded(checks, earlier.written, parse_instant(earlier.recorded_at, "recorded_at"), recorded_by,
-                    replayed=True, idempotency_key=idempotency_key)
+    own = CheckRecord(earlier.recorded_at, recorded_by)
+    found = store.performed_check_records(row.check for row in rows)
+    kept = {key: record for key, record in found.items() if record != own}
+    answer = _answer(store, rows, earlier.written, kept, own, idempotency_key, replayed=True)
+    if earlier.written:  # the first attempt wrote: its own recorded_at and caller, as it answered
+        answer = replace(answer, recorded_at=parse_instant(earlier.recorded_at, "recorded_at"), recorded_by=recorded_by)
+    return answer

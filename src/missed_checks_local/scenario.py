@@ -12,7 +12,7 @@ A scenario file is JSON::
        {"at": "...", "assign": {"checklist": "forklift-daily", "equipment": ["fl-01", "fl-02"]}},
        {"at": "...", "unassign": {"checklist": "forklift-daily", "equipment": ["fl-02"]}},
        {"at": "...", "performed": {"checklist": "forklift-daily", "equipment": "fl-01",
-                                   "performed_at": "..."}},
+                                   "performed_at": "...", "by": "j.doe"}},
        {"at": "...", "pause_checklist": "forklift-daily"},
        {"at": "...", "resume_checklist": "forklift-daily"},
        {"at": "...", "delete_checklist": "forklift-daily"},
@@ -23,7 +23,7 @@ A scenario file is JSON::
                                         "reason": "gearbox", "by": "j.doe"}},
        {"at": "...", "back_in_service": {"equipment": "fl-01", "by": "j.doe"}},
        {"at": "...", "put_calendar": {"id": "site-holidays", "dates": ["2026-04-03"],
-                                      "description": "..."}},
+                                      "description": "...", "by": "j.doe"}},
        {"at": "...", "subscribe_digest": {"id": "fleet-daily", "to": "fleet@example.com", "period": "daily",
                                           "time": "07:00", "timezone": "Europe/Berlin"}}]}
 
@@ -31,7 +31,9 @@ A scenario file is JSON::
 the calendars whose dates close its windows (each must have been put earlier).
 
 ``put_checklist`` on an existing id is an edit; ``"validate": false`` writes the rule unchecked,
-as a hand edit in the console would. ``performed_at`` defaults to ``at``. ``fail_next_firing``
+as a hand edit in the console would. ``performed_at`` defaults to ``at``; ``by`` (default
+``scenario``), of ``performed`` and ``put_calendar``, is kept as who recorded the check or put the
+calendar revision (a check performed again keeps its first record). ``fail_next_firing``
 makes the next firing(s) of the checklist's schedule fail to start the evaluation (an
 ``AccessDeniedException``, as when the scheduler role lost its permission): the firing lands in
 the scheduler dead-letter queue and the next firing must catch up. ``dismiss`` excuses a missed
@@ -41,7 +43,9 @@ is applied as soon as the record exists; a record that never comes fails the run
 event. ``out_of_service`` records a period of equipment assigned earlier in the timeline (``to``
 may be left out or null: until further notice; ``by`` defaults to ``scenario``), recorded at
 ``at``; ``back_in_service`` ends the period in effect at ``at`` early, at ``at``
-(docs/out-of-service.md). Events at the same instant keep their file order and come before
+(docs/out-of-service.md). What the table would refuse when an event plays is refused with the
+file: a period overlapping an earlier one of the same equipment, ``back_in_service`` with no period
+in effect. Events at the same instant keep their file order and come before
 schedule firings at that instant.
 ``subscribe_digest`` (#18) writes a digest subscription and its schedule as ``missed-checks digest
 subscribe`` does (``day`` and ``checklists`` optional); its digests are in the run's
@@ -59,12 +63,18 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from missed_checks.checklist import Checklist, validate_checklist_id
-from missed_checks.closure_calendar import parse_dates, validate_calendar_id, validate_closed_on, validate_description
+from missed_checks.closure_calendar import (
+    parse_dates,
+    validate_author,
+    validate_calendar_id,
+    validate_closed_on,
+    validate_description,
+)
 from missed_checks.digest import Subscription
 from missed_checks.equipment import validate_equipment_id
 from missed_checks.errors import InvalidInput
@@ -74,6 +84,8 @@ from missed_checks.performed_check import PerformedCheck
 from missed_checks.timefmt import parse_instant
 from missed_checks_local.testing.faults import FaultInjector, parse_faults
 from missed_checks_ops.inputs import within_item_size
+
+LATEST_INSTANT = datetime.max.replace(tzinfo=UTC)
 
 __all__ = ["ACTIONS", "Scenario", "ScenarioEvent", "load_scenario", "run_scenario"]
 
@@ -265,9 +277,9 @@ def _put(where: str, value: Any, at: datetime) -> dict[str, Any]:
     # notifications (#18): the same notify object as `checklist put --file`, validated against the window
     args["notify"] = None
     if "notify" in fields:
-        window = Checklist(checklist_id=args["id"], recurrence=args["recurrence"], timezone=args["timezone"],
-                           window=args["window"], grace=args["grace"]).parsed().window if validate else None
-        args["notify"] = NotifySettings.parse(fields["notify"], window, f"{where}.notify")
+        rule = Checklist(checklist_id=args["id"], recurrence=args["recurrence"], timezone=args["timezone"],
+                         window=args["window"], grace=args["grace"]).parsed() if validate else None
+        args["notify"] = NotifySettings.parse(fields["notify"], rule, f"{where}.notify")
     return args
 
 
@@ -284,7 +296,7 @@ def _assignment(where: str, value: Any, at: datetime) -> dict[str, Any]:
 
 
 def _performed(where: str, value: Any, at: datetime) -> dict[str, Any]:
-    fields = _fields(where, value, {"checklist", "equipment", "performed_at"}, {"checklist", "equipment"})
+    fields = _fields(where, value, {"checklist", "equipment", "performed_at", "by"}, {"checklist", "equipment"})
     performed_at = at
     if fields.get("performed_at") is not None:
         performed_at = parse_instant(fields["performed_at"], f"{where}.performed_at")
@@ -296,6 +308,7 @@ def _performed(where: str, value: Any, at: datetime) -> dict[str, Any]:
         "checklist": _checklist_id(f"{where}.checklist", fields["checklist"]),
         "equipment": _equipment_id(f"{where}.equipment", fields["equipment"]),
         "performed_at": performed_at,
+        "by": _author(f"{where}.by", fields.get("by", _SCENARIO_BY)),  # kept as recorded_by
     }
 
 
@@ -354,11 +367,24 @@ def _back_in_service(where: str, value: Any, at: datetime) -> dict[str, Any]:
 
 
 def _put_calendar(where: str, value: Any, at: datetime) -> dict[str, Any]:
-    """Closure calendars (#23 item 2): ``{"id", "dates": [...], "description"}``."""
-    fields = _fields(where, value, {"id", "dates", "description"}, {"id", "dates"})
+    """Closure calendars (#23 item 2): ``{"id", "dates": [...], "description", "by"}``."""
+    fields = _fields(where, value, {"id", "dates", "description", "by"}, {"id", "dates"})
     return {"id": validate_calendar_id(fields["id"], f"{where}.id"),
             "dates": parse_dates(fields["dates"], f"{where}.dates"),
-            "description": validate_description(fields.get("description"), f"{where}.description")}
+            "description": validate_description(fields.get("description"), f"{where}.description"),
+            "by": _author(f"{where}.by", fields.get("by", _SCENARIO_BY))}  # kept on the revision
+
+
+def _author(where: str, value: Any) -> str:
+    """Who an event says made a record (a performed check, a calendar revision): kept as given, so
+    one line of text, without surrounding blanks (InvalidInput naming ``where`` otherwise)."""
+    try:
+        author = validate_author(value, where)
+    except InvalidInput as error:
+        raise InvalidInput(where, error.message) from None
+    if author != value:
+        raise InvalidInput(where, f"{value!r} has blanks around it: give the name as it is to be kept")
+    return author
 
 
 def _digest(where: str, value: Any, at: datetime) -> Subscription:
@@ -396,9 +422,11 @@ def _check_references(events: list[ScenarioEvent]) -> None:
     ever: set[str] = set()
     assigned: set[str] = set()  # equipment assigned so far (out-of-service events name one of them)
     calendars: set[str] = set()
+    periods: dict[str, list[OutOfServicePeriod]] = {}  # out of service so far, by equipment (as the table keeps them)
     for event in events:
         if event.action in _EQUIPMENT_ACTIONS:
             _check_equipment_reference(event, assigned)
+            _check_out_of_service(event, periods)
             continue
         if event.action == "put_calendar":  # closure calendars: put before a checklist names them
             calendars.add(event.args["id"])
@@ -433,6 +461,37 @@ def _check_references(events: list[ScenarioEvent]) -> None:
             )
         if event.action == "delete_checklist":
             existing.discard(checklist)
+
+
+def _check_out_of_service(event: ScenarioEvent, periods: dict[str, list[OutOfServicePeriod]]) -> None:
+    """The timeline's out-of-service periods, checked as the table will check them when the event
+    plays (so that a file is refused before anything runs): a period must not overlap another of
+    the same equipment (the same period again changes nothing); back in service needs a period in
+    effect at ``at``, which it ends there."""
+    if isinstance(event.args, OutOfServicePeriod):
+        period = event.args
+        earlier = periods.setdefault(period.equipment_id, [])
+        for other in earlier:
+            if other.same_as(period):
+                return
+            if other.overlaps(period.start, period.end or LATEST_INSTANT):
+                until = f"until {other.end.isoformat()}" if other.end else "until further notice"
+                raise InvalidInput(f"{event.where}.from",
+                                   f"{period.equipment_id} is already out of service from {other.start.isoformat()} "
+                                   f"{until} (an earlier event): a new period must not overlap it")
+        earlier.append(period)
+        return
+    equipment = event.args["equipment"]
+    current = next((p for p in periods.get(equipment, []) if p.in_effect_at(event.at)), None)
+    if current is None:
+        raise InvalidInput(f"{event.where}.equipment", f"{equipment} is not out of service at {event.at.isoformat()} "
+                                                       "(no out_of_service event before covers it): nothing to end")
+    try:
+        ended = current.ended(event.at, by=event.args["by"], now=event.at)
+    except InvalidInput as error:
+        where = f"events[{event.index}].at" if error.field in ("at", "now") else f"{event.where}.{error.field}"
+        raise InvalidInput(where, error.message) from None
+    periods[equipment][periods[equipment].index(current)] = ended
 
 
 def _check_equipment_reference(event: ScenarioEvent, assigned: set[str]) -> None:
@@ -628,14 +687,14 @@ def _apply(event: ScenarioEvent, table: Any, runtime: Any) -> bool:
                 notify=args.get("notify"),
             )
         elif event.action == "put_calendar":
-            table.put_calendar(args["id"], args["dates"], now=at, description=args["description"])
+            table.put_calendar(args["id"], args["dates"], now=at, description=args["description"], by=args["by"])
         elif event.action == "assign":
             table.assign_equipment(args["checklist"], args["equipment"], at)
         elif event.action == "unassign":
             table.unassign_equipment(args["checklist"], args["equipment"], at)
         elif event.action == "performed":
             check = PerformedCheck(args["checklist"], args["equipment"], args["performed_at"])
-            table.record_performed_check(check, recorded_at=at)
+            table.record_performed_check(check, recorded_at=at, recorded_by=args["by"])  # a re-post keeps the first
         elif event.action == "pause_checklist":
             table.pause_checklist(args, at)
         elif event.action == "resume_checklist":

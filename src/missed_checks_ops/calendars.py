@@ -53,8 +53,9 @@ def calendar_specs(path: str) -> list[dict[str, Any]]:
 
 
 def put_calendar(target: StackTarget, calendar_id: str, dates: Sequence[date], now: datetime,
-                 description: str | None = None) -> ClosureCalendar:
-    return target.table().put_calendar(calendar_id, dates, now=now, description=description)
+                 description: str | None = None, by: str | None = None) -> ClosureCalendar:
+    """A new revision of the calendar, put by ``by`` at ``now`` (kept on the revision's record)."""
+    return target.table().put_calendar(calendar_id, dates, now=now, description=description, by=by)
 
 
 def get_calendar(target: StackTarget, calendar_id: str, revision: int | None = None) -> ClosureCalendar:

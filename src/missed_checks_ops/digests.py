@@ -1,7 +1,7 @@
 """Digest subscriptions of a stack: the use cases of the ``digest`` command, and one digest's
 report and HTML for a period (what the digest e-mail holds; ``digest preview`` writes it).
 
-A subscription is validated in full before anything is written (address, period, local time,
+A subscription is validated in full before anything is written (addresses, period, local time,
 zone, day, and that every checklist it names exists), then written as one table item, and its
 EventBridge Scheduler schedule is created or replaced by the same command (removed by
 ``unsubscribe``): see docs/digest.md for why the command, not the table stream, keeps them in step.
@@ -71,7 +71,9 @@ def preview(subscription: Subscription, now: datetime) -> dict[str, Any]:
     start, end = subscription.period_ending(firing)
     return {"subscription": {**subscription.to_dict(), "schedule_name": schedule_name(subscription.subscription_id)},
             "next_digest": {"at": firing.isoformat(), "from": start.isoformat(), "to": end.isoformat(),
-                            "id": subscription.digest_id(firing)}}
+                            "id": subscription.digest_id(firing),
+                            **({"ids": {a: subscription.digest_id(firing, a) for a in subscription.addresses}}
+                               if len(subscription.addresses) > 1 else {})}}
 
 
 def list_digests(target: StackTarget) -> tuple[list[Subscription], list[str]]:
@@ -91,7 +93,9 @@ def unsubscribe_digest(target: StackTarget, subscription_id: str) -> dict[str, A
     item = remove_digest(subscriptions(target), target.schedules(), validate_subscription_id(subscription_id))
     if item is None:
         raise NotFound(f"digest subscription {subscription_id!r} does not exist")
-    return {"action": "deleted", "subscription_id": subscription_id, "address": item.get("address")}
+    addresses = item.get("addresses")  # an item written before several addresses were kept has "address"
+    return {"action": "deleted", "subscription_id": subscription_id,
+            "addresses": list(addresses) if addresses is not None else [item.get("address")]}
 
 
 def preview_digest(target: StackTarget, subscription_id: str, instant: datetime) -> Digest:

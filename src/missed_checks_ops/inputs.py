@@ -14,7 +14,7 @@ import yaml
 
 from missed_checks.checklist import validate_checklist_id
 from missed_checks.equipment import validate_equipment_id
-from missed_checks.errors import InvalidInput
+from missed_checks.errors import InvalidInput, describe
 from missed_checks.performed_check import PerformedCheck
 from missed_checks.recording import Row
 from missed_checks.timefmt import parse_instant, to_utc_iso
@@ -68,6 +68,9 @@ def checklist_specs(path: str) -> list[dict[str, Any]]:
     except yaml.YAMLError as error:
         raise InvalidInput("file", f"{path} is not valid YAML or JSON: {error}") from None
     entries = document if isinstance(document, list) else [document]
+    if not entries:
+        raise InvalidInput("file", f"{path} holds an empty list: give one checklist (a mapping with id, recurrence, "
+                                   "...) or a list of them")
     specs: list[dict[str, Any]] = []
     for number, given in enumerate(entries, 1):
         where = f"{path}" + (f" entry {number}" if isinstance(document, list) else "")
@@ -80,7 +83,9 @@ def checklist_specs(path: str) -> list[dict[str, Any]]:
         if unknown:
             raise InvalidInput("file", f"{where}: unknown field(s) {', '.join(unknown)}; "
                                        f"expected {', '.join((*CHECKLIST_FIELDS, 'notify'))}")
-        spec: dict[str, Any] = {name: _text(entry.get(name)) for name in CHECKLIST_FIELDS if name != "closed_on"}
+        prefix = f"entries[{number - 1}]." if isinstance(document, list) else ""
+        spec: dict[str, Any] = {name: _text(entry.get(name), f"{prefix}{name}", where)
+                                for name in CHECKLIST_FIELDS if name != "closed_on"}
         if entry.get("closed_on") is not None:  # closure calendars (#23 item 2): a list of calendar ids
             spec["closed_on"] = entry["closed_on"]
         if "notify" in entry:  # notifications (#18)
@@ -103,12 +108,19 @@ def refuse_repeated_ids(ids: Sequence[Any], field: str = "entries", key: str = "
         seen[value] = index
 
 
-def _text(value: Any) -> str | None:
+def _text(value: Any, field: str, where: str) -> str | None:
+    """A text field of a checklist file, as written (surrounding blanks aside); ``recurrence`` may be
+    a list of lines. Anything else YAML reads as another type (``name: yes`` is a boolean, ``id:
+    0123`` the number 83, ``window: 2026-03-01`` a date) is refused, naming the field: converted, it
+    would be stored as something the file does not say."""
     if value is None:
         return None
-    if isinstance(value, list):
-        return "\n".join(str(line) for line in value)
-    return str(value).strip()
+    if isinstance(value, str):
+        return value.strip()
+    if field.endswith("recurrence") and isinstance(value, list) and all(isinstance(line, str) for line in value):
+        return "\n".join(line.strip() for line in value).strip()
+    raise InvalidInput(field, f"{where}: is {describe(value)}, not text: quote it (YAML reads yes, no, numbers "
+                              "and dates unquoted as other things)")
 
 
 def equipment_ids(arguments: Iterable[str], path: str | None) -> list[str]:

@@ -24,6 +24,7 @@ EVER = datetime.fromisoformat("1970-01-01T00:00:00+00:00")
 @dataclass(frozen=True)
 class Recorded:
     period: OutOfServicePeriod
+    """The period on record: when it was recorded already, the first record (who recorded it, when)."""
     written: bool
     """False: the same period was recorded already (nothing written)."""
 
@@ -40,7 +41,7 @@ def require_known_equipment(table: ChecklistTable, equipment_id: str, field: str
 def record_period(table: ChecklistTable, period: OutOfServicePeriod) -> Recorded:
     """Write a validated period of known equipment; refused (nothing written) when it overlaps another."""
     require_known_equipment(table, period.equipment_id)
-    return Recorded(period, table.record_out_of_service(period))
+    return Recorded(*table.record_out_of_service(period))
 
 
 def take_out_of_service(target: StackTarget, equipment_id: str, start: datetime, end: datetime | None, *,

@@ -93,6 +93,22 @@ def test_every_put_is_a_revision_kept_after_the_calendar_is_gone(table):
     assert table.put_calendar("holidays", [], now=T0 + timedelta(days=2)).revision == 3  # continues, never reuses
 
 
+def test_each_revision_keeps_who_put_it_and_when_whatever_is_put_later(table):
+    """No record loses who made it: each revision's own record holds its author and instant, and a
+    later put (by someone else, or with no author) is a new revision that leaves them as they were."""
+    table.put_calendar("holidays", [date(2026, 3, 4)], now=T0, by="alice")
+    table.put_calendar("holidays", [date(2026, 3, 5)], now=T0 + timedelta(days=1), by="bob")
+    third = table.put_calendar("holidays", [date(2026, 3, 6)], now=T0 + timedelta(days=2))
+    assert [(r.revision, r.updated_by, r.updated_at) for r in
+            (table.calendar_revision("holidays", n) for n in (1, 2, 3))] == [
+        (1, "alice", T0), (2, "bob", T0 + timedelta(days=1)), (3, None, T0 + timedelta(days=2))]
+    current = table.get_calendar("holidays")
+    assert (current.revision, current.updated_by) == (third.revision, None)  # no author: not bob's
+    with pytest.raises(InvalidInput) as refused:
+        table.put_calendar("holidays", [], now=T0, by=" \n")
+    assert refused.value.field == "by"
+
+
 def test_a_calendar_edited_concurrently_is_a_conflict(table, monkeypatch):
     table.put_calendar("holidays", [date(2026, 3, 4)], now=T0)
     stale = table.get_calendar("holidays")

@@ -147,3 +147,21 @@ def test_a_digest_ses_refuses_is_marked_failed_then_replayed_from_the_dlq_once(r
     # The same firing again (a duplicate letter): nothing more is sent.
     again = runtime.lambda_runtime.invoke("DigestFunction", firing)
     assert again.ok and again.result["delivery"] == "already_sent"
+
+
+def test_each_address_of_a_subscription_gets_its_own_digest_once(runtime: LocalRuntime, cli: Cli) -> None:
+    """A subscription with several --to: every address gets the digest, each under its own
+    once-only record; a duplicated firing sends none again."""
+    cli.ok(*SUBSCRIBE, "--to", "lead@example.com")
+    runtime.scheduler.refresh()  # written by the command, not schedule-sync: the simulated Scheduler looks now
+    runtime.advance_to(utc("2026-03-02T06:00:30Z"))  # Monday 07:00 Berlin: Sunday's digest
+    runtime.settle()
+    assert runtime.failed_invocations == []
+    until = runtime.clock.now() + timedelta(seconds=1)
+    sent = sorted(n["to"] for n in captured_notifications(runtime.stack, runtime.stack.table_name, START, until)
+                  if n["kind"] == "digest")
+    assert sent == ["fleet@example.com", "lead@example.com"]
+    firing = {"kind": "digest", "subscription_id": "fleet-daily", "instant": "2026-03-02T06:00:00Z"}
+    again = runtime.lambda_runtime.invoke("DigestFunction", firing)
+    assert again.ok and again.result["delivery"] == "already_sent", again
+    assert [d["delivery"] for d in again.result["deliveries"]] == ["already_sent", "already_sent"]

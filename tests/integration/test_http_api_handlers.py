@@ -59,6 +59,26 @@ def test_the_record_sample_records_once_with_its_caller(stack: Any) -> None:
     assert state["checklists"][0]["window"]["start"] == "2026-03-02T06:00:00+01:00"
 
 
+def test_the_same_check_posted_again_without_a_key_by_someone_else_keeps_the_first_record(stack: Any) -> None:
+    """Found by an adversarial user: a check posted again without an Idempotency-Key rewrote its
+    recorded_by and recorded_at. It is a replay now: 200, nothing rewritten, the first record answered."""
+    event = sample("api_record_check.json")
+    status, first = answer(stack, "ApiChecksFunction", event)
+    assert status == 201, first
+    clock.set_source(lambda: NOW + timedelta(minutes=20))
+    iam = event["requestContext"]["authorizer"]["iam"]
+    other = {**event, "headers": {"content-type": "application/json"},
+             "requestContext": {**event["requestContext"], "authorizer": {"iam": {
+                 **iam, "userArn": "arn:aws:iam::123456789012:user/someone-else", "userId": "AIDAEXAMPLEOTHER"}}}}
+    status, again = answer(stack, "ApiChecksFunction", other)
+    assert (status, again["replayed"], again["written"], again["already_recorded"]) == (200, True, 0, 1), again
+    assert (again["recorded_by"], again["recorded_at"]) == (first["recorded_by"], first["recorded_at"])
+    assert again["checks"][0]["recorded_by"] == "arn:aws:iam::123456789012:user/yard-tablet-7"
+    items = ChecklistTable(stack.table_name).checks_of_equipment("fl-001", MONDAY_START, NOW + timedelta(hours=1))
+    assert [(i["recorded_by"], i["recorded_at"]) for i in items if i["type"] == "performed_check"] == [
+        ("arn:aws:iam::123456789012:user/yard-tablet-7", first["recorded_at"])]
+
+
 def test_a_check_for_equipment_not_assigned_is_refused_by_the_function(stack: Any) -> None:
     event = sample("api_record_check.json")
     body = {**json.loads(event["body"]), "equipment_id": "fl-999"}

@@ -13,8 +13,9 @@ RULE = sum((["--recurrence", line] for line in BERLIN_WORKDAYS), [])
 
 def test_calendar_commands_and_a_checklist_closed_on_them(runtime: LocalRuntime, cli: Cli, tmp_path) -> None:
     put = cli.ok("calendar", "put", "site-holidays", "--date", "2026-03-04,2026-03-03", "--date", "2026-03-03",
-                 "--description", "site")
+                 "--description", "site", "--by", "j.doe")
     assert (put["dates"], put["revision"], put["used_by"]) == (["2026-03-03", "2026-03-04"], 1, [])
+    assert (put["updated_by"], put["updated_at"]) == ("j.doe", "2026-03-01T09:00:00Z")
     bad = cli("calendar", "put", "site-holidays", "--date", "2026-03-03", "--date", "2026-02-30")
     assert bad.code == 2 and "date[1]" in bad.err and "not a calendar date" in bad.err
 
@@ -44,7 +45,9 @@ def test_calendar_commands_and_a_checklist_closed_on_them(runtime: LocalRuntime,
     path.write_text("id: site-holidays\ndates: [2026-03-04]\n")  # YAML reads an unquoted date as a date
     edited = cli.ok("calendar", "put", "--file", str(path))
     assert (edited["dates"], edited["revision"], edited["description"]) == (["2026-03-04"], 2, "site")
-    assert cli.ok("calendar", "show", "site-holidays", "--revision", "1")["dates"] == ["2026-03-03", "2026-03-04"]
+    first = cli.ok("calendar", "show", "site-holidays", "--revision", "1")
+    assert (first["dates"], first["updated_by"]) == (["2026-03-03", "2026-03-04"], "j.doe")
+    assert edited["updated_by"].startswith("cli:")  # without --by: the login name
     runtime.settle()
     again = cli.ok("checklist", "show", "forklift")
     assert [w["start"][:10] for w in again["next_windows"][:2]] == ["2026-03-02", "2026-03-03"]

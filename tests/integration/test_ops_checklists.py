@@ -176,6 +176,18 @@ def test_check_record_and_csv_import(runtime: LocalRuntime, cli: Cli, tmp_path) 
     assert early.err == f"missed-checks: warning: {recorded['warnings'][0]}\n"
     now = cli.ok("check", "record", "--checklist", "forklift-daily", "--equipment", "FL-2")
     assert now["performed_at"] == "2026-03-01T09:00:00Z"
+    # the same check recorded again by someone else: nothing rewritten, the first record is said
+    runtime.advance_to(START + timedelta(minutes=3))
+    again = cli("check", "record", "--checklist", "forklift-daily", "--equipment", "FL-1",
+                "--at", "2026-02-27T07:12:00+01:00", "--by", "cli:someone-else")
+    assert again.code == 0 and again.out.startswith(
+        f"already recorded: FL-1 on forklift-daily at 2026-02-27T06:12:00Z, by {recorded['recorded_by']} at "
+        f"{recorded['recorded_at']} (nothing changed)"), again.out
+    replayed = cli.ok("check", "record", "--checklist", "forklift-daily", "--equipment", "FL-1",
+                      "--at", "2026-02-27T06:12:00Z", "--by", "cli:someone-else")
+    assert (replayed["already_recorded"], replayed["recorded_by"], replayed["recorded_at"]) == (
+        True, recorded["recorded_by"], recorded["recorded_at"])
+    assert now["already_recorded"] is False
     future = cli("check", "record", "--checklist", "forklift-daily", "--equipment", "FL-2",
                  "--at", "2026-03-02T09:00:00Z")
     assert future.code == 2 and "future" in future.err
@@ -190,7 +202,7 @@ def test_check_record_and_csv_import(runtime: LocalRuntime, cli: Cli, tmp_path) 
     path.write_text("\n".join(rows) + "\n", encoding="utf-8")
     february = cli("check", "import", str(path), "--format", "json")
     imported = json.loads(february.out)
-    assert (imported["rows"], imported["written"]) == (401, 400)
+    assert (imported["rows"], imported["written"], imported["already_recorded"]) == (401, 400, 0)
     assert len(imported["warnings"]) == 400  # every one before the checklist existed, and one line says so
     assert february.err.count("\n") == 11 and "and 390 more checks that count in no report" in february.err
 
@@ -198,6 +210,12 @@ def test_check_record_and_csv_import(runtime: LocalRuntime, cli: Cli, tmp_path) 
     stored = ChecklistTable(runtime.stack.table_name, table).performed_checks_of_checklist(
         "forklift-daily", base, START)
     assert len(stored) == 400 + 1  # the import and the 27 February check
+    rows.append("forklift-daily,FL-1,2026-03-01T08:00:00Z")
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    again_file = cli("check", "import", str(path), "--by", "cli:someone-else")
+    assert again_file.code == 0 and again_file.out.startswith(
+        "imported 1 performed checks for 1 checklist(s) (400 recorded already, kept as they were; "
+        "1 duplicate rows merged)"), again_file.out
 
     broken = tmp_path / "broken.csv"
     broken.write_text("checklist_id,equipment_id,performed_at\nforklift-daily,FL-9,2026-02-02T06:00:00Z\n"
@@ -205,7 +223,7 @@ def test_check_record_and_csv_import(runtime: LocalRuntime, cli: Cli, tmp_path) 
     result = cli("check", "import", str(broken))
     assert result.code == 2 and "line 3" in result.err
     assert len(ChecklistTable(runtime.stack.table_name, table).performed_checks_of_checklist(
-        "forklift-daily", base, START)) == 401  # nothing of the broken file was written
+        "forklift-daily", base, START)) == 402  # nothing of the broken file was written
     # every row whose equipment is not assigned at performed_at (or whose checklist is unknown) is
     # named, and nothing of the file is written (#23 item 5)
     unassigned = tmp_path / "unassigned.csv"
@@ -218,7 +236,7 @@ def test_check_record_and_csv_import(runtime: LocalRuntime, cli: Cli, tmp_path) 
     assert "line 4: equipment_id: equipment 'FL-9' was not assigned at 2025-12-31T06:00:00Z" in refused.err
     assert "line 5: checklist_id: checklist 'nope' does not exist" in refused.err
     assert len(ChecklistTable(runtime.stack.table_name, table).performed_checks_of_checklist(
-        "forklift-daily", datetime(2025, 1, 1, tzinfo=UTC), START)) == 401
+        "forklift-daily", datetime(2025, 1, 1, tzinfo=UTC), START)) == 402
     both = tmp_path / "both.csv"  # an unreadable row and a refused one: both named, nothing written
     both.write_text("checklist_id,equipment_id,performed_at\nforklift-daily,FL-9,2026-02-03T07:00:00\n"
                     "forklift-daily,FL-TYPO,2026-02-03T06:00:00Z\nforklift-daily,FL-9,2026-02-04T06:00:00Z\n",
@@ -227,7 +245,7 @@ def test_check_record_and_csv_import(runtime: LocalRuntime, cli: Cli, tmp_path) 
     assert refused.code == 2 and "2 bad row(s)" in refused.err
     assert refused.err.index("line 2: performed_at") < refused.err.index("line 3: equipment_id: equipment 'FL-TYPO'")
     assert len(ChecklistTable(runtime.stack.table_name, table).performed_checks_of_checklist(
-        "forklift-daily", datetime(2025, 1, 1, tzinfo=UTC), START)) == 401
+        "forklift-daily", datetime(2025, 1, 1, tzinfo=UTC), START)) == 402
     typo = cli("check", "record", "--checklist", "forklift-daily", "--equipment", "FL-TYPO")
     assert typo.code == 2 and "equipment 'FL-TYPO' was never assigned to checklist 'forklift-daily'" in typo.err
     no_column = tmp_path / "nocol.csv"

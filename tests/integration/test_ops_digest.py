@@ -52,7 +52,7 @@ def test_subscribe_list_replace_unsubscribe(runtime: LocalRuntime, cli: Cli) -> 
     assert item.created_at is not None and item.created_at == item.updated_at  # the clock did not move
 
     gone = cli.ok("digest", "unsubscribe", "fleet-daily")
-    assert gone == {"action": "deleted", "subscription_id": "fleet-daily", "address": "fleet@example.com"}
+    assert gone == {"action": "deleted", "subscription_id": "fleet-daily", "addresses": ["fleet@example.com"]}
     assert [s["subscription_id"] for s in cli.ok("digest", "list")] == ["lead-weekly"]
     again = cli("digest", "unsubscribe", "fleet-daily")
     assert again.code == 1 and "does not exist" in again.err
@@ -118,3 +118,21 @@ def test_preview_writes_the_digest_of_the_period_just_ended(runtime: LocalRuntim
     assert table.code == 0 and "Daily missed-checks digest, Tuesday 03 March 2026: 50.0 % done, 1 missed" in table.out
     missing = cli("digest", "preview", "nobody", "--at", "2026-03-04T07:00:00+01:00")
     assert missing.code == 1 and "does not exist" in missing.err
+
+
+def test_a_repeated_to_accumulates_every_address_none_is_dropped(runtime: LocalRuntime, cli: Cli) -> None:
+    """Found by an adversarial user: ``--to a --to b`` kept only b (exit 0). Each --to is kept, in
+    order (a repeat of the same address once), and each address gets its own digest."""
+    created = cli.ok(*SUBSCRIBE, "--to", "lead@example.com", "--to", "FLEET@example.com")
+    assert created["subscription"]["addresses"] == ["fleet@example.com", "lead@example.com"]
+    start = datetime(2026, 2, 28, 23, tzinfo=UTC)
+    assert created["next_digest"]["ids"] == {a: digest_id("fleet-daily", a, start)
+                                             for a in ("fleet@example.com", "lead@example.com")}
+    item = SubscriptionItems(runtime.stack.table_name).get_subscription("fleet-daily")
+    assert item is not None and item.addresses == ("fleet@example.com", "lead@example.com")
+    shown = cli("digest", "list")
+    assert "fleet@example.com, lead@example.com" in shown.out
+    too_many = cli(*SUBSCRIBE, *(arg for n in range(21) for arg in ("--to", f"crew-{n}@example.com")))
+    assert too_many.code == 2 and too_many.err.startswith("missed-checks: error: to: has 22 addresses; at most 20")
+    bad = cli(*SUBSCRIBE, "--to", "not-an-address")
+    assert bad.code == 2 and bad.err.startswith("missed-checks: error: to[1]: "), bad.err

@@ -53,6 +53,42 @@ def test_bad_notify_flags_name_the_field(runtime: LocalRuntime, cli: Cli) -> Non
         assert refused.code == 2 and refused.err.startswith(f"missed-checks: error: {field}: "), refused.err
 
 
+def test_a_lead_the_reminder_schedule_cannot_honour_is_refused_in_flags_files_and_the_table(
+        runtime: LocalRuntime, cli: Cli, tmp_path) -> None:
+    """Found by an adversarial user: --remind-before PT30S was accepted, and the reminder "before
+    14:00" went out at 14:00 or later. Refused with the earliest lead that can fire in time, by
+    the flags, by --file and by the table adapter itself (one rule: notification.earliest_lead)."""
+    args = ["checklist", "put", "forklift-daily", "--window", "PT8H"]
+    for line in BERLIN_WORKDAYS:
+        args += ["--recurrence", line]
+    refused = cli(*args, "--notify-to", "crew@example.com", "--remind-before", "PT30S")
+    assert refused.code == 2 and refused.err.startswith(
+        "missed-checks: error: notify.remind_before[0]: 'PT30S' is too short"), refused.err
+    assert "the earliest lead that fires in time is PT1M" in refused.err
+    path = tmp_path / "checklist.json"
+    path.write_text(json.dumps({"id": "forklift-daily", "recurrence": "\n".join(BERLIN_WORKDAYS), "window": "PT8H",
+                                "notify": {"to": ["crew@example.com"], "remind_before": ["PT1H", "PT45S"]}}))
+    from_file = cli("checklist", "put", "--file", str(path))
+    assert from_file.code == 2 and from_file.err.startswith("missed-checks: error: notify.remind_before[1]: "), (
+        from_file.err)
+    assert cli("checklist", "show", "forklift-daily").code == 1  # nothing written
+
+    from missed_checks.aws.table import ChecklistTable
+    from missed_checks.errors import InvalidInput
+    from missed_checks.notification import NotifySettings
+    table = ChecklistTable(runtime.stack.table_name)
+    try:
+        table.put_checklist("forklift-daily", recurrence="\n".join(BERLIN_WORKDAYS), window="PT8H", now=START,
+                            notify=NotifySettings(to=("crew@example.com",), remind_before=("PT30S",)))
+    except InvalidInput as error:
+        assert error.field == "notify.remind_before[0]" and "PT1M" in error.message
+    else:
+        raise AssertionError("the table adapter wrote a lead its reminders cannot honour")
+    assert table.get_checklist("forklift-daily") is None
+    assert put(cli, "--notify-to", "crew@example.com", "--remind-before", "PT1M")["notify"]["remind_before"] == [
+        "PT1M"]
+
+
 def test_a_refused_email_is_dead_lettered_then_replayed_once(runtime: LocalRuntime, cli: Cli) -> None:
     put(cli, *NOTIFY)
     cli.ok("equipment", "assign", "--checklist", "forklift-daily", "FL-1", "FL-2")

@@ -44,8 +44,13 @@ def test_refusals_name_the_field_and_write_nothing(runtime: LocalRuntime, cli: C
     recorded = cli.ok("equipment", "out-of-service", "FL-001", *week, "--reason", "gearbox", "--by", "j.doe")
     assert (recorded["action"], recorded["from"], recorded["to"], recorded["recorded_by"]) == (
         "recorded", "2026-03-03T05:00:00Z", "2026-03-05T05:00:00Z", "j.doe")
-    again = cli.ok("equipment", "out-of-service", "FL-001", *week, "--reason", "gearbox", "--by", "j.doe")
-    assert again["action"] == "unchanged"
+    runtime.advance_to(utc("2026-03-01T10:00:00Z"))
+    again = cli.ok("equipment", "out-of-service", "FL-001", *week, "--reason", "gearbox", "--by", "someone-else")
+    # the same period posted again keeps who recorded it first, and when, and says so
+    assert (again["action"], again["recorded_by"], again["recorded_at"]) == (
+        "unchanged", "j.doe", recorded["recorded_at"])
+    said = cli("equipment", "out-of-service", "FL-001", *week, "--reason", "gearbox", "--by", "someone-else")
+    assert f"(recorded already by j.doe at {recorded['recorded_at']}: unchanged)" in said.out
     overlapping = cli("equipment", "out-of-service", "FL-001", "--from", "2026-03-04T00:00:00Z", "--reason", "other")
     assert overlapping.code == 2
     assert "from: FL-001 is already out of service from 2026-03-03T05:00:00Z" in overlapping.err

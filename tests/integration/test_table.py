@@ -76,9 +76,31 @@ def test_dismissing_twice_or_a_missing_record_is_an_error(table):
                                            at=T0)
     assert dismissed["dismissal"] == {"reason": "in workshop", "by": "ops", "at": "2026-03-01T09:00:00Z"}
     with pytest.raises(Conflict, match="already dismissed by ops"):
-        table.dismiss_missed_check("forklift", window.start, "fl-1", reason="again", by="ops", at=T0)
+        table.dismiss_missed_check("forklift", window.start, "fl-1", reason="again", by="someone-else",
+                                   at=T0 + timedelta(hours=1))
+    kept = table.missed_checks_of_checklist("forklift", window.start, window.end)
+    assert [item["dismissal"] for item in kept] == [dismissed["dismissal"]]  # who dismissed it, and when, stay
     with pytest.raises(NotFound):
         table.dismiss_missed_check("forklift", window.start, "fl-9", reason="x", by="ops", at=T0)
+
+
+def test_a_performed_check_recorded_again_keeps_who_recorded_it_first(table):
+    """Audit data is never rewritten: a second put of the same check (checklist, equipment, instant)
+    by someone else leaves the first recorded_by and recorded_at, and answers them."""
+    from missed_checks.performed_check import PerformedCheck
+    from missed_checks.ports import CheckRecord
+
+    monday = datetime(2026, 3, 2, 6, 12, tzinfo=UTC)
+    check = PerformedCheck("forklift", "fl-1", monday)
+    assert table.record_performed_checks([check], T0, "alice").written == 1
+    again = table.record_performed_checks([check, PerformedCheck("forklift", "fl-2", monday), check],
+                                          T0 + timedelta(hours=1), "bob")
+    first = CheckRecord("2026-03-01T09:00:00Z", "alice")
+    assert (again.written, again.kept) == (1, {("forklift", "fl-1", "2026-03-02T06:12:00Z"): first})
+    stored = [item for item in table.checks_of_equipment("fl-1", monday, monday + timedelta(hours=1))
+              if item["type"] == "performed_check"]
+    assert [(item["recorded_by"], item["recorded_at"]) for item in stored] == [("alice", "2026-03-01T09:00:00Z")]
+    assert table.performed_check_records([check]) == {("forklift", "fl-1", "2026-03-02T06:12:00Z"): first}
 
 
 def judged(missed: int, newly: int, at: str = "2026-03-02T13:30:00Z") -> dict:

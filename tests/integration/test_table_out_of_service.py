@@ -32,7 +32,7 @@ def test_the_periods_overlapping_a_window_come_from_one_query(table, monkeypatch
                period("fl-4", T0 + timedelta(hours=8), T0 + 2 * DAY),  # starts as it ends
                period("fl-5", T0 - DAY, T0)]  # ends as it starts
     for each in periods:
-        assert table.record_out_of_service(each)
+        assert table.record_out_of_service(each) == (each, True)
     requests: list[dict] = []
     original = table.client.get_paginator
 
@@ -68,12 +68,12 @@ def test_many_equipment_are_filtered_after_the_query(table):
 
 def test_recording_the_same_period_again_changes_nothing_and_an_overlapping_one_is_refused(table):
     week = period("fl-1", T0, T0 + 7 * DAY)
-    assert table.record_out_of_service(week)
-    assert not table.record_out_of_service(week)
+    assert table.record_out_of_service(week) == (week, True)
+    assert table.record_out_of_service(week) == (week, False)
     with pytest.raises(InvalidInput, match="already out of service from 2026-03-02T05:00:00Z until") as refused:
         table.record_out_of_service(period("fl-1", T0 + 6 * DAY, None, reason="another"))
     assert refused.value.field == "from"
-    assert table.record_out_of_service(period("fl-1", T0 + 7 * DAY, None))  # right after it: fine
+    assert table.record_out_of_service(period("fl-1", T0 + 7 * DAY, None))[1]  # right after it: fine
     assert [(p.start, p.end) for p in table.out_of_service_of_equipment("fl-1")] == [
         (T0, T0 + 7 * DAY), (T0 + 7 * DAY, None)]
 
@@ -96,3 +96,31 @@ def test_an_open_ended_period_is_ended_once(table):
     ended = table.end_out_of_service("fl-1", T0 + DAY, by="ops", now=T0 + DAY)
     assert ended.end == T0 + DAY and ended.planned_end is None
     assert table.out_of_service_periods(T0 + DAY, T0 + 2 * DAY) == []
+
+
+def test_the_same_period_recorded_by_someone_else_keeps_who_recorded_it_first(table):
+    """Audit data is never rewritten: the same period posted later by another person writes
+    nothing and answers the first record (its recorded_by and recorded_at)."""
+    first = period("fl-1", T0, T0 + 7 * DAY)
+    table.record_out_of_service(first)
+    later = OutOfServicePeriod.create(equipment_id="fl-1", start=T0, end=T0 + 7 * DAY, reason="workshop",
+                                      recorded_by="someone-else", recorded_at=T0 + DAY)
+    stored, written = table.record_out_of_service(later)
+    assert (written, stored.recorded_by, stored.recorded_at) == (False, "j.doe", T0)
+    [kept] = table.out_of_service_of_equipment("fl-1")
+    assert (kept.recorded_by, kept.recorded_at) == ("j.doe", T0)
+
+
+def test_ending_a_period_again_earlier_keeps_the_first_ending_on_record(table):
+    """A second early end rewrote the first one's ended_by, ended_at and planned_to: now the first
+    plan stays, and each earlier ending is kept as it was recorded."""
+    table.record_out_of_service(period("fl-1", T0, T0 + 7 * DAY))
+    table.end_out_of_service("fl-1", T0 + 5 * DAY, by="a.smith", now=T0 + DAY)
+    again = table.end_out_of_service("fl-1", T0 + 3 * DAY, by="b.jones", now=T0 + 2 * DAY)
+    [stored] = table.out_of_service_of_equipment("fl-1")
+    assert stored == again
+    assert (stored.end, stored.planned_end, stored.ended_by, stored.ended_at) == (
+        T0 + 3 * DAY, T0 + 7 * DAY, "b.jones", T0 + 2 * DAY)
+    assert stored.earlier_endings == ({"to": "2026-03-07T05:00:00Z", "ended_by": "a.smith",
+                                       "ended_at": "2026-03-03T05:00:00Z"},)
+    assert (stored.recorded_by, stored.recorded_at) == ("j.doe", T0)

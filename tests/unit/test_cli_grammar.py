@@ -191,3 +191,58 @@ def test_a_command_line_builds_only_its_commands_group_and_the_same_help() -> No
                 assert parser.format_help() == full[path], path
     for argv in ([], ["--help"], ["--version"], ["bogus"], ["-x", "checklist"]):
         assert list(subcommands(build_parser(argv))) == list(subcommands(PARSER)), argv
+
+
+def _single_value_options() -> list[tuple[tuple[str, ...], argparse.Action]]:
+    """Every option of every command that takes one value (argparse's ``store``), target options included."""
+    return [(path, action) for path, parser in COMMANDS if not subcommands(parser)
+            for action in parser._actions
+            if action.option_strings and isinstance(action, argparse._StoreAction) and action.nargs is None]
+
+
+SINGLE_VALUE_OPTIONS = _single_value_options()
+
+
+def _two_values(action: argparse.Action) -> tuple[str, str]:
+    if action.choices:
+        first, second, *_ = list(action.choices)
+        return str(first), str(second)
+    return "1", "2"
+
+
+@pytest.mark.parametrize(("path", "action"), SINGLE_VALUE_OPTIONS,
+                         ids=[f"{' '.join(path)} {action.option_strings[-1]}" for path, action in SINGLE_VALUE_OPTIONS])
+def test_an_option_of_one_value_given_twice_is_refused_naming_it(
+    capsys: pytest.CaptureFixture[str], path: tuple[str, ...], action: argparse.Action
+) -> None:
+    """Found by an adversarial user: ``digest subscribe --to a --to b`` kept b alone and exited 0
+    (argparse's ``store`` keeps the last value silently). Every option that takes one value refuses
+    a second, different one (exit 2, one line naming it); those that make sense several times
+    accumulate (``append``)."""
+    flag = action.option_strings[-1]
+    first, second = _two_values(action)
+    code, out, err = run(capsys, *path, flag, first, flag, second)
+    assert (code, out) == (2, ""), err
+    error = ONE_LINE_ERROR.fullmatch(err)
+    assert error is not None and error["field"] in {name.lstrip("-") for name in action.option_strings}, err
+    assert "given twice" in error["advice"], err
+
+
+def test_the_audit_reaches_the_options_people_repeat_and_digest_to_accumulates() -> None:
+    reached = {(" ".join(path), action.option_strings[-1]) for path, action in SINGLE_VALUE_OPTIONS}
+    assert {("report", "--from"), ("check record", "--at"), ("equipment out-of-service", "--reason"),
+            ("missed dismiss", "--by"), ("checklist put", "--window"), ("local serve", "--port"),
+            ("digest subscribe", "--stack"), ("report", "--format")} <= reached
+    assert ("digest subscribe", "--to") not in reached
+    args = PARSER.parse_args(["digest", "subscribe", "fleet", "--to", "a@example.com", "--to", "b@example.com",
+                              "--period", "daily", "--time", "07:00", "--timezone", "UTC", "--to", "a@example.com"])
+    assert args.to == ["a@example.com", "b@example.com", "a@example.com"]  # repeats are folded by the subscription
+
+
+def test_the_same_value_twice_changes_nothing_and_is_accepted() -> None:
+    args = PARSER.parse_args(["report", "--from", "2026-03-01", "--from", "2026-03-01", "--to", "2026-04-01"])
+    assert vars(args)[next(a.dest for a in option_actions("report") if "--from" in a.option_strings)] == "2026-03-01"
+
+
+def option_actions(command: str) -> list[argparse.Action]:
+    return next(parser for path, parser in COMMANDS if path == (command,))._actions

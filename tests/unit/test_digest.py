@@ -167,3 +167,21 @@ def test_digest_ids_are_the_notification_ids_of_subscription_address_and_period(
     others = {digest_id("t", "a@example.com", start), digest_id("s", "b@example.com", start),
               digest_id("s", "a@example.com", start + timedelta(days=1))}
     assert digest_id("s", "a@example.com", start) not in others and len(others) == 3
+
+
+def test_several_addresses_are_kept_in_order_each_validated_and_repeats_folded() -> None:
+    """``digest subscribe --to a --to b`` kept only b: a subscription now names every address given."""
+    sub = daily(address=["fleet@example.com", "lead@example.com", "FLEET@example.com"])
+    assert sub.addresses == ("fleet@example.com", "lead@example.com") and sub.address == "fleet@example.com"
+    assert sub.to_fields()["addresses"] == ["fleet@example.com", "lead@example.com"]
+    assert {sub.digest_id(NOW, a) for a in sub.addresses} == {
+        digest_id("fleet-daily", a, sub.period_ending(NOW)[0]) for a in sub.addresses}
+    for value, field in ((["fleet@example.com", "nope"], "to[1]"), ([], "to"), (["x@example.com"] * 21, "to")):
+        with pytest.raises(InvalidInput) as refused:
+            daily(address=value)
+        assert refused.value.field == field
+    # an item an earlier version wrote, with one "address": read as it was, nothing left in extra
+    legacy = {**{k: v for k, v in sub.to_fields().items() if k != "addresses"}, "address": "old@example.com"}
+    read = Subscription.from_item(legacy)
+    assert read.addresses == ("old@example.com",) and read.extra == {}
+    assert Subscription.from_item(sub.to_fields()).addresses == sub.addresses

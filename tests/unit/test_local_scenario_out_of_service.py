@@ -62,3 +62,30 @@ def test_equipment_must_be_assigned_before_the_event() -> None:
     with pytest.raises(InvalidInput, match="not assigned to any checklist") as caught:
         Scenario.from_dict({**scenario(), "start": "2026-03-01T00:00:00Z", "events": [early, *SETUP]})
     assert caught.value.field == "events[0].out_of_service.equipment"
+
+
+def test_what_the_table_would_refuse_when_played_is_refused_before_anything_runs() -> None:
+    """Found by the generated scenarios (tests/unit/test_scenario_properties.py): back_in_service
+    with no period in effect, or a period overlapping an earlier one, were accepted and failed the
+    run half way; they are refused with the file, naming the event and field."""
+    week = {"at": "2026-03-20T09:00:00Z", "out_of_service": WEEK}
+    cases = [
+        ([{"at": "2026-03-20T09:00:00Z", "back_in_service": {"equipment": "fl-01"}}],
+         "events[2].back_in_service.equipment", "not out of service at 2026-03-20T09:00:00+00:00"),
+        ([week, {"at": "2026-03-31T09:00:00Z", "back_in_service": {"equipment": "fl-01"}}],  # the week is over
+         "events[3].back_in_service.equipment", "not out of service"),
+        ([week, {"at": "2026-03-21T09:00:00Z", "out_of_service": {**WEEK, "from": "2026-03-29T00:00:00Z",
+                                                                  "reason": "other"}}],
+         "events[3].out_of_service.from", "already out of service"),
+        ([week, {"at": "2026-03-23T05:00:00Z", "back_in_service": {"equipment": "fl-01"}}],  # at its very start
+         "events[3].at", "is not after the period's from"),
+    ]
+    for events, field, says in cases:
+        with pytest.raises(InvalidInput) as caught:
+            Scenario.from_dict(scenario(*events))
+        assert (caught.value.field, says in caught.value.message) == (field, True), caught.value
+    # the same period twice is a re-run (nothing new), and ended early it can be recorded again after
+    Scenario.from_dict(scenario(week, {**week, "at": "2026-03-21T09:00:00Z"},
+                                {"at": "2026-03-24T09:00:00Z", "back_in_service": {"equipment": "fl-01"}},
+                                {"at": "2026-03-25T09:00:00Z",
+                                 "out_of_service": {**WEEK, "from": "2026-03-26T00:00:00Z", "reason": "again"}}))

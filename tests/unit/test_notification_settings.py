@@ -7,7 +7,7 @@ from decimal import Decimal
 import pytest
 
 from missed_checks.checklist import Checklist
-from missed_checks.durations import parse_duration
+from missed_checks.durations import Duration, parse_duration
 from missed_checks.errors import InvalidInput
 from missed_checks.notification import (
     MAX_RECIPIENTS,
@@ -119,3 +119,58 @@ def test_a_scenario_takes_the_same_notify_object_and_names_the_event_and_field()
     with pytest.raises(InvalidInput) as caught:
         Scenario.from_dict(_scenario({**FULL, "remind_before": ["PT9H"]}))
     assert caught.value.field == "events[0].put_checklist.notify.remind_before[0]"
+
+
+# -- a lead the reminder schedule can honour (issue: accepted, then not honoured) -----------------------
+BERLIN_DAILY = "DTSTART;TZID=Europe/Berlin:20260302T013000\nRRULE:FREQ=DAILY"  # windows close at 09:30
+
+
+def _rule(recurrence: str = BERLIN_DAILY, window: str = "PT8H") -> object:
+    return Checklist(checklist_id="fl", recurrence=recurrence, window=window).parsed()
+
+
+def _fires_before_close(rule: object, lead: str, windows: int = 400) -> bool:
+    """Whether every reminder of the first ``windows`` windows (a year and more, both DST changes)
+    fires, as Scheduler fires it, before its window closes: the reminder schedule's own firing
+    (ReminderRecurrence's schedule time) plus the tolerance."""
+    from missed_checks.notification import FIRING_TOLERANCE
+    from missed_checks.reminders import ReminderRecurrence
+    from missed_checks.schedule_expression import firing_wall_time
+
+    reminders = ReminderRecurrence.of(rule, parse_duration(lead, "lead"))  # type: ignore[arg-type]
+    for window in reminders.windows_after(reminders.dtstart, windows):
+        wall = firing_wall_time(window.evaluate_at, reminders.zone)
+        fires = wall.replace(tzinfo=reminders.zone)
+        if fires.astimezone(window.end.tzinfo) + FIRING_TOLERANCE > window.end:
+            return False
+    return True
+
+
+@pytest.mark.parametrize(("recurrence", "window", "earliest"), [
+    (BERLIN_DAILY, "PT8H", "PT1M"),
+    ("DTSTART;TZID=Europe/Berlin:20260302T013000\nRRULE:FREQ=DAILY;BYSECOND=40", "PT8H", "PT1M40S"),
+    ("DTSTART;TZID=America/New_York:20260302T060015\nRRULE:FREQ=WEEKLY;BYDAY=MO,FR", "PT8H30S", "PT1M45S"),
+])
+def test_a_lead_shorter_than_the_schedule_can_honour_is_refused_with_the_earliest_that_can(
+        recurrence: str, window: str, earliest: str) -> None:
+    """Found by an adversarial user: remind_before PT30S on windows closing at 09:30 was accepted,
+    and the "before 09:30" reminder went out at 09:30 or later (the cron fires on whole minutes,
+    and inside the minute after). The one rule (notification.earliest_lead) refuses it naming the
+    earliest lead that fires in time; that lead does, and one second less would not."""
+    rule = _rule(recurrence, window)
+    too_short = str(Duration(seconds=parse_duration(earliest, "lead").seconds - 1))
+    with pytest.raises(InvalidInput) as refused:
+        NotifySettings.parse({"to": ["crew@example.com"], "remind_before": ["PT1H", too_short]}, rule)
+    assert refused.value.field == "notify.remind_before[1]"
+    assert f"the earliest lead that fires in time is {earliest}" in refused.value.message
+    assert NotifySettings.parse({"to": ["crew@example.com"], "remind_before": [earliest]}, rule).remind_before == (
+        earliest,)
+    assert _fires_before_close(rule, earliest)
+    assert not _fires_before_close(rule, too_short)
+
+
+def test_a_scenario_refuses_a_lead_its_reminders_cannot_honour_naming_the_event() -> None:
+    with pytest.raises(InvalidInput) as caught:
+        Scenario.from_dict(_scenario({"to": ["crew@example.com"], "remind_before": ["PT59S"]}))
+    assert caught.value.field == "events[0].put_checklist.notify.remind_before[0]"
+    assert "earliest lead that fires in time is PT1M" in caught.value.message

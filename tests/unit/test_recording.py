@@ -114,8 +114,10 @@ def test_a_retry_with_the_same_key_records_once_and_answers_the_same(table: InMe
         ("record_performed_check", "forklift-daily/FL-2@2026-03-02T08:00:00Z")]
     with pytest.raises(IdempotencyConflict):
         record_checks(table, [one("FL-1")], now=later, recorded_by="app", idempotency_key="k-1")
-    # keys belong to a caller: another caller's k-1 is a request of its own
-    assert not record_checks(table, [one("FL-1")], now=later, recorded_by="other", idempotency_key="k-1").replayed
+    # keys belong to a caller: another caller's k-1 is a request of its own (no conflict); its check
+    # was on record already, so it writes nothing and answers app's record
+    other = record_checks(table, [one("FL-1")], now=later, recorded_by="other", idempotency_key="k-1")
+    assert (other.replayed, other.written, other.recorded_by, other.recorded_at) == (True, 0, "app", NOW)
 
 
 def test_a_retry_after_an_unfinished_attempt_writes_the_same_recorded_at(table: InMemoryTable) -> None:
@@ -168,3 +170,40 @@ def test_a_check_before_its_checklist_existed_is_written_with_a_warning(table: I
     # the window it was created in is judged (it ends after the creation): a check early in it counts
     early_that_day = Row(PerformedCheck("yard-daily", "FL-1", datetime(2026, 3, 3, 7, 0, tzinfo=RIGA)))
     assert record_checks(table, [early_that_day], now=now, recorded_by="cli:ops").warnings == ()
+
+
+def test_a_check_posted_again_keeps_its_first_record_and_answers_it_as_a_replay(table: InMemoryTable) -> None:
+    """Found by an adversarial user: the same check posted again without an idempotency key rewrote
+    its recorded_by and recorded_at, so one person's record became another's. The first record
+    stays, whoever posts it later and with or without a key, and the answer is a replay giving it."""
+    first = record_checks(table, [one()], now=NOW, recorded_by="arn:aws:iam::123456789012:user/alice")
+    assert (first.written, first.replayed) == (1, False)
+    key = ("forklift-daily", "FL-1", "2026-03-02T08:00:00Z")
+    later = NOW + timedelta(hours=2)
+    for idempotency_key in (None, "bob-1"):
+        again = record_checks(table, [one()], now=later, recorded_by="arn:aws:iam::123456789012:user/bob",
+                              idempotency_key=idempotency_key)
+        assert table.recorded[key] == ("2026-03-02T09:00:00Z", "arn:aws:iam::123456789012:user/alice")
+        assert (again.recorded_by, again.recorded_at, again.replayed) == (
+            "arn:aws:iam::123456789012:user/alice", NOW, True)
+        assert (again.written, again.already_recorded) == (0, 1)
+        assert again.to_dict()["checks"][0]["recorded_by"] == "arn:aws:iam::123456789012:user/alice"
+        assert table.recorded[key] == ("2026-03-02T09:00:00Z", "arn:aws:iam::123456789012:user/alice")
+    # bob's key answers the same on a retry: nothing written, alice's record
+    retry = record_checks(table, [one()], now=later + timedelta(minutes=1),
+                          recorded_by="arn:aws:iam::123456789012:user/bob", idempotency_key="bob-1")
+    assert (retry.replayed, retry.written, retry.recorded_by) == (True, 0, "arn:aws:iam::123456789012:user/alice")
+    assert [w for w in table.writes if w[0] == "record_performed_check"] == [
+        ("record_performed_check", "forklift-daily/FL-1@2026-03-02T08:00:00Z")]
+
+
+def test_a_batch_writes_its_new_checks_and_leaves_those_on_record_as_they_were(table: InMemoryTable) -> None:
+    record_checks(table, [one("FL-1")], now=NOW, recorded_by="alice")
+    later = NOW + timedelta(minutes=30)
+    batch = record_checks(table, [one("FL-1"), one("FL-2"), one("FL-2")], now=later, recorded_by="bob")
+    assert (batch.replayed, batch.written, batch.already_recorded) == (False, 1, 1)
+    assert (batch.recorded_by, batch.recorded_at) == ("bob", later)
+    assert [(c["equipment_id"], c["recorded_by"]) for c in batch.to_dict()["checks"]] == [
+        ("FL-1", "alice"), ("FL-2", "bob"), ("FL-2", "bob")]
+    assert table.recorded[("forklift-daily", "FL-1", "2026-03-02T08:00:00Z")] == ("2026-03-02T09:00:00Z", "alice")
+    assert table.recorded[("forklift-daily", "FL-2", "2026-03-02T08:00:00Z")] == ("2026-03-02T09:30:00Z", "bob")

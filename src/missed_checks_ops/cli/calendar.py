@@ -5,11 +5,13 @@ have no window due."""
 from __future__ import annotations
 
 import argparse
+import getpass
 from typing import Any
 
 from missed_checks import clock
-from missed_checks.closure_calendar import ClosureCalendar, parse_dates, validate_calendar_id
+from missed_checks.closure_calendar import ClosureCalendar, parse_dates, validate_author, validate_calendar_id
 from missed_checks.errors import InvalidInput
+from missed_checks.timefmt import to_utc_iso
 from missed_checks_ops.calendars import calendar_specs, delete_calendar, get_calendar, list_calendars, put_calendar
 from missed_checks_ops.cli.common import (
     RECORD_FORMATS,
@@ -44,6 +46,7 @@ def register(subparsers: Any) -> None:
                      help="a closed local date; repeat, or separate several with commas")
     put.add_argument("--description", metavar="TEXT")
     put.add_argument("--file", metavar="FILE", help="YAML or JSON: one calendar or a list (id, dates, description)")
+    put.add_argument("--by", metavar="WHO", help="who puts it, kept on the revision (default cli:<login name>)")
 
     show = add_command(group, "show", help="one calendar: its dates, revision and checklists",
                        description="Show a closure calendar: its dates, revision and the checklists that reference "
@@ -96,7 +99,8 @@ def calendar_put(args: argparse.Namespace) -> int:
     specs = _specs(args)  # every one validated before any is written
     target = target_of(args)
     now = clock.now()
-    written = [put_calendar(target, spec["id"], spec["dates"], now, spec.get("description")) for spec in specs]
+    by = validate_author(args.by if args.by is not None else _login(), "by")
+    written = [put_calendar(target, spec["id"], spec["dates"], now, spec.get("description"), by) for spec in specs]
     out: Output = args.out
     if out.format == "json":
         documents = [c.to_dict() for c in written]
@@ -108,10 +112,20 @@ def calendar_put(args: argparse.Namespace) -> int:
     return 0
 
 
+def _login() -> str:
+    """``cli:<login name>``, as a check recorded from the command line names its author."""
+    try:
+        return f"cli:{getpass.getuser()}"
+    except (OSError, KeyError):  # no login name (a container without a passwd entry or USER)
+        return "cli:unknown"
+
+
 def _say_calendar(calendar: ClosureCalendar, out: Output) -> None:
     out.say(f"calendar {calendar.calendar_id}" + (f" ({calendar.description})" if calendar.description else ""),
             "bold")
-    out.say(f"  {'revision:':<12}{calendar.revision}")
+    out.say(f"  {'revision:':<12}{calendar.revision}"
+            + (f", put by {calendar.updated_by}" if calendar.updated_by else "")
+            + (f" at {to_utc_iso(calendar.updated_at)}" if calendar.updated_at else ""))
     out.say(f"  {'dates:':<12}{', '.join(d.isoformat() for d in calendar.dates) or '-'}")
     out.say(f"  {'used by:':<12}{', '.join(sorted(calendar.used_by)) or '-'}")
 

@@ -111,7 +111,8 @@ def _register_checklist(subparsers: Any) -> None:
     notify.add_argument("--notify-to", action="append", metavar="ADDRESS",
                         help="told of reminders and missed windows (repeat for several)")
     notify.add_argument("--remind-before", action="append", metavar="DURATION",
-                        help="a reminder this long before each window closes, e.g. PT1H (repeat, up to 3)")
+                        help="a reminder this long before each window closes, e.g. PT1H (repeat, up to 3; at "
+                             "least PT1M, so that it fires before the window closes)")
     notify.add_argument("--escalate-to", action="append", metavar="ADDRESS",
                         help="told when the same equipment is missed --escalate-after windows in a row")
     notify.add_argument("--escalate-after", type=int, metavar="N", help="consecutive misses that escalate (1 or more)")
@@ -192,8 +193,8 @@ def checklist_put(args: argparse.Namespace) -> int:
             raise InvalidInput("recurrence", f"checklist {spec['id']} has no recurrence")
         within_item_size({key: spec.get(key) for key in ("name", "recurrence", "timezone", "window", "grace")})
         rule = validate_rule(str(spec["recurrence"]), spec.get("timezone"), spec.get("window"), spec.get("grace"))
-        if flags is not None or "notify" in spec:  # notifications (#18): checked against this rule's window
-            spec["notify"] = NotifySettings.parse(flags if flags is not None else spec["notify"], rule.window)
+        if flags is not None or "notify" in spec:  # notifications (#18): checked against this rule's windows
+            spec["notify"] = NotifySettings.parse(flags if flags is not None else spec["notify"], rule)
         rules.append(rule)
     target = None if args.dry_run else target_of(args)
     # closure calendars (#23 item 2): every calendar named exists (checked before any write); the
@@ -433,7 +434,8 @@ def _register_check(subparsers: Any) -> None:
                       description="Performed checks: on time inside the window, late inside the grace period.")
     record = add_command(
         group, "record", help="record one performed check",
-        description="Record that a check was performed (recording the same instant twice keeps one). "
+        description="Record that a check was performed. Recording the same instant again changes nothing: "
+                    "the check keeps who recorded it first and when, and the answer says so. "
                     "Refused when the equipment is not assigned to the checklist at that instant, or the "
                     "instant is more than 5 minutes ahead of now.",
         examples="  missed-checks check record --checklist forklift-daily --equipment FL-001 --stack missed-checks\n"
@@ -445,7 +447,7 @@ def _register_check(subparsers: Any) -> None:
     record.add_argument("--at", metavar="INSTANT", help="when it was performed (default now)")
     record.add_argument("--by", metavar="WHO", help="who records it (default cli:<login name>)")
     imported = add_command(
-        group, "import", help="import performed checks from a CSV file (batch writes)",
+        group, "import", help="import performed checks from a CSV file (those on record already are kept)",
         description="Import performed checks from CSV with a header: checklist_id,equipment_id,performed_at "
                     "(instants with an offset). Every row is checked before anything is written (each piece of "
                     "equipment must be assigned to its checklist at performed_at); every bad row is named.",
@@ -473,13 +475,18 @@ def check_record(args: argparse.Namespace) -> int:
     check = PerformedCheck(validate_checklist_id(args.checklist, "checklist"),
                            validate_equipment_id(args.equipment, "equipment"), instant_arg(args.at, "at"))
     recorded = record_check(target_of(args), check, now, _recorded_by(args))
+    # a check on record already keeps who recorded it and when: the answer is that first record
     document = {"checklist_id": check.checklist_id, "equipment_id": check.equipment_id,
                 "performed_at": to_utc_iso(check.performed_at), "recorded_at": to_utc_iso(recorded.recorded_at),
-                "recorded_by": recorded.recorded_by, "warnings": list(recorded.warnings)}
+                "recorded_by": recorded.recorded_by, "already_recorded": recorded.replayed,
+                "warnings": list(recorded.warnings)}
     _warn(recorded.warnings)
     out: Output = args.out
     if out.format == "json":
         out.json(document)
+    elif recorded.replayed:
+        out.say(f"already recorded: {check.equipment_id} on {check.checklist_id} at {document['performed_at']}, "
+                f"by {recorded.recorded_by or 'someone unnamed'} at {document['recorded_at']} (nothing changed)")
     else:
         out.say(f"recorded: {check.equipment_id} on {check.checklist_id} at {document['performed_at']}")
     return 0
@@ -513,14 +520,17 @@ def check_import(args: argparse.Namespace) -> int:
             imported = import_checks(target, parsed.labelled(), now, _recorded_by(args), progress=advance)
     except ChecksRefused as refused:  # every bad row, nothing written
         raise bad_rows(args.path, [str(problem) for problem in refused.problems]) from None
-    written = imported.written
+    written, kept = imported.written, imported.already_recorded
     _warn(imported.warnings)
-    document = {"rows": parsed.rows, "written": written, "checklists": parsed.checklist_ids,
-                "warnings": list(imported.warnings)}
+    document = {"rows": parsed.rows, "written": written, "already_recorded": kept,
+                "checklists": parsed.checklist_ids, "warnings": list(imported.warnings)}
     out: Output = args.out
     if out.format == "json":
         out.json(document)
     else:
+        merged = parsed.rows - written - kept
+        notes = [*([f"{kept} recorded already, kept as they were"] if kept else []),
+                 *([f"{merged} duplicate rows merged"] if merged else [])]
         out.say(f"imported {written} performed checks for {len(parsed.checklist_ids)} checklist(s)"
-                + (f" ({parsed.rows - written} duplicate rows merged)" if written < parsed.rows else ""))
+                + (f" ({'; '.join(notes)})" if notes else ""))
     return 0

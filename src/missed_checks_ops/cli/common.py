@@ -82,6 +82,10 @@ class CliParser(argparse.ArgumentParser):
         # option is spelled out or refused as unknown.
         kwargs["allow_abbrev"] = False
         super().__init__(*args, **kwargs)
+        # An option that takes one value, given twice with two values, is refused (argparse's own
+        # ``store`` keeps the last silently): options that make sense several times are ``append``.
+        self.register("action", None, StoreOnce)
+        self.register("action", "store", StoreOnce)
 
     def error(self, message: str) -> NoReturn:
         field, advice = usage_error(self, message)
@@ -105,6 +109,24 @@ class CliParser(argparse.ArgumentParser):
             return text
         shown = [first_example(child) for child in subcommands(self).values()]
         return text.rstrip("\n") + "\n\nexamples:\n" + "\n".join(e for e in shown if e) + "\n"
+
+
+class StoreOnce(argparse._StoreAction):
+    """argparse's ``store`` that refuses a second, different value for the same option (exit 2,
+    naming it): ``--to a --to b`` would otherwise keep ``b`` and drop ``a`` without a word. The same
+    value twice changes nothing and is accepted."""
+
+    _GIVEN = "_options_given"
+    """The namespace attribute holding the dests given so far in this parse (and their values)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        given: dict[str, Any] = namespace.__dict__.setdefault(self._GIVEN, {})
+        if option_string is not None and self.dest in given and given[self.dest] != values:
+            raise argparse.ArgumentError(self, f"given twice ({given[self.dest]!r}, then {values!r}), and it "
+                                               "takes one value: give it once")
+        given[self.dest] = values
+        super().__call__(parser, namespace, values, option_string)
 
 
 def set_examples(parser: CliParser, examples: str) -> None:
@@ -372,7 +394,7 @@ def command_output(fmt: str, path: str | None) -> Iterator[Output]:
 def target_parent(json_option: bool = True) -> argparse.ArgumentParser:
     """Options every command takes: where the stack is, and ``--json`` (shown only on commands
     without ``--format``; elsewhere it is the old spelling of ``--format json``)."""
-    parent = argparse.ArgumentParser(add_help=False)
+    parent = CliParser(add_help=False)
     group = parent.add_argument_group("target")
     group.add_argument("--stack", metavar="NAME",
                        help="CloudFormation stack deployed with SAM (default: $MISSED_CHECKS_STACK, or the "

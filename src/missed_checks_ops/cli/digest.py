@@ -36,17 +36,18 @@ def register(subparsers: Any) -> None:
                                   "worst first, at a local time in its own time zone.")
     subscribe = add_command(
         group, "subscribe", help="create or replace a digest subscription (validated before it is written)",
-        description="Subscribe an address to a daily or weekly digest. Everything is checked before anything "
-                    "is written: the address, the period, the local time (HH:MM; a time the clocks skip on "
-                    "some day is refused), the IANA zone, the day (weekly) and that every checklist named "
-                    "exists. Subscribing an existing ID replaces that subscription.",
-        examples=f"""  missed-checks digest subscribe fleet-daily --to fleet@example.com --period daily --time 07:00 \\
-      --timezone Europe/Berlin --stack missed-checks
+        description="Subscribe one or more addresses (--to, repeated) to a daily or weekly digest. Everything "
+                    "is checked before anything is written: each address, the period, the local time (HH:MM; a "
+                    "time the clocks skip on some day is refused), the IANA zone, the day (weekly) and that "
+                    "every checklist named exists. Subscribing an existing ID replaces that subscription.",
+        examples=f"""  missed-checks digest subscribe fleet-daily --to fleet@example.com --to lead@example.com \\
+      --period daily --time 07:00 --timezone Europe/Berlin --stack missed-checks
   missed-checks digest subscribe lead-weekly --to lead@example.com --period weekly --day MO --time 06:30 \\
       --timezone America/New_York --endpoint {LOCAL_ENDPOINT}""",
         handler=digest_subscribe, formats=RESULT_FORMATS)
     subscribe.add_argument("subscription_id", metavar="ID", help="subscription id (names its schedule)")
-    subscribe.add_argument("--to", required=True, metavar="ADDRESS", help="one e-mail address")
+    subscribe.add_argument("--to", required=True, action="append", metavar="ADDRESS",
+                           help="an e-mail address; repeat for several (each gets its own e-mail)")
     subscribe.add_argument("--period", required=True, choices=[p.value for p in Period],
                            help="daily: the previous local day; weekly: the seven days before --day")
     subscribe.add_argument("--time", required=True, metavar="HH:MM", help="local time it is sent, in --timezone")
@@ -100,7 +101,7 @@ def _when(document: dict[str, Any]) -> str:
 
 def _print_subscription(result: dict[str, Any], out: Output) -> None:
     document, upcoming = result["subscription"], result["next_digest"]
-    out.say(f"  to {document['address']}, {_when(document)}, "
+    out.say(f"  to {', '.join(document['addresses'])}, {_when(document)}, "
             + ("every checklist" if not document["checklists"] else "checklists " + ", ".join(document["checklists"])))
     out.say(f"  schedule: {document['schedule']['expression']} in {document['schedule']['timezone']}")
     out.say(f"  next digest: {upcoming['at']}, covering {upcoming['from']} to {upcoming['to']}")
@@ -108,7 +109,7 @@ def _print_subscription(result: dict[str, Any], out: Output) -> None:
 
 def digest_list(args: argparse.Namespace) -> int:
     found, problems = list_digests(target_of(args))
-    rows = [{"subscription_id": s.subscription_id, "address": s.address, "when": s.describe_when(),
+    rows = [{"subscription_id": s.subscription_id, "address": ", ".join(s.addresses), "when": s.describe_when(),
              "checklists": ", ".join(s.checklists) or "(all)"} for s in found]
     args.out.records(rows, COLUMNS, document=[s.to_dict() for s in found], empty="no digest subscriptions")
     for problem in problems:
@@ -122,7 +123,7 @@ def digest_unsubscribe(args: argparse.Namespace) -> int:
     if out.format == "json":
         out.json(result)
     else:
-        out.say(f"digest {result['subscription_id']}: deleted (no more digests to {result['address']})")
+        out.say(f"digest {result['subscription_id']}: deleted (no more digests to {', '.join(result['addresses'])})")
     return 0
 
 
@@ -141,5 +142,7 @@ def digest_preview(args: argparse.Namespace) -> int:
     else:
         out.say(f"digest {digest.digest_id}: {digest.subject}")
         where = f"; HTML written to {args.html_output}" if args.html_output else " (--html-output FILE: its HTML)"
-        out.say(f"  to {digest.subscription.address}{where}")
+        others = len(digest.subscription.addresses) - 1
+        out.say(f"  to {digest.notification.recipient}{where}"
+                + (f" (and {others} more address(es), each its own e-mail)" if others else ""))
     return 0

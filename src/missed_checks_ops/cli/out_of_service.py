@@ -112,7 +112,9 @@ def out_of_service(args: argparse.Namespace) -> int:
     else:
         out.say(f"{document['equipment_id']} out of service from {document['from']} "
                 + (f"until {document['to']}" if document["to"] else "until further notice")
-                + f": {document['reason']}" + ("" if recorded.written else " (recorded already: unchanged)"))
+                + f": {document['reason']}"
+                + ("" if recorded.written else f" (recorded already by {document['recorded_by']} at "
+                                               f"{document['recorded_at']}: unchanged)"))
     return 0
 
 

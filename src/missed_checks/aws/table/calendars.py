@@ -11,9 +11,10 @@ whichever writer comes first. Only a hand edit in the console (an item written a
 adapter) can break it: the evaluation then fails that checklist's run into the dead-letter queue,
 naming ``closed_on[i]``, rather than judge windows with a calendar it cannot read.
 
-Every put writes the calendar as that revision defined it to a record of its own
-(``REVISION#<n>``, never rewritten) in the same transaction: a judged window records the
-revision of each calendar it was judged by, and that record says which dates it held.
+Every put writes the calendar as that revision defined it, with who put it and when, to a record
+of its own (``REVISION#<n>``, written once: ``attribute_not_exists``) in the same transaction: a
+judged window records the revision of each calendar it was judged by, and that record says which
+dates it held and who made them so.
 """
 
 from __future__ import annotations
@@ -33,7 +34,12 @@ from missed_checks.aws.table.base import (
     guard_action,
     serialize,
 )
-from missed_checks.closure_calendar import ClosureCalendar, validate_calendar_id, validate_description
+from missed_checks.closure_calendar import (
+    ClosureCalendar,
+    validate_author,
+    validate_calendar_id,
+    validate_description,
+)
 
 _REVISION_PREFIX = "REVISION#"
 
@@ -67,19 +73,23 @@ class CalendarItems(TableClient):
         return None if item is None else ClosureCalendar.from_item(item)
 
     def put_calendar(self, calendar_id: str, dates: Sequence[date], *, now: datetime,
-                     description: str | None = None) -> ClosureCalendar:
-        """Create or replace the calendar's dates (and description, when given): a new revision.
-        Its ``used_by`` is never written here. Conflict when it changed meanwhile."""
+                     description: str | None = None, by: str | None = None) -> ClosureCalendar:
+        """Create or replace the calendar's dates (and description, when given): a new revision, put
+        by ``by`` at ``now`` (its own record, written once, keeps both for good). Its ``used_by`` is
+        never written here. Conflict when it changed meanwhile."""
         validate_calendar_id(calendar_id)
+        author = None if by is None else validate_author(by)
         current = self.get_calendar(calendar_id)
         revision = current.revision if current else self._last_revision(calendar_id)
         calendar = ClosureCalendar(
             calendar_id=calendar_id, dates=tuple(sorted(set(dates))),
             description=(validate_description(description) if description is not None
                          else current.description if current else ""),
-            revision=revision + 1, updated_at=now, used_by=current.used_by if current else frozenset())
+            revision=revision + 1, updated_at=now, used_by=current.used_by if current else frozenset(),
+            updated_by=author)
         item = calendar.to_item()
         owned = [name for name in item if name not in ("pk", "sk")]
+        removed = [] if author is not None or current is None or current.updated_by is None else ["updated_by"]
         condition = ("attribute_exists(pk) AND revision = :expected" if current
                      else "attribute_not_exists(pk)")
         values = {f":{name}": item[name] for name in owned}
@@ -87,9 +97,10 @@ class CalendarItems(TableClient):
             values[":expected"] = current.revision
         self._transact([
             {"Update": {"TableName": self.name, "Key": serialize(keys.calendar_key(calendar_id)),
-                        "UpdateExpression": "SET " + ", ".join(f"#{name} = :{name}" for name in owned),
+                        "UpdateExpression": "SET " + ", ".join(f"#{name} = :{name}" for name in owned)
+                                            + "".join(f" REMOVE #{name}" for name in removed),
                         "ConditionExpression": condition,
-                        "ExpressionAttributeNames": {f"#{name}": name for name in owned},
+                        "ExpressionAttributeNames": {f"#{name}": name for name in [*owned, *removed]},
                         "ExpressionAttributeValues": serialize(values)}},
             {"Put": {"TableName": self.name, "Item": serialize(calendar.revision_item()),
                      "ConditionExpression": "attribute_not_exists(pk)"}},

@@ -102,8 +102,8 @@ class ChecklistItems(CalendarItems):
             updated = updated.with_changes(notify=notify)
         if validate:
             rule = updated.parsed()
-            if updated.notify is not None:  # a lead must stay shorter than the (possibly new) window
-                NotifySettings.parse(updated.notify.to_dict(), rule.window)
+            if updated.notify is not None:  # a lead must still fit the (possibly new) rule's windows
+                NotifySettings.parse(updated.notify.to_dict(), rule)
         elif updated.notify is not None and updated.notify.remind_before and notify is None:
             _kept_leads_fit(updated)
         if current is not None and updated.rule() != current.rule():
@@ -309,11 +309,12 @@ def _with_watermark(item: Mapping[str, Any], watermark: object) -> dict[str, Any
 
 
 def _kept_leads_fit(checklist: Checklist) -> None:
-    """Reminders a put kept (#18) must stay shorter than the window the put may have changed; an
-    unchecked rule (``validate=False``) that does not parse is left for schedule-sync to report."""
+    """Reminders a put kept (#18) must still fit the windows the put may have changed (shorter than
+    the window, long enough to fire before it closes); an unchecked rule (``validate=False``) that
+    does not parse is left for schedule-sync to report."""
     try:
-        window = checklist.parsed().window
+        rule = checklist.parsed()
     except InvalidRecurrence:
         return
     if checklist.notify is not None:
-        NotifySettings.parse(checklist.notify.to_dict(), window)
+        NotifySettings.parse(checklist.notify.to_dict(), rule)

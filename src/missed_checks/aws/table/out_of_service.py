@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
+from typing import Any
 
 from botocore.exceptions import ClientError
 
 from missed_checks import keys
-from missed_checks.aws.table.base import Conflict, NotFound, TableClient, error_code, serialize
+from missed_checks.aws.table.base import Conflict, NotFound, TableClient, condition_item, error_code, serialize
 from missed_checks.equipment import validate_equipment_id
 from missed_checks.errors import InvalidInput
 from missed_checks.out_of_service import OutOfServicePeriod
@@ -53,23 +54,31 @@ class OutOfServiceItems(TableClient):
         return self.out_of_service_periods(datetime.fromisoformat("1970-01-01T00:00:00+00:00"), None,
                                            [validate_equipment_id(equipment_id, "equipment")])
 
-    def record_out_of_service(self, period: OutOfServicePeriod) -> bool:
-        """Write a period (validated by :meth:`OutOfServicePeriod.create`): True when written now, False
-        when the same period was recorded already (a re-run). A period overlapping another one of the
-        same equipment is refused (InvalidInput naming ``from``): end or shorten that one first."""
+    def record_out_of_service(self, period: OutOfServicePeriod) -> tuple[OutOfServicePeriod, bool]:
+        """Write a period (validated by :meth:`OutOfServicePeriod.create`); the period as it is on
+        record and True when written now, or the period recorded earlier and False when the same
+        period was recorded already (a re-run, or someone else): its ``recorded_by`` and
+        ``recorded_at`` are never rewritten. A period overlapping another one of the same equipment
+        is refused (InvalidInput naming ``from``): end or shorten that one first."""
         for other in self.out_of_service_periods(period.start, period.end, [period.equipment_id]):
             if other.same_as(period):
-                return False
+                return other, False
             until = f"until {to_utc_iso(other.end)}" if other.end else "until further notice"
             raise InvalidInput("from", f"{period.equipment_id} is already out of service from "
                                        f"{to_utc_iso(other.start)} {until} ({other.reason}): a new period must not "
                                        "overlap it (end it early with back-in-service, or choose other dates)")
-        written = self._conditional("put_item", Item=serialize(period.to_item()),
-                                    ConditionExpression="attribute_not_exists(pk)")
-        if not written:  # recorded concurrently with the same key
+        try:
+            self._request("put_item", Item=serialize(period.to_item()), ConditionExpression="attribute_not_exists(pk)",
+                          ReturnValuesOnConditionCheckFailure="ALL_OLD")
+        except ClientError as error:
+            if error_code(error) != "ConditionalCheckFailedException":
+                raise
+            old = condition_item(error)
+            if old is not None and (earlier := OutOfServicePeriod.from_item(old)).same_as(period):
+                return earlier, False  # the same period, recorded concurrently: the first record stays
             raise Conflict(f"a period of {period.equipment_id} from {to_utc_iso(period.start)} was recorded "
-                           "meanwhile; list them and try again")
-        return True
+                           "meanwhile; list them and try again") from None
+        return period, True
 
     def end_out_of_service(self, equipment_id: str, at: datetime, *, by: str, now: datetime) -> OutOfServicePeriod:
         """End the equipment's period in effect at ``at`` early, from ``at`` on (see
@@ -85,17 +94,25 @@ class OutOfServiceItems(TableClient):
         ended = current.ended(at, by=by, now=now)
         item = ended.to_item()
         unchanged = "#to = :old" if current.end else "attribute_exists(pk) AND attribute_not_exists(#to)"
+        update = "SET #to = :to, ended_by = :by, ended_at = :at"
+        values: dict[str, Any] = {":to": item["to"], ":by": item["ended_by"], ":at": item["ended_at"]}
+        if current.end:
+            values[":old"] = to_utc_iso(current.end)
+        if current.ended_at is None:
+            if current.end:  # the plan it had, kept once
+                update += ", planned_to = :planned"
+                values[":planned"] = item["planned_to"]
+            unchanged += " AND attribute_not_exists(ended_at)"
+        else:  # ended early before: that ending is appended to the record, never overwritten
+            update += ", earlier_endings = list_append(if_not_exists(earlier_endings, :none), :previous)"
+            values.update({":none": [], ":previous": [ended.earlier_endings[-1]],
+                           ":old_at": to_utc_iso(current.ended_at)})
+            unchanged += " AND ended_at = :old_at"
         try:
             self._request(
                 "update_item", Key=serialize(keys.out_of_service_key(to_utc_iso(current.start), equipment_id)),
-                UpdateExpression="SET #to = :to, ended_by = :by, ended_at = :at"
-                                 + (", planned_to = :planned" if current.end else ""),
-                ConditionExpression=unchanged,
-                ExpressionAttributeNames={"#to": "to"},
-                ExpressionAttributeValues=serialize({
-                    ":to": item["to"], ":by": item["ended_by"], ":at": item["ended_at"],
-                    **({":planned": item["planned_to"], ":old": to_utc_iso(current.end)} if current.end else {}),
-                }),
+                UpdateExpression=update, ConditionExpression=unchanged, ExpressionAttributeNames={"#to": "to"},
+                ExpressionAttributeValues=serialize(values),
             )
         except ClientError as error:
             if error_code(error) == "ConditionalCheckFailedException":

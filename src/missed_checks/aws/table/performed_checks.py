@@ -1,17 +1,26 @@
-"""Performed checks: one item per (checklist, equipment, instant), partitioned by checklist and shard."""
+"""Performed checks: one item per (checklist, equipment, instant), partitioned by checklist and shard;
+written once (a conditional put), so who recorded one and when is never rewritten."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
 
+from botocore.exceptions import ClientError
+
 from missed_checks import keys
-from missed_checks.aws.table.base import TableClient, serialize
+from missed_checks.aws.table.base import TableClient, condition_item, error_code, serialize
 from missed_checks.checklist import validate_checklist_id
 from missed_checks.equipment import SHARD_COUNT, shard_of, validate_equipment_id
+from missed_checks.errors import TransientError
 from missed_checks.performed_check import PerformedCheck
+from missed_checks.ports import CheckKey, CheckRecord, ChecksWritten, check_key
 from missed_checks.timefmt import parse_instant, to_utc_iso
+
+WRITE_THREADS = 16
+"""Conditional puts in flight (as the evaluation writes missed checks: the clients' pool allows 32)."""
 
 
 class PerformedCheckItems(TableClient):
@@ -33,18 +42,53 @@ class PerformedCheckItems(TableClient):
             "recorded_by": recorded_by,  # who recorded it (the API caller's identity; None: not kept)
         }
 
-    def record_performed_check(self, check: PerformedCheck, recorded_at: datetime) -> None:
-        """Record a performed check; recording the same (checklist, equipment, instant) twice keeps one."""
-        self.record_performed_checks([check], recorded_at)
+    def record_performed_check(self, check: PerformedCheck, recorded_at: datetime,
+                               recorded_by: str | None = None) -> ChecksWritten:
+        """Record a performed check unless it is on record already (:meth:`record_performed_checks`)."""
+        return self.record_performed_checks([check], recorded_at, recorded_by)
 
     def record_performed_checks(self, checks: Iterable[PerformedCheck], recorded_at: datetime,
-                                recorded_by: str | None = None) -> int:
-        items = {}
+                                recorded_by: str | None = None) -> ChecksWritten:
+        """Write each check with a conditional put (``attribute_not_exists``), :data:`WRITE_THREADS`
+        in flight: a check on record already (the same checklist, equipment and instant) is left as
+        it is, its ``recorded_by`` and ``recorded_at`` never rewritten, and answered in ``kept``
+        with that record (read from the failed condition, no second request)."""
+        items: dict[CheckKey, dict[str, Any]] = {}
         for check in checks:
-            item = self.performed_check_item(check, recorded_at, recorded_by)
-            items[(item["pk"], item["sk"])] = item  # BatchWriteItem rejects duplicate keys in one call
-        self.batch_write([{"PutRequest": {"Item": serialize(item)}} for item in items.values()])
-        return len(items)
+            items.setdefault(check_key(check), self.performed_check_item(check, recorded_at, recorded_by))
+        if len(items) == 1:
+            found = [self._put_unless_recorded(next(iter(items.values())))]
+        else:
+            with ThreadPoolExecutor(max_workers=WRITE_THREADS) as pool:
+                found = list(pool.map(self._put_unless_recorded, items.values()))
+        kept = {key: record for key, record in zip(items, found, strict=True) if record is not None}
+        return ChecksWritten(len(items) - len(kept), kept)
+
+    def _put_unless_recorded(self, item: dict[str, Any]) -> CheckRecord | None:
+        """None when written now; the record on the table when the check was recorded already."""
+        try:
+            self._request("put_item", Item=serialize(item), ConditionExpression="attribute_not_exists(pk)",
+                          ReturnValuesOnConditionCheckFailure="ALL_OLD")
+        except ClientError as error:
+            if error_code(error) != "ConditionalCheckFailedException":
+                raise
+            earlier = condition_item(error) or self._get({"pk": item["pk"], "sk": item["sk"]})
+            if earlier is None:  # deleted in between (no command deletes one): as good as written
+                raise TransientError(f"performed check {item['sk']} vanished after its conditional put failed") \
+                    from error
+            return _record(earlier)
+        return None
+
+    def performed_check_records(self, checks: Iterable[PerformedCheck]) -> dict[CheckKey, CheckRecord]:
+        """Who recorded each of these checks and when, for those on record: strongly consistent
+        BatchGetItem (100 keys a request)."""
+        wanted = {check_key(c): c for c in checks}
+        item_keys = [keys.performed_key(c.checklist_id, shard_of(c.equipment_id), c.equipment_id, at)
+                     for (_, _, at), c in wanted.items()]
+        found = {}
+        for item in self.batch_get(item_keys, consistent=True):
+            found[(str(item["checklist_id"]), str(item["equipment_id"]), str(item["performed_at"]))] = _record(item)
+        return found
 
     def performed_checks(self, checklist_id: str, shard: int, start: datetime, end: datetime) -> list[PerformedCheck]:
         """Performed checks of one shard with ``start <= performed_at < end``: one Query."""
@@ -75,3 +119,8 @@ class PerformedCheckItems(TableClient):
         for shard in range(SHARD_COUNT):
             checks.extend(self.performed_checks(checklist_id, shard, start, end))
         return sorted(checks, key=lambda c: (c.performed_at, c.equipment_id))
+
+
+def _record(item: dict[str, Any]) -> CheckRecord:
+    by = item.get("recorded_by")
+    return CheckRecord(str(item.get("recorded_at") or ""), None if by is None else str(by))

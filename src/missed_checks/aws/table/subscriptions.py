@@ -19,7 +19,8 @@ class SubscriptionItems(TableClient):
         when it is new. One UpdateItem: attributes the subscription no longer has are removed."""
         fields = {**subscription.to_fields(), "type": "digest_subscription",
                   "gsi2pk": keys.SUBSCRIPTIONS_INDEX_PK, "gsi2sk": subscription.subscription_id,
-                  "updated_at": to_utc_iso(now)}
+                  "updated_at": to_utc_iso(now),
+                  "address": None}  # removed: an item of an earlier version named one address there
         fields.pop("created_at", None)
         present = {name: value for name, value in fields.items() if value is not None}
         absent = [name for name, value in fields.items() if value is None]
