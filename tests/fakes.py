@@ -2,9 +2,10 @@
 
 * :class:`InMemoryTable`: the evaluation's :class:`missed_checks.ports.EvaluationStore` and
   schedule-sync's ``Table``, with the conditional writes' semantics of
-  :class:`missed_checks.aws.table.ChecklistTable` (a missed check written once, one claimant per
-  window, ``newly_recorded`` and ``announced`` kept by a retry of the claimant, the watermark only
-  forward) and a log of every write, in order, so tests can say what came last;
+  :class:`missed_checks.aws.table.ChecklistTable` (a missed check written once, a performed check
+  written once with its first recorded_by and recorded_at, one claimant per window,
+  ``newly_recorded`` and ``announced`` kept by a retry of the claimant, the watermark only forward)
+  and a log of every write, in order, so tests can say what came last;
 * :class:`RecordingAnnouncer`: the evaluation's :class:`missed_checks.ports.Announcer`;
 * :class:`InMemorySchedules`: schedule-sync's ``Schedules``.
 """
