@@ -616,12 +616,12 @@ class _StopBetweenSteps:
 def bulk_progress(description: str, noun: str, planned: Sequence[str], *,
                   in_order: bool = True) -> Iterator[Callable[[int], None]]:
     """:func:`progress_bar` for a command that writes many items, which also says on stderr what it
-    wrote when it is stopped (Ctrl-C, SIGTERM) or fails part way: ``wrote 412 of 1000 checklists: a ..
-    b; not written: c .. d``, exactly: a stop takes effect between two steps (``advance(n)`` after
-    each batch written), never inside a batch (:class:`_StopBetweenSteps`; a second Ctrl-C stops at
-    once, and says that the batch in flight may be written in part). ``planned`` are the ids in the
-    order they are written; with ``in_order=False`` (the order is the store's own) only the counts
-    are said."""
+    wrote when it is stopped (Ctrl-C, SIGTERM) or fails part way (not when it fails before its first
+    write): ``wrote 412 of 1000 checklists: a .. b; not written: c .. d``, exactly: a stop takes
+    effect between two steps (``advance(n)`` after each batch written), never inside a batch
+    (:class:`_StopBetweenSteps`; a second Ctrl-C stops at once, and says that the batch in flight may
+    be written in part). ``planned`` are the ids in the order they are written; with
+    ``in_order=False`` (the order is the store's own) only the counts are said."""
     done = 0
     with progress_bar(description, len(planned)) as advance, _StopBetweenSteps() as stop:
         def step(n: int = 1) -> None:
@@ -633,8 +633,10 @@ def bulk_progress(description: str, noun: str, planned: Sequence[str], *,
         try:
             yield step
             stop.check()  # asked during the last batch: everything is written, and the command stops
-        except BaseException:
-            if done < len(planned) or stop.requested:
+        except BaseException as error:
+            # interrupted: always said; failed part way: said; refused before the first write (a row
+            # the rules refuse, exit 2): its error says that nothing was written, in one line
+            if stop.requested or isinstance(error, KeyboardInterrupt) or 0 < done < len(planned):
                 said = written_so_far(noun, planned, done, in_order)
                 if stop.forced:
                     said += (" (stopped at once, by a second signal: the batch being written then may be written "
