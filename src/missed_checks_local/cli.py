@@ -32,7 +32,7 @@ from missed_checks.errors import InvalidInput
 from missed_checks.timefmt import parse_instant
 from missed_checks_local import collect_less
 from missed_checks_local.serve_process import READY_LINE
-from missed_checks_local.stopping import stop_signals
+from missed_checks_local.stopping import say_once, stop_signals
 from missed_checks_ops.cli.common import RESULT_FORMATS, add_format_options, command_output, set_examples
 from missed_checks_ops.cli.streams import EXIT_INTERRUPTED, EXIT_OK, finish, guarded_stdout
 from missed_checks_ops.report_output import FORMATS, write_report
@@ -280,7 +280,7 @@ def _interruptible(args: argparse.Namespace) -> Iterator[None]:
             yield
         except KeyboardInterrupt:  # the runtime is closed by now
             if owns:
-                print(INTERRUPTED, file=sys.stderr)
+                say_once(INTERRUPTED)
                 _end_promptly(args, EXIT_INTERRUPTED)
             raise
 
@@ -481,7 +481,7 @@ def _serve_until_stopped(server: Any, console: Console, log_path: Path, args: ar
     except KeyboardInterrupt:
         pass
     finally:
-        server.stop()
+        server.stop(forget=not getattr(args, "owns_process", False))  # a process that ends keeps moto as it is
 
 
 def _advance(args: argparse.Namespace) -> int:

@@ -4,10 +4,12 @@ A stop signal raises ``KeyboardInterrupt`` in the main thread wherever it stands
 execution, or for a function worker's answer: the notifier sending a big fleet's alerts, a
 schedule-sync batch), so that the runtime is closed on the way out as usual (workers stopped,
 temporary folders removed). That is the way out, but not the promise: when the process owns itself
-(the console script), the first signal also arms a watchdog. If the process has not ended
-:data:`GRACEFUL_S` later (a teardown waiting on a thread, a worker that does not die, a lock), the
-watchdog kills every function worker, removes the runtime's temporary folders and ends the process
-with the command's exit code. Signals after the first one change nothing: the stop is under way.
+(the console script), the first signal also kills every function worker at once (nothing they do
+outlives the stop, and nothing waits for them) and arms a watchdog. If the process has not ended
+:data:`GRACEFUL_S` later (a teardown slowed down by a busy machine, a thread or a lock it waits
+for), the watchdog removes the runtime's temporary folders and ends the process with the command's
+exit code; the kernel's teardown of a big process (a second, on a busy machine) fits in what is left
+of :data:`STOP_BOUND_S`. Signals after the first one change nothing: the stop is under way.
 """
 
 from __future__ import annotations
@@ -23,10 +25,21 @@ from typing import Any
 STOP_BOUND_S = 5.0
 """From a stop signal to the end of the process, at most (the product's promise, tested against
 a busy ``local serve`` and ``local run`` in tests/e2e/test_local_exits.py)."""
-GRACEFUL_S = 3.5
+GRACEFUL_S = 2.5
 """How long the orderly stop may take before the watchdog ends the process itself."""
 
-__all__ = ["GRACEFUL_S", "STOP_BOUND_S", "emergency_exit", "stop_signals"]
+__all__ = ["GRACEFUL_S", "STOP_BOUND_S", "emergency_exit", "say_once", "stop_signals"]
+
+_said = threading.Lock()
+
+
+def say_once(line: str) -> None:
+    """``line`` on stderr, by whichever comes first of the orderly stop and the watchdog."""
+    if _said.acquire(blocking=False):
+        try:
+            os.write(2, (line + "\n").encode())
+        except OSError:
+            pass
 
 
 def emergency_exit(code: int, line: str | None = None) -> None:
@@ -39,7 +52,7 @@ def emergency_exit(code: int, line: str | None = None) -> None:
         kill_every_worker()
         remove_scratch_directories()
         if line:
-            os.write(2, (line + "\n").encode())
+            say_once(line)
     finally:
         os._exit(code)
 
@@ -73,6 +86,9 @@ def stop_signals(*, owns_process: bool, code: int, on_stop: Callable[[], None] |
             return  # the stop is under way (and bounded): a second Ctrl-C changes nothing
         stopping.set()
         if owns_process:
+            from missed_checks_local.awslambda.workers import kill_every_worker
+
+            kill_every_worker()
             _quiet_moto()
             threading.Thread(target=watchdog, name="stop-watchdog", daemon=True).start()
         if on_stop is not None:
