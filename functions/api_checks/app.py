@@ -34,7 +34,8 @@ def _record(rows: list[Row]) -> Response[Any]:
     recorded: Recorded = record_checks(table(), rows, now=clock.now(),
                                        recorded_by=http_api.caller_identity(app.current_event.raw_event),
                                        idempotency_key=key)
-    metrics.add_metric(name="ChecksRecorded", unit=MetricUnit.Count, value=0 if recorded.replayed else recorded.written)
+    # only the checks this call wrote: a concurrent attempt of the same request counts its own (#34)
+    metrics.add_metric(name="ChecksRecorded", unit=MetricUnit.Count, value=recorded.written_now)
     return Response(status_code=HTTPStatus.OK if recorded.replayed else HTTPStatus.CREATED,
                     content_type="application/json", body=recorded.to_dict())
 

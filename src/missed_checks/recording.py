@@ -130,6 +130,10 @@ class Recorded:
     """Per check, in order: who recorded it and when (this request, or the check's first record)."""
     already_recorded: int = 0
     """Distinct checks that were on record before this request (left exactly as they were)."""
+    written_now: int = 0
+    """Distinct checks whose write succeeded in this very call: what the ``ChecksRecorded`` metric
+    counts. Less than ``written`` when a concurrent or earlier attempt of the same request (same
+    idempotency key) wrote some of them: those are the request's, but not this call's."""
 
     def to_dict(self, with_checks: bool = True) -> dict[str, Any]:
         document: dict[str, Any] = {
@@ -303,6 +307,7 @@ def record_checks(store: RecordingStore, rows: Sequence[Row], *, now: datetime, 
         recorded_at = parse_instant(claim.recorded_at, "recorded_at")  # a retry of an unfinished attempt
     own = CheckRecord(to_utc_iso(recorded_at), recorded_by)
     mine: set[CheckKey] = set()
+    now_written: set[CheckKey] = set()
     kept: dict[CheckKey, CheckRecord] = {}
     for offset in range(0, len(checks), WRITE_CHUNK):
         chunk = checks[offset:offset + WRITE_CHUNK]
@@ -311,6 +316,7 @@ def record_checks(store: RecordingStore, rows: Sequence[Row], *, now: datetime, 
             record = result.kept.get(key)
             if record is None:
                 mine.add(key)
+                now_written.add(key)
             elif key in mine:
                 continue  # this request wrote it, earlier in the batch
             elif idempotency_key is not None and record == own:
@@ -321,11 +327,12 @@ def record_checks(store: RecordingStore, rows: Sequence[Row], *, now: datetime, 
             progress(len(chunk))
     if idempotency_key is not None:
         store.finish_client_request(recorded_by, idempotency_key, len(mine))
-    return _answer(store, rows, len(mine), kept, own, idempotency_key, replayed=not mine)
+    return _answer(store, rows, len(mine), kept, own, idempotency_key, replayed=not mine,
+                   written_now=len(now_written))
 
 
 def _answer(store: RecordingStore, rows: Sequence[Row], written: int, kept: Mapping[CheckKey, CheckRecord],
-            own: CheckRecord, idempotency_key: str | None, *, replayed: bool) -> Recorded:
+            own: CheckRecord, idempotency_key: str | None, *, replayed: bool, written_now: int = 0) -> Recorded:
     """The answer: each check with its record (``kept``'s, else ``own``); replayed, the first
     check's record is the answer's ``recorded_at``/``recorded_by``."""
     checks = [row.check for row in rows]
@@ -333,7 +340,7 @@ def _answer(store: RecordingStore, rows: Sequence[Row], written: int, kept: Mapp
     first = records[0] if replayed else own
     return Recorded(checks, written, parse_instant(first.recorded_at, "recorded_at"), first.recorded_by,
                     replayed=replayed, idempotency_key=idempotency_key, warnings=_warnings(store, rows),
-                    records=records, already_recorded=len(kept))
+                    records=records, already_recorded=len(kept), written_now=written_now)
 
 
 def _warnings(store: RecordingStore, rows: Sequence[Row]) -> tuple[str, ...]:

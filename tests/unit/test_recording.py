@@ -207,3 +207,21 @@ def test_a_batch_writes_its_new_checks_and_leaves_those_on_record_as_they_were(t
         ("FL-1", "alice"), ("FL-2", "bob"), ("FL-2", "bob")]
     assert table.recorded[("forklift-daily", "FL-1", "2026-03-02T08:00:00Z")] == ("2026-03-02T09:00:00Z", "alice")
     assert table.recorded[("forklift-daily", "FL-2", "2026-03-02T08:00:00Z")] == ("2026-03-02T09:30:00Z", "bob")
+
+
+def test_a_concurrent_attempt_of_the_same_request_counts_none_as_written_by_itself(table: InMemoryTable) -> None:
+    """#34: the ChecksRecorded metric counted concurrent replays as new records. Attempt A of a keyed
+    request has claimed its key and written its checks but not finished when attempt B (a client's
+    retry) arrives: B answers what the request wrote, and wrote nothing itself (written_now)."""
+    from missed_checks.recording import fingerprint
+
+    rows = [one("FL-1"), one("FL-2")]
+    checks = [row.check for row in rows]
+    table.claim_client_request("arn:tablet", "k-1", fingerprint(checks), NOW)  # attempt A, still running
+    table.record_performed_checks(checks, NOW, "arn:tablet")
+    retry = record_checks(table, rows, now=NOW + timedelta(seconds=1), recorded_by="arn:tablet",
+                          idempotency_key="k-1")
+    assert (retry.written, retry.written_now, retry.already_recorded) == (2, 0, 0)
+    fresh = record_checks(table, [one("FL-1", at=NOW - timedelta(hours=2))], now=NOW, recorded_by="arn:tablet",
+                          idempotency_key="k-2")
+    assert (fresh.written, fresh.written_now) == (1, 1)
