@@ -33,8 +33,9 @@ from zoneinfo import ZoneInfo
 from missed_checks import identifiers
 from missed_checks.checklist import validate_checklist_id
 from missed_checks.errors import InvalidInput, describe, shorten
-from missed_checks.notification import MAX_RECIPIENTS, Kind, notification_id
+from missed_checks.notification import Kind, notification_id
 from missed_checks.notification import validate_address as validate_notify_address
+from missed_checks.notification import validate_addresses as validate_notify_addresses
 from missed_checks.report import TOTAL
 from missed_checks.schedule import DesiredSchedule
 from missed_checks.timefmt import parse_instant, to_utc_iso
@@ -95,21 +96,9 @@ def validate_address(value: object, field: str = "to") -> str:
 
 
 def validate_addresses(value: object, field: str = "to") -> tuple[str, ...]:
-    """One address (a string) or a list of 1 to :data:`MAX_RECIPIENTS` (``to[2]`` names a bad one),
-    each as :func:`validate_address`; repeats (case aside) are kept once, in the order given."""
-    if isinstance(value, str):
-        return (validate_address(value, field),)
-    if not isinstance(value, list | tuple) or not value:
-        raise InvalidInput(field, f"is {describe(value)}: give an e-mail address, or a list of them")
-    if len(value) > MAX_RECIPIENTS:
-        raise InvalidInput(field, f"has {len(value)} addresses; at most {MAX_RECIPIENTS} (send to a distribution "
-                                  "list for more)")
-    found: list[str] = []
-    for index, item in enumerate(value):
-        address = validate_address(item, f"{field}[{index}]" if len(value) > 1 else field)
-        if address.lower() not in (a.lower() for a in found):
-            found.append(address)
-    return tuple(found)
+    """A digest's recipients: one address (a string) or a list of at least one (``to[2]`` names a
+    bad one), as the notifications read them (:func:`missed_checks.notification.validate_addresses`)."""
+    return validate_notify_addresses(value, field, required=True)
 
 
 def _period(value: object) -> Period:

@@ -72,19 +72,24 @@ def validate_address(value: object, field_name: str) -> str:
     return text
 
 
-def _addresses(value: object, field_name: str) -> tuple[str, ...]:
-    if value is None:
+def validate_addresses(value: object, field_name: str, *, required: bool = False) -> tuple[str, ...]:
+    """E-mail addresses: one (a string) or a list of up to :data:`MAX_RECIPIENTS`, each as
+    :func:`validate_address` (a bad one named ``field[2]``; when ``required``, a lone one ``field``);
+    repeats (case aside) kept once, in the order given. ``None`` is none unless ``required``, which
+    also refuses an empty list (a digest goes somewhere; a notify block may tell nobody)."""
+    if value is None and not required:
         return ()
     if isinstance(value, str):
         value = [value]
-    if not isinstance(value, list | tuple):
-        raise InvalidInput(field_name, f"is {describe(value)}, not a list of e-mail addresses")
+    if not isinstance(value, list | tuple) or (required and not value):
+        raise InvalidInput(field_name, f"is {describe(value)}: give an e-mail address, or a list of them" if required
+                           else f"is {describe(value)}, not a list of e-mail addresses")
     if len(value) > MAX_RECIPIENTS:
         raise InvalidInput(field_name, f"has {len(value)} addresses; at most {MAX_RECIPIENTS} "
                                        "(send to a distribution list for more)")
     found: list[str] = []
     for index, item in enumerate(value):
-        address = validate_address(item, f"{field_name}[{index}]")
+        address = validate_address(item, field_name if required and len(value) == 1 else f"{field_name}[{index}]")
         if address.lower() not in (a.lower() for a in found):
             found.append(address)
     return tuple(found)
@@ -134,8 +139,8 @@ class NotifySettings:
         if unknown:
             raise InvalidInput(f"{field_name}.{unknown[0]}", f"is not a notify setting (expected one of "
                                                              f"{', '.join(_NOTIFY_KEYS)})")
-        to = _addresses(value.get("to"), f"{field_name}.to")
-        escalate_to = _addresses(value.get("escalate_to"), f"{field_name}.escalate_to")
+        to = validate_addresses(value.get("to"), f"{field_name}.to")
+        escalate_to = validate_addresses(value.get("escalate_to"), f"{field_name}.escalate_to")
         leads = _leads(value.get("remind_before"), window, f"{field_name}.remind_before")
         escalate_after = _escalate_after(value.get("escalate_after"), f"{field_name}.escalate_after")
         if leads and not to:

@@ -138,6 +138,23 @@ class TableClient(ServiceAdapter):
             raise
         return response
 
+    def _put_new(self, item: Mapping[str, Any]) -> dict[str, Any] | None:
+        """Write ``item`` only if no item has its key (a conditional put): None when written now;
+        else the item already there, as the failed condition returned it or read back (None from
+        both only if it vanished in between: :class:`TransientError`, try again)."""
+        try:
+            self._request("put_item", Item=serialize(item), ConditionExpression="attribute_not_exists(pk)",
+                          ReturnValuesOnConditionCheckFailure="ALL_OLD")
+        except ClientError as error:
+            if error_code(error) != "ConditionalCheckFailedException":
+                raise
+            earlier = condition_item(error) or self._get({"pk": item["pk"], "sk": item["sk"]})
+            if earlier is None:
+                raise TransientError(f"item {item['pk']} / {item['sk']} vanished after its conditional put failed") \
+                    from error
+            return earlier
+        return None
+
     def _get(self, key: Mapping[str, str], consistent: bool = True) -> dict[str, Any] | None:
         response = self._request("get_item", Key=serialize(key), ConsistentRead=consistent)
         item = response.get("Item")

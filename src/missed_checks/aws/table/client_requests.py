@@ -6,10 +6,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from botocore.exceptions import ClientError
-
 from missed_checks import keys
-from missed_checks.aws.table.base import TableClient, condition_item, error_code, serialize
+from missed_checks.aws.table.base import TableClient, serialize
 from missed_checks.ports import ClientRequest
 from missed_checks.timefmt import to_utc_iso
 
@@ -25,21 +23,8 @@ class ClientRequestItems(TableClient):
         item: dict[str, Any] = {**keys.client_request_key(caller, idempotency_key), "type": "client_request",
                                 "caller": caller, "idempotency_key": idempotency_key, "fingerprint": fingerprint,
                                 "recorded_at": to_utc_iso(recorded_at)}
-        try:
-            self._request("put_item", Item=serialize(item), ConditionExpression="attribute_not_exists(pk)",
-                          ReturnValuesOnConditionCheckFailure="ALL_OLD")
-        except ClientError as error:
-            if error_code(error) != "ConditionalCheckFailedException":
-                raise
-            earlier = condition_item(error)
-            return _request(earlier) if earlier else self._claimed(caller, idempotency_key)
-        return _request(item)
-
-    def _claimed(self, caller: str, idempotency_key: str) -> ClientRequest:
-        found = self.client_request(caller, idempotency_key)
-        if found is None:
-            raise RuntimeError(f"client request {idempotency_key!r} of {caller!r} vanished after its claim failed")
-        return found
+        earlier = self._put_new(item)
+        return _request(item if earlier is None else earlier)
 
     def finish_client_request(self, caller: str, idempotency_key: str, written: int) -> None:
         self._request("update_item", Key=serialize(keys.client_request_key(caller, idempotency_key)),

@@ -8,13 +8,10 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
 
-from botocore.exceptions import ClientError
-
 from missed_checks import keys
-from missed_checks.aws.table.base import TableClient, condition_item, error_code, serialize
+from missed_checks.aws.table.base import TableClient
 from missed_checks.checklist import validate_checklist_id
 from missed_checks.equipment import SHARD_COUNT, shard_of, validate_equipment_id
-from missed_checks.errors import TransientError
 from missed_checks.performed_check import PerformedCheck
 from missed_checks.ports import CheckKey, CheckRecord, ChecksWritten, check_key
 from missed_checks.timefmt import parse_instant, to_utc_iso
@@ -66,18 +63,8 @@ class PerformedCheckItems(TableClient):
 
     def _put_unless_recorded(self, item: dict[str, Any]) -> CheckRecord | None:
         """None when written now; the record on the table when the check was recorded already."""
-        try:
-            self._request("put_item", Item=serialize(item), ConditionExpression="attribute_not_exists(pk)",
-                          ReturnValuesOnConditionCheckFailure="ALL_OLD")
-        except ClientError as error:
-            if error_code(error) != "ConditionalCheckFailedException":
-                raise
-            earlier = condition_item(error) or self._get({"pk": item["pk"], "sk": item["sk"]})
-            if earlier is None:  # deleted in between (no command deletes one): as good as written
-                raise TransientError(f"performed check {item['sk']} vanished after its conditional put failed") \
-                    from error
-            return _record(earlier)
-        return None
+        earlier = self._put_new(item)
+        return None if earlier is None else _record(earlier)
 
     def performed_check_records(self, checks: Iterable[PerformedCheck]) -> dict[CheckKey, CheckRecord]:
         """Who recorded each of these checks and when, for those on record: strongly consistent
