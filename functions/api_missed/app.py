@@ -41,7 +41,6 @@ def list_missed() -> dict[str, Any]:
     checklist = given.get("checklist_id")
     if checklist is not None:
         validate_checklist_id(checklist, "checklist_id")
-    if checklist is not None:
         items = table().missed_checks_of_checklist(checklist, start, end)
     else:
         items = table().missed_checks_of_fleet(start, end)

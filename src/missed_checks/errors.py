@@ -6,8 +6,6 @@ here are part of the state machine's contract (its Retry and Catch rules name th
 
 from __future__ import annotations
 
-import re
-
 
 class MissedChecksError(Exception):
     """Base class for every error this package raises on purpose."""
@@ -20,15 +18,6 @@ class InvalidInput(MissedChecksError, ValueError):
         super().__init__(f"{field}: {message}")
         self.field = field
         self.message = message
-
-
-def matching(value: object, pattern: re.Pattern[str], field: str, what: str) -> str:
-    """``value`` when it is a string ``pattern`` matches whole (``fullmatch``: a ``$`` in the pattern
-    does not let a final newline through), else InvalidInput naming ``field``: "<value> is not a valid
-    <what>" (``what`` saying what a valid one looks like). Identifiers: :mod:`missed_checks.identifiers`."""
-    if not isinstance(value, str) or not pattern.fullmatch(value):
-        raise InvalidInput(field, f"{value!r} is not a valid {what}")
-    return value
 
 
 class InvalidRecurrence(InvalidInput):

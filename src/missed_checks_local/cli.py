@@ -514,10 +514,10 @@ def _advance(args: argparse.Namespace) -> int:
                                  "the clock only moves forward")
     ssm = session.client("ssm", endpoint_url=endpoint)
     try:
-        ssm.delete_parameter(Name=ADVANCE_RESULT)
-    except ssm.exceptions.ParameterNotFound:
-        pass
-    try:
+        try:
+            ssm.delete_parameter(Name=ADVANCE_RESULT)
+        except ssm.exceptions.ParameterNotFound:
+            pass
         ssm.put_parameter(Name=ADVANCE_REQUEST, Value=target.astimezone(UTC).isoformat(), Type="String",
                           Overwrite=True)
         deadline = time.monotonic() + args.timeout
@@ -527,6 +527,7 @@ def _advance(args: argparse.Namespace) -> int:
             except ssm.exceptions.ParameterNotFound:
                 break
             if time.monotonic() > deadline:
+                _withdraw(ssm, ADVANCE_REQUEST)  # a request given up on is not carried out later
                 print(f"missed-checks: the stack at {endpoint} did not reach {target:%Y-%m-%dT%H:%M:%SZ} within "
                       f"{args.timeout:g} s: its terminal says what it is doing", file=sys.stderr)
                 return 1
@@ -535,6 +536,9 @@ def _advance(args: argparse.Namespace) -> int:
     except (ClientError, BotoCoreError) as error:
         print(f"missed-checks: the local serve at {endpoint} did not answer: {error}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        _withdraw(ssm, ADVANCE_REQUEST)  # interrupted: the clock is not moved behind the person's back
+        raise
     if "error" in result:
         print(f"missed-checks: the local serve could not move its clock: {result['error']}", file=sys.stderr)
         return 1
@@ -548,6 +552,14 @@ def _advance(args: argparse.Namespace) -> int:
                  *(f"  {line}" for line in firings)]
         out.stream.write("\n".join(lines) + "\n")  # whole lines, however wide the terminal
     return 0
+
+
+def _withdraw(ssm: Any, name: str) -> None:
+    """Delete a request parameter if it is still there (best effort: the serve may have taken it)."""
+    try:
+        ssm.delete_parameter(Name=name)
+    except Exception:  # noqa: BLE001 - gone already, or the serve is gone: nothing left to withdraw
+        pass
 
 
 def _end_promptly(args: argparse.Namespace, code: int) -> None:

@@ -246,3 +246,19 @@ def test_the_documents_id_patterns_are_the_codes() -> None:
     for documented, kind in ((schemas["ChecklistId"], "checklist id"), (schemas["EquipmentId"], "equipment id"),
                              (header, "idempotency key")):
         assert documented["pattern"] == f"^{KINDS[kind].pattern.pattern}$", kind
+
+
+def test_the_depth_scan_is_linear_and_skips_brackets_and_escaped_quotes_in_strings() -> None:
+    """A body's nesting is measured in one pass: brackets inside strings (escaped quotes included)
+    do not count, and an unterminated string of escaped quotes (a regex over strings took 12 s for
+    96 KB of it, a Lambda's whole timeout for 256 KB) is scanned at once and refused as not JSON."""
+    from missed_checks.errors import InvalidInput
+    from missed_checks.http_api import MAX_JSON_DEPTH, _depth_of_text
+
+    _depth_of_text('{"a": "[[[[[[[[[[\\"{{{{{{{{{{\\\\", "b": [[1]]}')  # 2 levels; the rest is inside strings
+    with pytest.raises(InvalidInput, match="nested deeper"):
+        _depth_of_text("[" * (MAX_JSON_DEPTH + 1) + "]" * (MAX_JSON_DEPTH + 1))
+    with pytest.raises(InvalidInput, match="nested deeper"):
+        _depth_of_text('{"a": "\\\\", "b": ' + "[" * MAX_JSON_DEPTH + "]" * MAX_JSON_DEPTH + "}")
+    hostile = '{"a":"' + '\\"' * 120_000
+    _depth_of_text(hostile)  # not deeper than 1: json.loads then says it is not JSON
