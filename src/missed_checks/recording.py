@@ -220,13 +220,20 @@ def fingerprint(checks: Sequence[PerformedCheck]) -> str:
 
 
 # -- the rules -------------------------------------------------------------------------------------
-def refusals(store: RecordingStore, rows: Sequence[Row], now: datetime) -> list[Problem]:
-    """Every reason the store would refuse these checks (empty when all may be written)."""
+def checklists_of(store: RecordingStore, rows: Sequence[Row]) -> dict[str, Checklist | None]:
+    """Each checklist the rows name, read once (None: it does not exist)."""
+    return {checklist_id: store.get_checklist(checklist_id)
+            for checklist_id in dict.fromkeys(row.check.checklist_id for row in rows)}
+
+
+def refusals(store: RecordingStore, rows: Sequence[Row], now: datetime,
+             checklists: Mapping[str, Checklist | None] | None = None) -> list[Problem]:
+    """Every reason the store would refuse these checks (empty when all may be written);
+    ``checklists``: :func:`checklists_of` these rows, when the caller read them already."""
     problems: list[Problem] = []
     latest = now + MAX_FUTURE_SKEW
-    existing: dict[str, bool] = {}
-    for checklist_id in dict.fromkeys(row.check.checklist_id for row in rows):
-        existing[checklist_id] = store.get_checklist(checklist_id) is not None
+    read = checklists_of(store, rows) if checklists is None else checklists
+    existing = {checklist_id: checklist is not None for checklist_id, checklist in read.items()}
     pairs = {(r.check.checklist_id, r.check.equipment_id) for r in rows if existing[r.check.checklist_id]}
     assignments = store.assignments_of_pairs(pairs) if pairs else {}
     for row in rows:
@@ -296,7 +303,8 @@ def record_checks(store: RecordingStore, rows: Sequence[Row], *, now: datetime, 
         earlier = store.client_request(recorded_by, idempotency_key)
         if earlier is not None and (replay := _replay(store, earlier, digest, idempotency_key, rows, recorded_by)):
             return replay
-    problems = refusals(store, rows, now)
+    checklists = checklists_of(store, rows)  # read once: for the refusals and the warnings
+    problems = refusals(store, rows, now, checklists)
     if problems:  # nothing claimed: the key stays free for the corrected request
         raise ChecksRefused(problems)
     recorded_at = now
@@ -328,24 +336,24 @@ def record_checks(store: RecordingStore, rows: Sequence[Row], *, now: datetime, 
     if idempotency_key is not None:
         store.finish_client_request(recorded_by, idempotency_key, len(mine))
     return _answer(store, rows, len(mine), kept, own, idempotency_key, replayed=not mine,
-                   written_now=len(now_written))
+                   written_now=len(now_written), checklists=checklists)
 
 
 def _answer(store: RecordingStore, rows: Sequence[Row], written: int, kept: Mapping[CheckKey, CheckRecord],
-            own: CheckRecord, idempotency_key: str | None, *, replayed: bool, written_now: int = 0) -> Recorded:
+            own: CheckRecord, idempotency_key: str | None, *, replayed: bool, written_now: int = 0,
+            checklists: Mapping[str, Checklist | None] | None = None) -> Recorded:
     """The answer: each check with its record (``kept``'s, else ``own``); replayed, the first
     check's record is the answer's ``recorded_at``/``recorded_by``."""
     checks = [row.check for row in rows]
     records = tuple(kept.get(check_key(c), own) for c in checks)
     first = records[0] if replayed else own
+    read = checklists_of(store, rows) if checklists is None else checklists
     return Recorded(checks, written, parse_instant(first.recorded_at, "recorded_at"), first.recorded_by,
-                    replayed=replayed, idempotency_key=idempotency_key, warnings=_warnings(store, rows),
+                    replayed=replayed, idempotency_key=idempotency_key, warnings=_warnings(rows, read),
                     records=records, already_recorded=len(kept), written_now=written_now)
 
 
-def _warnings(store: RecordingStore, rows: Sequence[Row]) -> tuple[str, ...]:
-    checklists = {checklist_id: store.get_checklist(checklist_id)
-                  for checklist_id in dict.fromkeys(row.check.checklist_id for row in rows)}
+def _warnings(rows: Sequence[Row], checklists: Mapping[str, Checklist | None]) -> tuple[str, ...]:
     found = [warnings_for(checklist, row) for row in rows
              if (checklist := checklists[row.check.checklist_id]) is not None]
     return tuple(dict.fromkeys(w for w in found if w is not None))
