@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from missed_checks.aws.table import ChecklistTable
-from missed_checks.performed_check import PerformedCheck
+from missed_checks.performed_checks.performed_check import PerformedCheck
 
 EVENTS = Path(__file__).resolve().parents[1] / "events"
 CHECKLIST = "forklift-daily"

@@ -1,12 +1,12 @@
 """The one in-memory fake of the ports the domain writes through (no moto, no stack).
 
-* :class:`InMemoryTable`: the evaluation's :class:`missed_checks.ports.EvaluationStore` and
+* :class:`InMemoryTable`: the evaluation's :class:`missed_checks.evaluation.ports.EvaluationStore` and
   schedule-sync's ``Table``, with the conditional writes' semantics of
   :class:`missed_checks.aws.table.ChecklistTable` (a missed check written once, a performed check
   written once with its first recorded_by and recorded_at, one claimant per window,
   ``newly_recorded`` and ``announced`` kept by a retry of the claimant, the watermark only forward)
   and a log of every write, in order, so tests can say what came last;
-* :class:`RecordingAnnouncer`: the evaluation's :class:`missed_checks.ports.Announcer`;
+* :class:`RecordingAnnouncer`: the evaluation's :class:`missed_checks.evaluation.ports.Announcer`;
 * :class:`InMemorySchedules`: schedule-sync's ``Schedules``.
 """
 
@@ -17,15 +17,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from missed_checks.checklist import Checklist
-from missed_checks.closure_calendar import ClosureCalendar
+from missed_checks.checklists.checklist import Checklist
+from missed_checks.checklists.closure_calendar import ClosureCalendar
+from missed_checks.checklists.recurrence import OccurrenceWindow
+from missed_checks.checklists.schedule import DesiredSchedule, Target
 from missed_checks.contracts import JudgedWindowDetail
-from missed_checks.equipment import Assignment, shard_of
+from missed_checks.equipment.assignments import Assignment, shard_of
+from missed_checks.equipment.out_of_service import OutOfServicePeriod, overlapping
 from missed_checks.errors import ScheduleRejected, TransientError
-from missed_checks.missed_check import judged_window_fields
-from missed_checks.out_of_service import OutOfServicePeriod, overlapping
-from missed_checks.performed_check import PerformedCheck
-from missed_checks.ports import (
+from missed_checks.evaluation.missed_check import judged_window_fields
+from missed_checks.evaluation.ports import (
     CheckKey,
     CheckRecord,
     ChecksWritten,
@@ -34,8 +35,7 @@ from missed_checks.ports import (
     WindowClaim,
     check_key,
 )
-from missed_checks.recurrence import OccurrenceWindow
-from missed_checks.schedule import DesiredSchedule, Target
+from missed_checks.performed_checks.performed_check import PerformedCheck
 from missed_checks.timefmt import to_utc_iso
 
 

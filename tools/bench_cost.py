@@ -39,10 +39,10 @@ from typing import Any
 from boto3.dynamodb.types import TypeSerializer
 
 from missed_checks.aws.table import ChecklistTable
+from missed_checks.checklists.recurrence import parse_recurrence
+from missed_checks.checklists.schedule_expression import schedule_for
 from missed_checks.errors import InvalidRecurrence
-from missed_checks.performed_check import PerformedCheck
-from missed_checks.recurrence import parse_recurrence
-from missed_checks.schedule_expression import schedule_for
+from missed_checks.performed_checks.performed_check import PerformedCheck
 from missed_checks_local.clock import SimulatedClock
 from missed_checks_local.embedded import embedded_aws
 from missed_checks_local.runtime import LocalRuntime

@@ -20,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 
 from missed_checks import clock
 from missed_checks.aws.table import ChecklistTable
-from missed_checks.performed_check import PerformedCheck
+from missed_checks.performed_checks.performed_check import PerformedCheck
 from missed_checks_local.awslambda.runtime import LambdaRuntime
 from missed_checks_local.embedded import embedded_aws
 from missed_checks_local.stack import EmbeddedStack

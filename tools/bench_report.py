@@ -4,7 +4,7 @@ Provisions template.yaml into an in-process moto (the local stack), loads one da
 (06:00-14:00 Europe/Berlin, 30 min grace) with N equipment and D days of performed checks,
 missed checks (items built by the product's own item builders) and judged-window records (as
 CloseWindow writes them), then times
-``missed_checks.fleet_report.build_report`` reading it back through the DynamoDB API. Prints the
+``missed_checks.reporting.fleet_report.build_report`` reading it back through the DynamoDB API. Prints the
 time, the DynamoDB requests (counted with a botocore event hook), items and bytes read, and
 checks the totals against the generator's own tally.
 
@@ -34,9 +34,9 @@ from typing import Any
 
 from missed_checks import clock, keys
 from missed_checks.aws.table import ChecklistTable, serialize
-from missed_checks.fleet_report import build_report
-from missed_checks.missed_check import judged_window_fields, missed_check_item
-from missed_checks.performed_check import PerformedCheck
+from missed_checks.evaluation.missed_check import judged_window_fields, missed_check_item
+from missed_checks.performed_checks.performed_check import PerformedCheck
+from missed_checks.reporting.fleet_report import build_report
 from missed_checks.timefmt import to_utc_iso
 from missed_checks_local.embedded import embedded_aws
 from missed_checks_local.stack import EmbeddedStack

@@ -211,7 +211,7 @@ def bench_read(endpoint: str, start: datetime) -> list[Figure]:
 def _judge(equipment: int, windows: int, label: str, limit: float | None,
            how: Callable[[object, object, datetime], None], parameters: dict[str, str] | None = None) -> Figure:
     from missed_checks.aws.table import ChecklistTable
-    from missed_checks.performed_check import PerformedCheck
+    from missed_checks.performed_checks.performed_check import PerformedCheck
     from missed_checks_local.clock import SimulatedClock
     from missed_checks_local.embedded import embedded_aws
     from missed_checks_local.runtime import LocalRuntime, RuntimeStuck

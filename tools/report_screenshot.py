@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))  # run as a script: tools.report_browser, the modu
 from tools.report_browser import BrowserUnavailable, Rendered, render  # noqa: E402
 
 if TYPE_CHECKING:
-    from missed_checks.fleet_report import Report
+    from missed_checks.reporting.fleet_report import Report
 
 PICTURE = ROOT / "docs" / "report-demo.png"
 """Where the README (and docs/operations.md) show it."""

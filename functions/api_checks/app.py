@@ -1,6 +1,6 @@
 """HTTP API, record routes: ``POST /checks`` (one performed check) and ``POST /checks/batch``.
 
-Thin: the body is read here, the rules are :mod:`missed_checks.recording`'s (every row validated
+Thin: the body is read here, the rules are :mod:`missed_checks.performed_checks.recording`'s (every row validated
 before any write, the equipment assigned at ``performed_at``, a client ``Idempotency-Key`` so a
 retry never records twice); the caller's identity (SigV4 or JWT) is ``recorded_by``.
 """
@@ -14,11 +14,12 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from missed_checks import clock, http_api
+from missed_checks import clock
+from missed_checks.api import http_api
 from missed_checks.aws import settings
 from missed_checks.aws.observability import lambda_handler, metrics
 from missed_checks.aws.table import ChecklistTable, Conflict, NotFound
-from missed_checks.recording import Recorded, Row, check_from, record_checks, rows_from
+from missed_checks.performed_checks.recording import Recorded, Row, check_from, record_checks, rows_from
 
 app = APIGatewayHttpResolver()
 http_api.install_problems(app, not_found_errors=(NotFound,), conflict_errors=(Conflict,))

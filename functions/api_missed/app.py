@@ -9,12 +9,13 @@ from typing import Any
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from missed_checks import clock, http_api, parameters
+from missed_checks import clock
+from missed_checks.api import http_api, parameters
 from missed_checks.aws import settings
 from missed_checks.aws.observability import lambda_handler
 from missed_checks.aws.table import ChecklistTable, Conflict, NotFound
-from missed_checks.checklist import validate_checklist_id
-from missed_checks.equipment import validate_equipment_id
+from missed_checks.checklists.checklist import validate_checklist_id
+from missed_checks.equipment.assignments import validate_equipment_id
 from missed_checks.errors import InvalidInput
 from missed_checks.timefmt import parse_instant, to_utc_iso
 

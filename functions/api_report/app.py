@@ -1,7 +1,7 @@
 """HTTP API, report route: ``GET /report?from=&to=[&checklist=][&equipment=][&tz=][&format=]``, the
-fleet report over a range (:func:`missed_checks.fleet_report.build_report`) as JSON, or as CSV with
+fleet report over a range (:func:`missed_checks.reporting.fleet_report.build_report`) as JSON, or as CSV with
 ``Accept: text/csv`` or ``format=csv``: the same rows and columns as ``missed-checks report``
-(:mod:`missed_checks.report_formats`). Reads only."""
+(:mod:`missed_checks.reporting.report_formats`). Reads only."""
 
 from __future__ import annotations
 
@@ -11,13 +11,14 @@ from typing import Any
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from missed_checks import clock, http_api, parameters
+from missed_checks import clock
+from missed_checks.api import http_api, parameters
 from missed_checks.aws import settings
 from missed_checks.aws.observability import lambda_handler
 from missed_checks.aws.table import ChecklistTable, NotFound
 from missed_checks.errors import InvalidInput
-from missed_checks.fleet_report import build_report
-from missed_checks.report_formats import csv_text, json_text
+from missed_checks.reporting.fleet_report import build_report
+from missed_checks.reporting.report_formats import csv_text, json_text
 
 app = APIGatewayHttpResolver()
 http_api.install_problems(app, not_found_errors=(NotFound,))

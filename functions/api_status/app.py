@@ -1,6 +1,6 @@
 """HTTP API, status route: ``GET /equipment/{equipment_id}/status``, the equipment's current or next
 window on every checklist it is assigned to, done / undone / due by, and its open run of misses
-(:mod:`missed_checks.equipment_status`)."""
+(:mod:`missed_checks.equipment.status`)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,13 @@ from urllib.parse import unquote
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from missed_checks import clock, http_api
+from missed_checks import clock
+from missed_checks.api import http_api
 from missed_checks.aws import settings
 from missed_checks.aws.observability import lambda_handler
 from missed_checks.aws.table import ChecklistTable, NotFound
-from missed_checks.equipment import validate_equipment_id
-from missed_checks.equipment_status import status_of
+from missed_checks.equipment.assignments import validate_equipment_id
+from missed_checks.equipment.status import status_of
 from missed_checks.timefmt import to_utc_iso
 
 app = APIGatewayHttpResolver()

@@ -6,7 +6,7 @@ attempt, or on a retry or redrive when an earlier attempt failed before the even
 an execution racing it (a duplicate Scheduler delivery, a re-run, a dead-letter replay) neither
 announces nor overwrites the totals; it still succeeds and moves the watermark. The watermark
 moves last and only forward, so a failure before it leaves the window to be judged
-(idempotently) again. The work itself is :func:`missed_checks.judging.close_window`.
+(idempotently) again. The work itself is :func:`missed_checks.evaluation.judging.close_window`.
 """
 
 from __future__ import annotations
@@ -16,12 +16,13 @@ from typing import Any
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from missed_checks import clock, judging
+from missed_checks import clock
 from missed_checks.aws import settings
 from missed_checks.aws.events import EventBusAnnouncer
 from missed_checks.aws.observability import lambda_handler, logger, metrics
 from missed_checks.aws.table import ChecklistTable
 from missed_checks.contracts import CloseWindowInput, dump, parse
+from missed_checks.evaluation import judging
 
 
 @lambda_handler

@@ -2,7 +2,7 @@
 ``{"kind": "digest", "subscription_id": ..., "instant": <scheduled time>}``; sends the fleet report
 of the period just ended to the subscription's address, once per period.
 
-Thin handler: the work is :func:`missed_checks.digesting.send_digest`; the channels are SES (when
+Thin handler: the work is :func:`missed_checks.notifications.digesting.send_digest`; the channels are SES (when
 the stack has a sender, ``NOTIFICATION_SENDER``) and one ``Checklist notification`` event on the
 stack's bus. The digest is claimed in the table (its deterministic id) before it is sent, so a
 retried, duplicated or replayed firing never sends it twice. A failure is raised: Lambda retries the
@@ -23,9 +23,9 @@ from missed_checks.aws.observability import lambda_handler, logger, metrics
 from missed_checks.aws.table.subscriptions import DigestTable
 from missed_checks.contracts import parse
 from missed_checks.dead_letters import DigestLetter
-from missed_checks.digest import validate_subscription_id
-from missed_checks.digesting import send_digest
-from missed_checks.notifying import Delivery
+from missed_checks.notifications.digest import validate_subscription_id
+from missed_checks.notifications.digesting import send_digest
+from missed_checks.notifications.notifying import Delivery
 from missed_checks.timefmt import parse_instant
 
 

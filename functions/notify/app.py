@@ -2,7 +2,7 @@
 judged`` event (missed alert, escalation), by the reminder schedules (``{"kind": "reminder", ...}``)
 and by ``dlq replay`` with a dead letter of its own queue.
 
-Thin handler: the work is :mod:`missed_checks.notifier`; the channels are SES (when the stack has a
+Thin handler: the work is :mod:`missed_checks.notifications.notifier`; the channels are SES (when the stack has a
 sender, ``NOTIFICATION_SENDER``) and one ``Checklist notification`` event on the stack's bus. Each
 notification is claimed in the table before it is sent, so a retry, a duplicate event, a replay or
 a concurrent invocation never sends it twice. A notification that fails (a rejected address, a
@@ -19,7 +19,7 @@ from typing import Any
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from missed_checks import clock, notifier
+from missed_checks import clock
 from missed_checks.aws import settings
 from missed_checks.aws.events import WINDOW_JUDGED
 from missed_checks.aws.notify_channels import stack_channels
@@ -29,9 +29,10 @@ from missed_checks.aws.table.notifications import NotifierTable
 from missed_checks.contracts import JudgedWindowDetail, dump, parse
 from missed_checks.dead_letters import NotificationLetter, ReminderLetter
 from missed_checks.errors import InvalidInput
-from missed_checks.notification import Notification
-from missed_checks.notifying import Delivery
-from missed_checks.ports import NotificationChannel
+from missed_checks.evaluation.ports import NotificationChannel
+from missed_checks.notifications import notifier
+from missed_checks.notifications.notification import Notification
+from missed_checks.notifications.notifying import Delivery
 from missed_checks.timefmt import parse_instant, to_utc_iso
 
 

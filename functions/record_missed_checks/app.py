@@ -13,11 +13,12 @@ from typing import Any
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from missed_checks import clock, judging
+from missed_checks import clock
 from missed_checks.aws import settings
 from missed_checks.aws.observability import lambda_handler, logger, metrics
 from missed_checks.aws.table import ChecklistTable
 from missed_checks.contracts import RecordMissedChecksInput, dump, parse
+from missed_checks.evaluation import judging
 
 
 @lambda_handler

@@ -1,7 +1,7 @@
 """schedule-sync: DynamoDB stream of checklist items -> one EventBridge Scheduler schedule each.
 
 Thin handler: Powertools' batch processor feeds each record to ``sync_record``, which asks the
-domain (``missed_checks.schedule_sync``) what to do. A record that raises is reported as a partial
+domain (``missed_checks.checklists.schedule_sync``) what to do. A record that raises is reported as a partial
 batch failure (retried, then sent to the OnFailure queue); an invalid recurrence does not raise:
 it is noted on the checklist, logged, counted and sent to the dead-letter queue at once. Only AWS
 errors (throttling, an outage) make a record fail: whatever a hand-written item holds ends on the
@@ -24,10 +24,8 @@ from missed_checks.aws.observability import lambda_handler, logger, metrics
 from missed_checks.aws.queues import send_json
 from missed_checks.aws.scheduler import ScheduleStore
 from missed_checks.aws.table import ChecklistTable
-from missed_checks.contracts import dump, parse
-from missed_checks.dead_letters import ScheduleSyncLetter
-from missed_checks.schedule import Target
-from missed_checks.schedule_sync import (
+from missed_checks.checklists.schedule import Target
+from missed_checks.checklists.schedule_sync import (
     Action,
     Rejected,
     calendar_needs_sync,
@@ -37,6 +35,8 @@ from missed_checks.schedule_sync import (
     sync_checklist,
     takes_effect_at,
 )
+from missed_checks.contracts import dump, parse
+from missed_checks.dead_letters import ScheduleSyncLetter
 
 processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
 

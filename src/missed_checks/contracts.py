@@ -22,7 +22,7 @@ no pure-Python fallback, and the layer holds the functions' arm64 wheels; the em
 extension cannot load. Every package in the layer today is pure Python or falls back to it (wrapt).
 pydantic would also have doubled the layer (measured 5.6 -> 12.3 MB unzipped with pydantic 2.14.3).
 
-A window is :class:`missed_checks.recurrence.OccurrenceWindow` itself (the one window type), in
+A window is :class:`missed_checks.checklists.recurrence.OccurrenceWindow` itself (the one window type), in
 payloads ``{"start", "end", "evaluate_at"}`` with the checklist's UTC offset (its ``to_dict``).
 Other instants keep the text they came with (validated: ISO 8601 with a UTC offset, see
 :func:`missed_checks.timefmt.parse_instant`), so that outputs repeat inputs byte for byte.
@@ -39,11 +39,11 @@ from enum import Enum
 from functools import cache
 from typing import Annotated, Any, Literal, TypeVar, Union
 
-from missed_checks.checklist import validate_checklist_id
-from missed_checks.equipment import SHARD_COUNT
+from missed_checks.checklists.checklist import validate_checklist_id
+from missed_checks.checklists.recurrence import OccurrenceWindow
+from missed_checks.equipment.assignments import SHARD_COUNT
 from missed_checks.errors import InvalidInput, describe
-from missed_checks.evaluation import Outcome
-from missed_checks.recurrence import OccurrenceWindow
+from missed_checks.evaluation.planning import Outcome
 from missed_checks.timefmt import parse_instant
 
 __all__ = [
@@ -93,7 +93,7 @@ ChecklistId = Annotated[str, Check(_checklist_id)]
 Instant = Annotated[str, Check(_instant)]
 """An ISO 8601 instant with a UTC offset (``2026-03-02T13:30:00Z``), kept as given."""
 Shards = Annotated[list[Annotated[int, Check(_shard)]], Check(_some_shards)]
-"""Equipment shards (a stable hash of the equipment id, ``missed_checks.equipment.shard_of``)."""
+"""Equipment shards (a stable hash of the equipment id, ``missed_checks.equipment.assignments.shard_of``)."""
 Count = Annotated[int, Check(_count)]
 MANUAL = "manual"
 """The execution a task invoked by hand (without one) records."""
@@ -134,7 +134,7 @@ class FanOutWindow:
 
 @dataclass(frozen=True)
 class BatchCounts:
-    """RecordMissedChecks' output for one batch of shards (``missed_checks.judging.judge_shards``)."""
+    """RecordMissedChecks' output for one batch of shards (``missed_checks.evaluation.judging.judge_shards``)."""
 
     shards: Shards
     counted: Count
@@ -168,7 +168,7 @@ class CloseWindowInput:
 
 @dataclass(frozen=True)
 class CloseWindowOutput:
-    """A closed window (``missed_checks.judging.close_window``)."""
+    """A closed window (``missed_checks.evaluation.judging.close_window``)."""
 
     window_start: str
     window_end: str

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
 
+from missed_checks.checklists.recurrence import OccurrenceWindow
 from missed_checks.contracts import dump, parse
 from missed_checks.errors import InvalidInput
-from missed_checks.recurrence import OccurrenceWindow
 from missed_checks.timefmt import parse_instant, to_utc_iso
 
 __all__ = [
@@ -202,7 +202,7 @@ class StreamBatchLetter:
 
 @dataclass(frozen=True)
 class SchedulerLetter:
-    """A schedule's target input (``missed_checks.schedule.TARGET_INPUT_TEMPLATE``), and so the body
+    """A schedule's target input (``missed_checks.checklists.schedule.TARGET_INPUT_TEMPLATE``), and so the body
     of a firing EventBridge Scheduler could not deliver (its dead-letter queue; the message
     attributes ``ERROR_CODE`` and ``ERROR_MESSAGE`` say why)."""
 
@@ -227,7 +227,7 @@ class NotificationLetter:
     kind: Literal["notification"]
     source: Literal["notify"]
     notification: dict[str, Any]
-    """``missed_checks.notification.Notification.to_dict()``: replayed as it is."""
+    """``missed_checks.notifications.notification.Notification.to_dict()``: replayed as it is."""
     error: str
     failed_at: str
 

@@ -143,7 +143,7 @@ NOTIFICATION_SK = "NOTIFICATION"
 
 
 def notification_key(notification_id: str) -> dict[str, str]:
-    """The once-only record of one notification (``missed_checks.notification.notification_id``)."""
+    """The once-only record of one notification (``missed_checks.notifications.notification.notification_id``)."""
     return {"pk": f"NOTIFICATION#{notification_id}", "sk": NOTIFICATION_SK}
 
 

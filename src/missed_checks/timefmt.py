@@ -4,7 +4,7 @@ Every instant stored or exchanged between components is a UTC ISO 8601 string wi
 precision and a ``Z`` (``2026-03-02T05:00:00Z``), so that such strings sort as text.
 
 Instants are accepted in the years :data:`FIRST_YEAR` to :data:`LAST_INSTANT_YEAR` (1970 to
-2299): occurrences lie in 1970..2199 (AWS cron's years, see ``missed_checks.recurrence``) and a
+2299): occurrences lie in 1970..2199 (AWS cron's years, see ``missed_checks.checklists.recurrence``) and a
 window plus its grace ends at most two years later, so every instant the system writes fits,
 and arithmetic on an accepted instant (a day before, a window after) never leaves what
 ``datetime`` can hold.

@@ -12,8 +12,8 @@ from typing import Any
 
 from missed_checks.aws.scheduler import ScheduleStore
 from missed_checks.aws.table.subscriptions import SubscriptionItems
-from missed_checks.digest import Subscription
-from missed_checks.schedule import Target
+from missed_checks.checklists.schedule import Target
+from missed_checks.notifications.digest import Subscription
 from missed_checks_ops.digests import put_digest
 
 __all__ = ["subscribe"]
@@ -40,7 +40,7 @@ def last_digest_html(runtime: Any, end: datetime) -> str:
     from moto.ses.models import ses_backends  # deferred: moto is a dev dependency and slow to import
 
     from missed_checks.aws.table import ChecklistTable
-    from missed_checks.digesting import build_digest
+    from missed_checks.notifications.digesting import build_digest
 
     stack = runtime.stack
     sent = [message.body for message in ses_backends[stack.account_id][stack.region].sent_messages

@@ -3,7 +3,7 @@
 :func:`build_result` returns one dict:
 
 * ``report``: the fleet report exactly as ``missed-checks report`` computes it
-  (:func:`missed_checks.fleet_report.build_report`, with its window outcomes), over the windows
+  (:func:`missed_checks.reporting.fleet_report.build_report`, with its window outcomes), over the windows
   starting in the scenario's ``[start, end)``, as of the simulated clock at the end. There is no
   other report of a local run: the demo, ``local run`` and the end-to-end tests print and assert
   this one. In JSON it is the ``report`` command's document plus ``checklists`` and ``windows``
@@ -31,7 +31,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from missed_checks.dead_letters import read_dead_letter
-from missed_checks.fleet_report import Report, build_report
+from missed_checks.reporting.fleet_report import Report, build_report
 from missed_checks.timefmt import to_utc_iso
 from missed_checks_local.notifications import captured_notifications, count_line
 from missed_checks_ops.report_output import print_table

@@ -67,20 +67,20 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from missed_checks.checklist import Checklist, validate_checklist_id
-from missed_checks.closure_calendar import (
+from missed_checks.checklists.checklist import Checklist, validate_checklist_id
+from missed_checks.checklists.closure_calendar import (
     parse_dates,
     validate_author,
     validate_calendar_id,
     validate_closed_on,
     validate_description,
 )
-from missed_checks.digest import Subscription
-from missed_checks.equipment import validate_equipment_id
+from missed_checks.equipment.assignments import validate_equipment_id
+from missed_checks.equipment.out_of_service import OutOfServicePeriod
 from missed_checks.errors import InvalidInput
-from missed_checks.notification import NotifySettings
-from missed_checks.out_of_service import OutOfServicePeriod
-from missed_checks.performed_check import PerformedCheck
+from missed_checks.notifications.digest import Subscription
+from missed_checks.notifications.notification import NotifySettings
+from missed_checks.performed_checks.performed_check import PerformedCheck
 from missed_checks.timefmt import parse_instant
 from missed_checks_local.testing.faults import FaultInjector, parse_faults
 from missed_checks_ops.inputs import within_item_size

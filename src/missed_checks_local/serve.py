@@ -41,8 +41,10 @@ def firing_line(firing: Firing) -> str:
     """What ``local serve`` prints of one firing, as what it is: a checklist's schedule starts an
     evaluation, a digest subscription's (``_d.<id>``) and a reminder's (``_r<n>.<id>``) invoke a
     function; only a firing that failed (after its retries) says FAILED, with its reason."""
-    from missed_checks.digest import SCHEDULE_PREFIX as DIGEST_PREFIX  # deferred: only a firing needs them
-    from missed_checks.reminders import checklist_of_reminder
+    from missed_checks.notifications.digest import (
+        SCHEDULE_PREFIX as DIGEST_PREFIX,  # deferred: only a firing needs them
+    )
+    from missed_checks.notifications.reminders import checklist_of_reminder
 
     when = f"{firing.scheduled_time:%Y-%m-%dT%H:%M:%SZ}"
     reason = f"{firing.error_code}: {firing.error_message}" if firing.error_message else str(firing.error_code)

@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 
 from missed_checks.aws.table import NotFound
-from missed_checks.closure_calendar import (
+from missed_checks.checklists.closure_calendar import (
     ClosureCalendar,
     parse_dates,
     validate_calendar_id,

@@ -10,13 +10,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from missed_checks.aws.table import ChecklistTable, NotFound
-from missed_checks.checklist import Checklist, validate_checklist_id
-from missed_checks.equipment import Assignment
+from missed_checks.checklists.checklist import Checklist, validate_checklist_id
+from missed_checks.checklists.recurrence import OccurrenceWindow, Recurrence, parse_recurrence
+from missed_checks.checklists.schedule_expression import schedule_for
+from missed_checks.equipment.assignments import Assignment
 from missed_checks.errors import InvalidInput
-from missed_checks.performed_check import PerformedCheck
-from missed_checks.recording import Problem, Recorded, Row, record_checks, refusals
-from missed_checks.recurrence import OccurrenceWindow, Recurrence, parse_recurrence
-from missed_checks.schedule_expression import schedule_for
+from missed_checks.performed_checks.performed_check import PerformedCheck
+from missed_checks.performed_checks.recording import Problem, Recorded, Row, record_checks, refusals
 from missed_checks.timefmt import to_utc_iso
 from missed_checks_ops.target import StackTarget
 
@@ -64,7 +64,8 @@ def next_windows(rule: Recurrence, now: datetime, count: int) -> list[Occurrence
 
 def preview(rule: Recurrence, now: datetime, count: int = 5) -> Preview:
     """The next windows and the schedule; with closure calendars (``rule.closed_dates``) the
-    schedule is never exact (cron cannot leave dates out), as :func:`missed_checks.schedule.desired_schedule`."""
+    schedule is never exact (cron cannot leave dates out), as
+    :func:`missed_checks.checklists.schedule.desired_schedule`."""
     if rule.closed_dates and not rule.has_windows():
         raise InvalidInput("closed_on", "its calendars close every window of the rule: nothing would ever be due")
     spec = schedule_for(rule)
@@ -171,10 +172,10 @@ def equipment_of(target: StackTarget, checklist_id: str) -> tuple[Checklist, lis
     return checklist, sorted(table.assignments(checklist.checklist_id), key=lambda a: a.equipment_id)
 
 
-# -- performed checks (through the record-a-check use case, missed_checks.recording) -------------------
+# -- performed checks (through the record-a-check use case, missed_checks.performed_checks.recording) ---------
 def record_check(target: StackTarget, check: PerformedCheck, now: datetime, recorded_by: str) -> Recorded:
     """Record one performed check; :class:`NotFound` when its checklist does not exist, else
-    :class:`missed_checks.recording.ChecksRefused` naming the field (nothing written)."""
+    :class:`missed_checks.performed_checks.recording.ChecksRefused` naming the field (nothing written)."""
     table = target.table()
     require_checklist(table, check.checklist_id)
     return record_checks(table, [Row(check)], now=now, recorded_by=recorded_by)
@@ -188,5 +189,5 @@ def refused_checks(target: StackTarget, rows: Sequence[Row], now: datetime) -> l
 def import_checks(target: StackTarget, rows: Sequence[Row], now: datetime, recorded_by: str,
                   progress: Callable[[int], None] | None = None) -> Recorded:
     """Write performed checks in chunks once every row passed (every refused row is named in
-    :class:`missed_checks.recording.ChecksRefused` and nothing is written)."""
+    :class:`missed_checks.performed_checks.recording.ChecksRefused` and nothing is written)."""
     return record_checks(target.table(), rows, now=now, recorded_by=recorded_by, progress=progress)

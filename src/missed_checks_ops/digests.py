@@ -15,10 +15,10 @@ from typing import Any
 from missed_checks.aws.scheduler import ScheduleStore
 from missed_checks.aws.table import NotFound
 from missed_checks.aws.table.subscriptions import SubscriptionItems
-from missed_checks.digest import Subscription, schedule_name, validate_subscription_id
-from missed_checks.digesting import Digest, build_digest
+from missed_checks.checklists.schedule import Target
 from missed_checks.errors import InvalidInput
-from missed_checks.schedule import Target
+from missed_checks.notifications.digest import Subscription, schedule_name, validate_subscription_id
+from missed_checks.notifications.digesting import Digest, build_digest
 from missed_checks_ops.target import StackTarget
 
 

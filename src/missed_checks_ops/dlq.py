@@ -49,11 +49,11 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from missed_checks.aws.functions import function_arn, function_environment, invoke_function
+from missed_checks.checklists.schedule import Target
+from missed_checks.checklists.schedule_sync import Action, SyncResult, sync_checklist
 from missed_checks.dead_letters import Replay, read_dead_letter
 from missed_checks.errors import MissedChecksError
-from missed_checks.reminders import checklist_of_reminder
-from missed_checks.schedule import Target
-from missed_checks.schedule_sync import Action, SyncResult, sync_checklist
+from missed_checks.notifications.reminders import checklist_of_reminder
 from missed_checks.timefmt import parse_instant, to_utc_iso
 from missed_checks_ops.rerun import execution_arn, execution_name, start_evaluation, wait_for
 from missed_checks_ops.target import QUEUE_OUTPUTS, StackTarget

@@ -1,7 +1,7 @@
 """The fleet report as one self-contained HTML file: inline CSS and SVG, no script, no fetch.
 
-:func:`render_html` takes a :class:`~missed_checks.fleet_report.Report` built with ``detail``
-(its window outcomes), computes the figures with :mod:`missed_checks.report_insights` and lays
+:func:`render_html` takes a :class:`~missed_checks.reporting.fleet_report.Report` built with ``detail``
+(its window outcomes), computes the figures with :mod:`missed_checks.reporting.insights` and lays
 out the charts (coordinates only, here), and the Jinja2 template ``templates/report.html.j2``
 writes the page (autoescaped). Charts are SVG drawn for grey scale as well as colour: on time
 solid dark, late hatched, missed light with an outline, and every bar and heatmap cell labelled
@@ -20,9 +20,8 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
-from missed_checks.fleet_report import Report
-from missed_checks.report import EXCUSED, RECORDED_LATE, TOTAL, ReportRow, WindowOutcome, total, why_no_compliance
-from missed_checks.report_insights import (
+from missed_checks.reporting.fleet_report import Report
+from missed_checks.reporting.insights import (
     REPEAT_RUN,
     Coverage,
     HeatCell,
@@ -38,6 +37,15 @@ from missed_checks.report_insights import (
     repeat_offenders,
     weekly_rows,
     weeks_of_period,
+)
+from missed_checks.reporting.report import (
+    EXCUSED,
+    RECORDED_LATE,
+    TOTAL,
+    ReportRow,
+    WindowOutcome,
+    total,
+    why_no_compliance,
 )
 from missed_checks.timefmt import to_utc_iso
 

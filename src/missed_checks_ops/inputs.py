@@ -12,11 +12,11 @@ from typing import Any
 
 import yaml
 
-from missed_checks.checklist import validate_checklist_id
-from missed_checks.equipment import validate_equipment_id
+from missed_checks.checklists.checklist import validate_checklist_id
+from missed_checks.equipment.assignments import validate_equipment_id
 from missed_checks.errors import InvalidInput, describe
-from missed_checks.performed_check import PerformedCheck
-from missed_checks.recording import Row
+from missed_checks.performed_checks.performed_check import PerformedCheck
+from missed_checks.performed_checks.recording import Row
 from missed_checks.timefmt import parse_instant, to_utc_iso
 
 CHECKLIST_FIELDS = ("id", "name", "recurrence", "timezone", "window", "grace", "closed_on")
@@ -62,7 +62,7 @@ def within_item_size(values: Mapping[str, Any], where: str = "") -> None:
 
 def checklist_specs(path: str) -> list[dict[str, Any]]:
     """One checklist or a list of them from a YAML or JSON file (JSON is YAML); an entry's ``notify``
-    (#18) is kept as it came, for :meth:`missed_checks.notification.NotifySettings.parse`."""
+    (#18) is kept as it came, for :meth:`missed_checks.notifications.notification.NotifySettings.parse`."""
     try:
         document = yaml.safe_load(read_text(path, "file"))
     except yaml.YAMLError as error:
@@ -159,10 +159,10 @@ class CsvChecks:
     """The line of each of ``checks`` (its first, when a row was repeated)."""
     errors: list[tuple[int, str]] = field(default_factory=list)
     """(line, what is wrong) of the rows that could not be read: the caller names them, with the
-    rows the rules refuse (:func:`missed_checks.recording.refusals`), before writing anything."""
+    rows the rules refuse (:func:`missed_checks.performed_checks.recording.refusals`), before writing anything."""
 
     def labelled(self) -> list[Row]:
-        """The checks labelled with their line, for :func:`missed_checks.recording.record_checks`."""
+        """The checks labelled with their line, for :func:`missed_checks.performed_checks.recording.record_checks`."""
         return [Row(check, f"line {line}") for check, line in zip(self.checks, self.lines, strict=True)]
 
 

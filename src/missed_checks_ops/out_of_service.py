@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from missed_checks.aws.table import ChecklistTable
-from missed_checks.equipment import validate_equipment_id
+from missed_checks.equipment.assignments import validate_equipment_id
+from missed_checks.equipment.out_of_service import OutOfServicePeriod
 from missed_checks.errors import InvalidInput
-from missed_checks.out_of_service import OutOfServicePeriod
 from missed_checks_ops.target import StackTarget
 
 EVER = datetime.fromisoformat("1970-01-01T00:00:00+00:00")

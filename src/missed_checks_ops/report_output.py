@@ -13,16 +13,16 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.table import Table
 
-from missed_checks.fleet_report import Report
-from missed_checks.report import OUTCOMES, ReportRow, why_no_compliance
-from missed_checks.report_formats import json_text, write_csv
+from missed_checks.reporting.fleet_report import Report
+from missed_checks.reporting.report import OUTCOMES, ReportRow, why_no_compliance
+from missed_checks.reporting.report_formats import json_text, write_csv
 from missed_checks.timefmt import to_utc_iso
 
 FORMATS = ("table", "json", "csv", "html")
 
 OUTCOME_LABELS = {"on_time": "on time", "late": "late", "missed": "missed", "recorded_late": "recorded late",
                   "dismissed": "dismissed", "excused": "excused", "pending": "pending"}
-"""How people read each of :data:`missed_checks.report.OUTCOMES` (table and HTML)."""
+"""How people read each of :data:`missed_checks.reporting.report.OUTCOMES` (table and HTML)."""
 
 DEFINITION = ("expected = on time + late + missed + recorded late + dismissed (judged windows); recorded late = "
               "judged missed, then a check done in the window was recorded; excused = out of service; pending = "

@@ -1,12 +1,12 @@
 """The ``report`` command's use case: the fleet report of a stack's table
-(:func:`missed_checks.fleet_report.build_report`, which the digest Lambda shares)."""
+(:func:`missed_checks.reporting.fleet_report.build_report`, which the digest Lambda shares)."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
 
-from missed_checks.fleet_report import Report, build_report
+from missed_checks.reporting.fleet_report import Report, build_report
 from missed_checks_ops.target import StackTarget
 
 

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from missed_checks.aws.executions import describe_execution, execution_arn, start_execution, wait_for
-from missed_checks.checklist import validate_checklist_id
+from missed_checks.checklists.checklist import validate_checklist_id
 from missed_checks.errors import InvalidInput
 from missed_checks.timefmt import to_utc_iso
 from missed_checks_ops.checklists import get_checklist

@@ -36,7 +36,7 @@ from types import SimpleNamespace
 import boto3
 import pytest
 
-from missed_checks.missed_check import missed_check_item
+from missed_checks.evaluation.missed_check import missed_check_item
 from missed_checks_local.serve_process import serve_process
 from missed_checks_ops.cli.common import subcommands
 from missed_checks_ops.cli.main import build_parser

@@ -15,7 +15,7 @@ from boto3.dynamodb.types import TypeSerializer
 
 from missed_checks import clock, keys
 from missed_checks.aws.table import ChecklistTable, Conflict
-from missed_checks.equipment import shard_of
+from missed_checks.equipment.assignments import shard_of
 from missed_checks.errors import InvalidInput
 
 SAMPLE = json.loads((Path(__file__).resolve().parents[2] / "events" / "schedule_sync.json").read_text())

@@ -109,7 +109,7 @@ def test_the_notifier_samples_send_the_mondays_reminder_and_missed_alert_once(ch
     """#18: events/notify_reminder.json (11:00Z, two hours before the Monday window closes: nothing
     half the fleet is checked by then) and events/notify_window_judged.json (after the window was judged)."""
     from missed_checks.aws.table.notifications import NotificationItems
-    from missed_checks.notification import NotifySettings
+    from missed_checks.notifications.notification import NotifySettings
 
     stack, table = checklist
     table.put_checklist(CHECKLIST, recurrence=RULE, window="PT8H", grace="PT30M", now=MONDAY_EVALUATE_AT,

@@ -14,7 +14,7 @@ from ops_support import BERLIN_WORKDAYS, START, Cli, utc
 from test_permissions import allowed, resource_of, statements
 
 from missed_checks.aws.table.notifications import SENT, NotificationItems
-from missed_checks.digest import digest_id
+from missed_checks.notifications.digest import digest_id
 from missed_checks_local.iam.enforcement import RoleCall, observed
 from missed_checks_local.notifications import captured_notifications
 from missed_checks_local.runtime import LocalRuntime

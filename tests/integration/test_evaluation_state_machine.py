@@ -13,8 +13,8 @@ from moto.events.models import EventsBackend
 from missed_checks import clock
 from missed_checks.aws.table import ChecklistTable
 from missed_checks.dead_letters import failed_window
-from missed_checks.equipment import SHARD_COUNT, shard_of
-from missed_checks.performed_check import PerformedCheck
+from missed_checks.equipment.assignments import SHARD_COUNT, shard_of
+from missed_checks.performed_checks.performed_check import PerformedCheck
 from tests.conftest import FAN_OUT
 
 BERLIN_WORKDAYS = "DTSTART;TZID=Europe/Berlin:20260302T060000\nRRULE:FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR"

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from missed_checks import clock
 from missed_checks.aws.table import ChecklistTable
-from missed_checks.missed_check import missed_check_item
+from missed_checks.evaluation.missed_check import missed_check_item
 from missed_checks.timefmt import parse_instant, to_utc_iso
 from missed_checks_local.apigateway.routes import Route
 from missed_checks_local.apigateway.server import http_api_event

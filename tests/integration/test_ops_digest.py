@@ -10,7 +10,7 @@ from pathlib import Path
 from ops_support import BERLIN_WORKDAYS, Cli
 
 from missed_checks.aws.table.subscriptions import SubscriptionItems
-from missed_checks.digest import digest_id
+from missed_checks.notifications.digest import digest_id
 from missed_checks_local.runtime import LocalRuntime
 
 SUBSCRIBE = ["digest", "subscribe", "fleet-daily", "--to", "fleet@example.com", "--period", "daily",

@@ -10,7 +10,7 @@ from moto.events.models import EventsBackend
 from ops_support import BERLIN_WORKDAYS, Cli, ops_runtime, utc
 
 from missed_checks.aws.table import ChecklistTable, serialize
-from missed_checks.equipment import shard_of
+from missed_checks.equipment.assignments import shard_of
 from missed_checks.keys import assignment_key
 from missed_checks_local.runtime import LocalRuntime
 from missed_checks_ops.rerun import wait_for

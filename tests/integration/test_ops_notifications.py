@@ -75,7 +75,7 @@ def test_a_lead_the_reminder_schedule_cannot_honour_is_refused_in_flags_files_an
 
     from missed_checks.aws.table import ChecklistTable
     from missed_checks.errors import InvalidInput
-    from missed_checks.notification import NotifySettings
+    from missed_checks.notifications.notification import NotifySettings
     table = ChecklistTable(runtime.stack.table_name)
     try:
         table.put_checklist("forklift-daily", recurrence="\n".join(BERLIN_WORKDAYS), window="PT8H", now=START,

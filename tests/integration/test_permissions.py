@@ -24,7 +24,7 @@ import pytest
 
 from missed_checks import clock
 from missed_checks.aws.table import ChecklistTable
-from missed_checks.performed_check import PerformedCheck
+from missed_checks.performed_checks.performed_check import PerformedCheck
 from missed_checks_local.iam.enforcement import RoleCall, observed
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -24,12 +24,12 @@ from hypothesis import HealthCheck, event, given, settings
 from missed_checks import clock
 from missed_checks.aws.table import ChecklistTable
 from missed_checks.aws.table.subscriptions import SubscriptionItems
-from missed_checks.checklist import Status
-from missed_checks.digest import Subscription
+from missed_checks.checklists.checklist import Status
+from missed_checks.equipment.out_of_service import OutOfServicePeriod
 from missed_checks.errors import InvalidInput
-from missed_checks.out_of_service import OutOfServicePeriod
-from missed_checks.performed_check import PerformedCheck
-from missed_checks.ports import CheckRecord, check_key
+from missed_checks.evaluation.ports import CheckRecord, check_key
+from missed_checks.notifications.digest import Subscription
+from missed_checks.performed_checks.performed_check import PerformedCheck
 from missed_checks.timefmt import to_utc_iso
 from missed_checks_local.scenario import Scenario, ScenarioEvent, _apply
 from tests.conftest import SharedStack

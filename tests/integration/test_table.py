@@ -66,8 +66,8 @@ def test_an_edit_after_someone_else_changed_the_checklist_is_a_conflict_not_a_lo
 
 
 def test_dismissing_twice_or_a_missing_record_is_an_error(table):
-    from missed_checks.missed_check import missed_check_item
-    from missed_checks.recurrence import parse_recurrence
+    from missed_checks.checklists.recurrence import parse_recurrence
+    from missed_checks.evaluation.missed_check import missed_check_item
 
     window = parse_recurrence(RULE, window="PT8H").windows(T0, T0 + timedelta(days=2))[0]
     table.put_missed_check(missed_check_item(checklist_id="forklift", equipment_id="fl-1", window=window,
@@ -87,8 +87,8 @@ def test_dismissing_twice_or_a_missing_record_is_an_error(table):
 def test_a_performed_check_recorded_again_keeps_who_recorded_it_first(table):
     """Audit data is never rewritten: a second put of the same check (checklist, equipment, instant)
     by someone else leaves the first recorded_by and recorded_at, and answers them."""
-    from missed_checks.performed_check import PerformedCheck
-    from missed_checks.ports import CheckRecord
+    from missed_checks.evaluation.ports import CheckRecord
+    from missed_checks.performed_checks.performed_check import PerformedCheck
 
     monday = datetime(2026, 3, 2, 6, 12, tzinfo=UTC)
     check = PerformedCheck("forklift", "fl-1", monday)

@@ -13,8 +13,8 @@ import pytest
 from missed_checks import keys
 from missed_checks.aws.table.base import serialize
 from missed_checks.aws.table.subscriptions import DigestTable
-from missed_checks.digest import Period, Subscription
 from missed_checks.errors import InvalidInput
+from missed_checks.notifications.digest import Period, Subscription
 
 NOW = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 

@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from missed_checks.aws.table import ChecklistTable, NotFound
+from missed_checks.equipment.out_of_service import OutOfServicePeriod
 from missed_checks.errors import InvalidInput
-from missed_checks.out_of_service import OutOfServicePeriod
 
 T0 = datetime(2026, 3, 2, 5, 0, tzinfo=UTC)
 DAY = timedelta(days=1)

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from missed_checks.checklists.recurrence import OccurrenceWindow
+from missed_checks.checklists.schedule import TARGET_INPUT_TEMPLATE
 from missed_checks.contracts import (
     BatchCounts,
     CloseWindowOutput,
@@ -23,9 +25,7 @@ from missed_checks.contracts import (
     dump,
     parse,
 )
-from missed_checks.equipment import shard_of
-from missed_checks.recurrence import OccurrenceWindow
-from missed_checks.schedule import TARGET_INPUT_TEMPLATE
+from missed_checks.equipment.assignments import shard_of
 from missed_checks.timefmt import to_utc_iso
 from tests.event_samples import (
     CHECKED,

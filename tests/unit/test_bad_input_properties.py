@@ -20,12 +20,12 @@ from typing import Any
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from missed_checks.checklist import Checklist
+from missed_checks.checklists.checklist import Checklist
+from missed_checks.checklists.recurrence import parse_recurrence
+from missed_checks.checklists.schedule import Target, desired_schedule
+from missed_checks.checklists.schedule_expression import schedule_for
+from missed_checks.checklists.schedule_sync import Action, sync_checklist
 from missed_checks.errors import InvalidInput
-from missed_checks.recurrence import parse_recurrence
-from missed_checks.schedule import Target, desired_schedule
-from missed_checks.schedule_expression import schedule_for
-from missed_checks.schedule_sync import Action, sync_checklist
 from missed_checks_ops.cli.main import main
 from tests.fakes import InMemorySchedules, InMemoryTable
 

@@ -11,19 +11,19 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from missed_checks.checklist import Checklist
-from missed_checks.closure_calendar import (
+from missed_checks.checklists.checklist import Checklist
+from missed_checks.checklists.closure_calendar import (
     MAX_DATES,
     ClosureCalendar,
     parse_dates,
     validate_calendar_id,
     validate_closed_on,
 )
+from missed_checks.checklists.recurrence import parse_recurrence
+from missed_checks.checklists.schedule import Target, desired_schedule
+from missed_checks.checklists.schedule_sync import calendar_needs_sync, checklists_to_resync, sync_checklist
 from missed_checks.errors import InvalidInput, InvalidRecurrence
-from missed_checks.evaluation import Outcome, plan_evaluation
-from missed_checks.recurrence import parse_recurrence
-from missed_checks.schedule import Target, desired_schedule
-from missed_checks.schedule_sync import calendar_needs_sync, checklists_to_resync, sync_checklist
+from missed_checks.evaluation.planning import Outcome, plan_evaluation
 from missed_checks_ops.inputs import checklist_specs
 from tests.fakes import InMemorySchedules, InMemoryTable
 

@@ -12,6 +12,7 @@ import pytest
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEventV2, DynamoDBStreamEvent
 
 from missed_checks import contracts, dead_letters
+from missed_checks.checklists.schedule import TARGET_INPUT_TEMPLATE
 from missed_checks.contracts import (
     CloseWindowInput,
     ExecutionInput,
@@ -32,8 +33,7 @@ from missed_checks.dead_letters import (
     ScheduleSyncLetter,
 )
 from missed_checks.errors import InvalidInput
-from missed_checks.recording import check_from
-from missed_checks.schedule import TARGET_INPUT_TEMPLATE
+from missed_checks.performed_checks.recording import check_from
 from missed_checks_local.cloudformation.deploy import load_sam_template
 from missed_checks_ops import dlq, target
 
@@ -231,7 +231,7 @@ def test_the_ops_decoder_reads_dead_letters_with_the_contract_models(body: Any, 
 
 
 def test_a_digest_schedules_input_is_the_digest_functions_event_and_its_dead_letter() -> None:
-    from missed_checks.digest import DIGEST_INPUT_TEMPLATE
+    from missed_checks.notifications.digest import DIGEST_INPUT_TEMPLATE
 
     text = DIGEST_INPUT_TEMPLATE.format(subscription_id="fleet-daily")
     body = json.loads(text.replace("<aws.scheduler.scheduled-time>", "2026-03-03T06:00:00Z"))

@@ -8,6 +8,8 @@ import json
 
 import pytest
 
+from missed_checks.checklists.recurrence import OccurrenceWindow
+from missed_checks.checklists.schedule import TARGET_INPUT_TEMPLATE
 from missed_checks.dead_letters import (
     LETTERS,
     Replay,
@@ -15,8 +17,6 @@ from missed_checks.dead_letters import (
     failed_window_message,
     read_dead_letter,
 )
-from missed_checks.recurrence import OccurrenceWindow
-from missed_checks.schedule import TARGET_INPUT_TEMPLATE
 
 WINDOW = {"start": "2026-03-02T06:00:00+01:00", "end": "2026-03-02T14:00:00+01:00",
           "evaluate_at": "2026-03-02T14:30:00+01:00"}

@@ -7,9 +7,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from missed_checks.digest import MAX_CHECKLISTS, Period, Subscription, digest_id, period_ending
 from missed_checks.errors import InvalidInput
-from missed_checks.notification import Kind, notification_id
+from missed_checks.notifications.digest import MAX_CHECKLISTS, Period, Subscription, digest_id, period_ending
+from missed_checks.notifications.notification import Kind, notification_id
 
 BERLIN = ZoneInfo("Europe/Berlin")
 BRISBANE = ZoneInfo("Australia/Brisbane")  # no DST

@@ -9,8 +9,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from missed_checks.digest import Subscription
-from missed_checks.digest_email import (
+from missed_checks.notifications.digest import Subscription
+from missed_checks.notifications.digest_email import (
     COUNT_COLUMNS,
     EQUIPMENT_ROWS,
     render_digest,
@@ -18,8 +18,8 @@ from missed_checks.digest_email import (
     subject,
     worst_first,
 )
-from missed_checks.fleet_report import ChecklistInfo, Report
-from missed_checks.report import ReportRow, WindowOutcome
+from missed_checks.reporting.fleet_report import ChecklistInfo, Report
+from missed_checks.reporting.report import ReportRow, WindowOutcome
 
 BERLIN = ZoneInfo("Europe/Berlin")
 FIRING = datetime(2026, 3, 30, 7, 0, tzinfo=BERLIN)  # the Monday after the clocks went forward

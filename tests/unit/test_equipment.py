@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from missed_checks.equipment import SHARD_COUNT, Assignment, shard_batches, shard_of, validate_equipment_id
+from missed_checks.equipment.assignments import SHARD_COUNT, Assignment, shard_batches, shard_of, validate_equipment_id
 from missed_checks.errors import InvalidInput
 
 T0 = datetime(2026, 3, 2, 5, 0, tzinfo=UTC)

@@ -1,4 +1,4 @@
-"""An equipment's status across its checklists (missed_checks.equipment_status): the current or next
+"""An equipment's status across its checklists (missed_checks.equipment.status): the current or next
 window in the checklist's own zone, done / undone / not due / paused, and the open run of misses."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from missed_checks.checklist import Checklist, Status
-from missed_checks.equipment import Assignment
-from missed_checks.equipment_status import status_of
+from missed_checks.checklists.checklist import Checklist, Status
+from missed_checks.equipment.assignments import Assignment
+from missed_checks.equipment.status import status_of
 from missed_checks.timefmt import to_utc_iso
 
 # Europe/Riga (UTC+2 in March): a daily window 06:00-14:00 local, 30 minutes' grace.

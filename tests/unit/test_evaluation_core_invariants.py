@@ -11,11 +11,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from missed_checks.checklist import Checklist
+from missed_checks.checklists.checklist import Checklist
+from missed_checks.checklists.recurrence import OccurrenceWindow
 from missed_checks.contracts import BatchCounts, PlanEvaluationInput, dump, parse
 from missed_checks.errors import TransientError
-from missed_checks.judging import claimed_window, close_window, evaluate, judge_shards, judge_windows
-from missed_checks.recurrence import OccurrenceWindow
+from missed_checks.evaluation.judging import claimed_window, close_window, evaluate, judge_shards, judge_windows
 from tests.fakes import InMemoryTable, RecordingAnnouncer
 
 RULE = "DTSTART;TZID=Europe/Berlin:20260302T060000\nRRULE:FREQ=DAILY;COUNT=5"

@@ -11,13 +11,13 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from missed_checks.checklist import Checklist
+from missed_checks.checklists.checklist import Checklist
+from missed_checks.checklists.recurrence import OccurrenceWindow
 from missed_checks.contracts import BatchCounts, JudgedWindowDetail, dump, parse
-from missed_checks.equipment import SHARD_COUNT, shard_batches
-from missed_checks.judging import close_window, evaluate, judge_shards
-from missed_checks.missed_check import judge
-from missed_checks.out_of_service import OutOfServicePeriod
-from missed_checks.recurrence import OccurrenceWindow
+from missed_checks.equipment.assignments import SHARD_COUNT, shard_batches
+from missed_checks.equipment.out_of_service import OutOfServicePeriod
+from missed_checks.evaluation.judging import close_window, evaluate, judge_shards
+from missed_checks.evaluation.missed_check import judge
 from tests.fakes import InMemoryTable, RecordingAnnouncer
 from tests.unit.test_evaluation_core_invariants import plan_input
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from missed_checks.checklist import Checklist
-from missed_checks.evaluation import Outcome, plan_evaluation
+from missed_checks.checklists.checklist import Checklist
+from missed_checks.evaluation.planning import Outcome, plan_evaluation
 
 RULE = "DTSTART;TZID=Europe/Berlin:20260302T060000\nRRULE:FREQ=DAILY;COUNT=5"
 NOW = datetime(2026, 3, 9, 12, 0, tzinfo=UTC)

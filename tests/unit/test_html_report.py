@@ -15,8 +15,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 import missed_checks_ops
-from missed_checks.fleet_report import ChecklistInfo, Report
-from missed_checks.report import Dismissal, ReportRow, WindowOutcome, checklist_report, why_no_compliance
+from missed_checks.reporting.fleet_report import ChecklistInfo, Report
+from missed_checks.reporting.report import Dismissal, ReportRow, WindowOutcome, checklist_report, why_no_compliance
 from missed_checks.timefmt import to_utc_iso
 from missed_checks_ops.html_report import render_html
 from missed_checks_ops.report_output import write_report
@@ -183,7 +183,7 @@ def test_it_needs_the_window_outcomes() -> None:
 
 def test_outcomes_from_the_domain_render() -> None:
     # End to end through the domain classification, DST week included.
-    from missed_checks.equipment import Assignment
+    from missed_checks.equipment.assignments import Assignment
 
     starts = [MONDAY + timedelta(days=d) for d in range(10)]
     windows = [type("Win", (), {"start": s, "end": s + timedelta(hours=8), "evaluate_at": s + timedelta(hours=9)})()
@@ -233,8 +233,8 @@ def cells_report() -> Report:
     * d (forklift): missed Mon-Wed of week 13, then unassigned: its open run says so, never "not done";
     * e (monthly): missed in week 13, nothing due after (not due).
     """
-    from missed_checks.equipment import Assignment
-    from missed_checks.report import OutOfService
+    from missed_checks.equipment.assignments import Assignment
+    from missed_checks.reporting.report import OutOfService
 
     day = timedelta(days=1)
     service = OutOfService("b", "2026-03-29T22:00:00Z", "2026-04-05T22:00:00Z", "workshop: hydraulics")
@@ -294,7 +294,7 @@ def test_heatmap_cells_say_what_each_week_was_with_its_denominator() -> None:
 
 
 def test_open_runs_say_how_long_and_an_unassigned_unit_never_reads_not_done() -> None:
-    from missed_checks.equipment import Assignment
+    from missed_checks.equipment.assignments import Assignment
 
     report = cells_report()
     report.rows.append(ReportRow("forklift", "f", expected=3, missed=3))

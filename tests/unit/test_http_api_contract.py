@@ -16,9 +16,9 @@ import pytest
 import yaml
 from openapi_spec_validator import validate
 
+from missed_checks.api.http_api import caller_identity, install_problems, problem
 from missed_checks.errors import InvalidInput
-from missed_checks.http_api import caller_identity, install_problems, problem
-from missed_checks.recording import ChecksRefused, Problem, Refusal
+from missed_checks.performed_checks.recording import ChecksRefused, Problem, Refusal
 from missed_checks_local.cloudformation.deploy import load_sam_template
 
 ROOT = Path(__file__).resolve().parents[2]

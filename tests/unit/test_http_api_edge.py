@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from missed_checks.http_api import MAX_BODY_BYTES
+from missed_checks.api.http_api import MAX_BODY_BYTES
 from tests.unit.test_http_api_contract import DOCUMENT
 
 CHECK = {"checklist_id": "forklift-daily", "equipment_id": "fl-001", "performed_at": "2026-03-02T06:12:00Z"}
@@ -203,7 +203,7 @@ def code_fields() -> dict[tuple[str, str], tuple[str, ...]]:
     """What the functions take, as they declare it."""
     from functions.api_checks.app import BATCH_FIELDS
     from functions.api_missed.app import DISMISSAL_FIELDS
-    from missed_checks.recording import CHECK_FIELDS
+    from missed_checks.performed_checks.recording import CHECK_FIELDS
 
     return {("POST", "/checks"): CHECK_FIELDS, ("POST", "/checks/batch"): BATCH_FIELDS,
             ("POST", "/missed/dismissals"): DISMISSAL_FIELDS}
@@ -252,8 +252,8 @@ def test_the_depth_scan_is_linear_and_skips_brackets_and_escaped_quotes_in_strin
     """A body's nesting is measured in one pass: brackets inside strings (escaped quotes included)
     do not count, and an unterminated string of escaped quotes (a regex over strings took 12 s for
     96 KB of it, a Lambda's whole timeout for 256 KB) is scanned at once and refused as not JSON."""
+    from missed_checks.api.http_api import MAX_JSON_DEPTH, _depth_of_text
     from missed_checks.errors import InvalidInput
-    from missed_checks.http_api import MAX_JSON_DEPTH, _depth_of_text
 
     _depth_of_text('{"a": "[[[[[[[[[[\\"{{{{{{{{{{\\\\", "b": [[1]]}')  # 2 levels; the rest is inside strings
     with pytest.raises(InvalidInput, match="nested deeper"):

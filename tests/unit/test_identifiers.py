@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 
 from missed_checks import identifiers
-from missed_checks.checklist import validate_checklist_id
-from missed_checks.closure_calendar import validate_calendar_id
-from missed_checks.digest import validate_subscription_id
-from missed_checks.equipment import validate_equipment_id
+from missed_checks.checklists.checklist import validate_checklist_id
+from missed_checks.checklists.closure_calendar import validate_calendar_id
+from missed_checks.equipment.assignments import validate_equipment_id
 from missed_checks.errors import InvalidInput
-from missed_checks.recording import validate_idempotency_key
-from missed_checks.report_formats import period_bound, zone_of
+from missed_checks.notifications.digest import validate_subscription_id
+from missed_checks.performed_checks.recording import validate_idempotency_key
+from missed_checks.reporting.report_formats import period_bound, zone_of
 from missed_checks_local.scenario import Scenario
 from missed_checks_ops.cli.main import main
 

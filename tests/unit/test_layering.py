@@ -77,7 +77,7 @@ def _imports(tree: ast.AST) -> Iterator[tuple[int, str]]:
 def test_every_layer_is_checked() -> None:
     names = {_name(path) for path in MODULES}
     assert "src/missed_checks_ops/dlq.py" in names
-    assert "src/missed_checks/judging.py" in names
+    assert "src/missed_checks/evaluation/judging.py" in names
     assert any(name.startswith("functions/") and name.endswith("/app.py") for name in names)
     assert not any(name.startswith("src/missed_checks/aws/") for name in names)
     assert {"query", "send_message", "start_execution", "describe_stacks", "put_events"} <= OPERATIONS

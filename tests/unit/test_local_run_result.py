@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 
 from rich.console import Console
 
-from missed_checks.fleet_report import ChecklistInfo, Report
-from missed_checks.report import Dismissal, ReportRow, WindowOutcome
+from missed_checks.reporting.fleet_report import ChecklistInfo, Report
+from missed_checks.reporting.report import Dismissal, ReportRow, WindowOutcome
 from missed_checks_local.run_result import print_run, to_json
 from missed_checks_ops.report_output import write_report
 

@@ -7,8 +7,8 @@ from datetime import timedelta
 
 import pytest
 
+from missed_checks.equipment.out_of_service import OutOfServicePeriod
 from missed_checks.errors import InvalidInput
-from missed_checks.out_of_service import OutOfServicePeriod
 from missed_checks_local.scenario import Scenario
 
 RULE = "DTSTART;TZID=Europe/Berlin:20260302T060000\nRRULE:FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR"

@@ -3,9 +3,9 @@ from datetime import UTC, datetime, timedelta
 
 from boto3.dynamodb.types import TypeSerializer
 
-from missed_checks.equipment import Assignment
-from missed_checks.missed_check import judge, judged_window_fields, missed_check_item
-from missed_checks.performed_check import PerformedCheck, Timeliness, timeliness
+from missed_checks.equipment.assignments import Assignment
+from missed_checks.evaluation.missed_check import judge, judged_window_fields, missed_check_item
+from missed_checks.performed_checks.performed_check import PerformedCheck, Timeliness, timeliness
 from missed_checks_local.testing.metering import item_size
 
 START = datetime(2026, 3, 2, 5, 0, tzinfo=UTC)

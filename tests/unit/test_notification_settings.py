@@ -6,10 +6,10 @@ from decimal import Decimal
 
 import pytest
 
-from missed_checks.checklist import Checklist
-from missed_checks.durations import Duration, parse_duration
+from missed_checks.checklists.checklist import Checklist
+from missed_checks.checklists.durations import Duration, parse_duration
 from missed_checks.errors import InvalidInput
-from missed_checks.notification import (
+from missed_checks.notifications.notification import (
     MAX_RECIPIENTS,
     Kind,
     Notification,
@@ -133,9 +133,9 @@ def _fires_before_close(rule: object, lead: str, windows: int = 400) -> bool:
     """Whether every reminder of the first ``windows`` windows (a year and more, both DST changes)
     fires, as Scheduler fires it, before its window closes: the reminder schedule's own firing
     (ReminderRecurrence's schedule time) plus the tolerance."""
-    from missed_checks.notification import FIRING_TOLERANCE
-    from missed_checks.reminders import ReminderRecurrence
-    from missed_checks.schedule_expression import firing_wall_time
+    from missed_checks.checklists.schedule_expression import firing_wall_time
+    from missed_checks.notifications.notification import FIRING_TOLERANCE
+    from missed_checks.notifications.reminders import ReminderRecurrence
 
     reminders = ReminderRecurrence.of(rule, parse_duration(lead, "lead"))  # type: ignore[arg-type]
     for window in reminders.windows_after(reminders.dtstart, windows):

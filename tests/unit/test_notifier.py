@@ -7,13 +7,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from missed_checks.checklist import Checklist, Status
-from missed_checks.equipment import Assignment
-from missed_checks.notification import NotifySettings
-from missed_checks.notifier import judged_notifications, reminder_notifications
-from missed_checks.notifying import Delivery, deliver
-from missed_checks.out_of_service import OutOfServicePeriod
-from missed_checks.recurrence import OccurrenceWindow
+from missed_checks.checklists.checklist import Checklist, Status
+from missed_checks.checklists.recurrence import OccurrenceWindow
+from missed_checks.equipment.assignments import Assignment
+from missed_checks.equipment.out_of_service import OutOfServicePeriod
+from missed_checks.notifications.notification import NotifySettings
+from missed_checks.notifications.notifier import judged_notifications, reminder_notifications
+from missed_checks.notifications.notifying import Delivery, deliver
 from missed_checks.timefmt import to_utc_iso
 from tests.unit.test_notifying import Records
 

@@ -10,11 +10,13 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from missed_checks.checklist import Checklist
-from missed_checks.durations import parse_duration
-from missed_checks.equipment import Assignment
-from missed_checks.notification import Kind, Notification, NotificationRejected, NotifySettings
-from missed_checks.notifying import (
+from missed_checks.checklists.checklist import Checklist
+from missed_checks.checklists.durations import parse_duration
+from missed_checks.checklists.recurrence import OccurrenceWindow
+from missed_checks.equipment.assignments import Assignment
+from missed_checks.evaluation.ports import NotificationClaim
+from missed_checks.notifications.notification import Kind, Notification, NotificationRejected, NotifySettings
+from missed_checks.notifications.notifying import (
     CLAIM_LEASE,
     Delivery,
     deliver,
@@ -25,8 +27,6 @@ from missed_checks.notifying import (
     reminders,
     undone_equipment,
 )
-from missed_checks.ports import NotificationClaim
-from missed_checks.recurrence import OccurrenceWindow
 
 BERLIN = ZoneInfo("Europe/Berlin")  # a DST zone
 BRISBANE = ZoneInfo("Australia/Brisbane")  # a non-UTC zone without DST

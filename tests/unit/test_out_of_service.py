@@ -8,9 +8,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from missed_checks.checklists.recurrence import OccurrenceWindow
+from missed_checks.equipment.out_of_service import MAX_REASON_CHARS, OutOfServicePeriod, excused_equipment, overlapping
 from missed_checks.errors import InvalidInput
-from missed_checks.out_of_service import MAX_REASON_CHARS, OutOfServicePeriod, excused_equipment, overlapping
-from missed_checks.recurrence import OccurrenceWindow
 
 BERLIN = ZoneInfo("Europe/Berlin")
 FROM = datetime(2026, 3, 23, 8, 0, tzinfo=BERLIN)

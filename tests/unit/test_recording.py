@@ -1,4 +1,4 @@
-"""The record-a-check use case (missed_checks.recording) over the in-memory fake: validation of every
+"""The record-a-check use case (missed_checks.performed_checks.recording) over the in-memory fake: validation of every
 row before anything is written, the assignment at performed_at, the future skew and the client
 idempotency key (a retry never records twice; the same key for other checks is a conflict)."""
 
@@ -9,11 +9,11 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from missed_checks.checklist import Checklist
-from missed_checks.equipment import Assignment
+from missed_checks.checklists.checklist import Checklist
+from missed_checks.equipment.assignments import Assignment
 from missed_checks.errors import InvalidInput
-from missed_checks.performed_check import PerformedCheck
-from missed_checks.recording import (
+from missed_checks.performed_checks.performed_check import PerformedCheck
+from missed_checks.performed_checks.recording import (
     MAX_FUTURE_SKEW,
     ChecksRefused,
     IdempotencyConflict,
@@ -213,7 +213,7 @@ def test_a_concurrent_attempt_of_the_same_request_counts_none_as_written_by_itse
     """#34: the ChecksRecorded metric counted concurrent replays as new records. Attempt A of a keyed
     request has claimed its key and written its checks but not finished when attempt B (a client's
     retry) arrives: B answers what the request wrote, and wrote nothing itself (written_now)."""
-    from missed_checks.recording import fingerprint
+    from missed_checks.performed_checks.recording import fingerprint
 
     rows = [one("FL-1"), one("FL-2")]
     checks = [row.check for row in rows]

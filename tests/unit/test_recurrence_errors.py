@@ -9,8 +9,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from missed_checks.checklists.recurrence import OccurrenceWindow, parse_recurrence
 from missed_checks.errors import InvalidInput, InvalidRecurrence
-from missed_checks.recurrence import OccurrenceWindow, parse_recurrence
 
 START = "DTSTART;TZID=Europe/Berlin:20260105T060000"
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from missed_checks.recurrence import parse_recurrence
+from missed_checks.checklists.recurrence import parse_recurrence
 
 NY = "America/New_York"
 

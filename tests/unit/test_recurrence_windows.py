@@ -8,8 +8,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from missed_checks.durations import Duration
-from missed_checks.recurrence import OccurrenceWindow, Recurrence, parse_recurrence
+from missed_checks.checklists.durations import Duration
+from missed_checks.checklists.recurrence import OccurrenceWindow, Recurrence, parse_recurrence
 
 BERLIN = "Europe/Berlin"
 FAR_PAST = datetime(2000, 1, 1, tzinfo=UTC)

@@ -7,18 +7,18 @@ from typing import Any
 
 import pytest
 
-from missed_checks.checklist import Checklist, Status
-from missed_checks.durations import parse_duration
-from missed_checks.notification import NotifySettings
-from missed_checks.reminders import (
+from missed_checks.checklists.checklist import Checklist, Status
+from missed_checks.checklists.durations import parse_duration
+from missed_checks.checklists.schedule import DesiredSchedule, Target
+from missed_checks.checklists.schedule_sync import Action, needs_sync, sync_checklist
+from missed_checks.notifications.notification import NotifySettings
+from missed_checks.notifications.reminders import (
     checklist_of_reminder,
     desired_reminders,
     reminder_schedule_name,
     reminder_schedule_names,
     reminder_window,
 )
-from missed_checks.schedule import DesiredSchedule, Target
-from missed_checks.schedule_sync import Action, needs_sync, sync_checklist
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 WEEKDAYS = "DTSTART;TZID=Europe/Berlin:20260302T060000\nRRULE:FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR"

@@ -21,8 +21,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from missed_checks.equipment import Assignment
-from missed_checks.report import (
+from missed_checks.equipment.assignments import Assignment
+from missed_checks.reporting.report import (
     OUTCOMES,
     TOTAL,
     Dismissal,

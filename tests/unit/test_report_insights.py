@@ -13,8 +13,7 @@ from zoneinfo import ZoneInfo
 from hypothesis import given
 from hypothesis import strategies as st
 
-from missed_checks.report import OUTCOMES, TOTAL, Dismissal, WindowOutcome, compliance
-from missed_checks.report_insights import (
+from missed_checks.reporting.insights import (
     dismissed_checks,
     late_checks,
     missed_checks,
@@ -25,6 +24,7 @@ from missed_checks.report_insights import (
     weekly_rows,
     weeks_of_period,
 )
+from missed_checks.reporting.report import OUTCOMES, TOTAL, Dismissal, WindowOutcome, compliance
 from missed_checks.timefmt import to_utc_iso
 
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -220,8 +220,8 @@ def test_weekly_rows_and_heatmap_count_every_outcome_once_in_its_local_week(flee
 
 # -- #23: what each heatmap cell was, and where an open run stands --------------------------------------
 def test_a_week_without_outcomes_says_why_paused_not_assigned_or_not_due() -> None:
-    from missed_checks.equipment import Assignment
-    from missed_checks.report_insights import Coverage, heat_cells
+    from missed_checks.equipment.assignments import Assignment
+    from missed_checks.reporting.insights import Coverage, heat_cells
 
     weeks = [date(2026, 3, 16), date(2026, 3, 23), date(2026, 3, 30), date(2026, 4, 6)]
     outcomes = [
@@ -241,9 +241,9 @@ def test_a_week_without_outcomes_says_why_paused_not_assigned_or_not_due() -> No
 
 
 def test_an_open_run_says_how_long_undone_or_why_not() -> None:
-    from missed_checks.equipment import Assignment
-    from missed_checks.report import OutOfService
-    from missed_checks.report_insights import open_run
+    from missed_checks.equipment.assignments import Assignment
+    from missed_checks.reporting.insights import open_run
+    from missed_checks.reporting.report import OutOfService
 
     run = days("forklift", "a", MONDAY_BERLIN, "OMMM")
     [streak] = streaks(run)

@@ -13,8 +13,8 @@ from typing import Any
 
 from hypothesis import HealthCheck, event, given, settings
 
+from missed_checks.equipment.out_of_service import OutOfServicePeriod
 from missed_checks.errors import InvalidInput
-from missed_checks.out_of_service import OutOfServicePeriod
 from missed_checks.timefmt import parse_instant
 from missed_checks_local.scenario import Scenario
 from tests.scenario_strategies import NAMED_FIELD, timelines

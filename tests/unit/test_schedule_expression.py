@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 import pytest
 from aws_cron_expression_validator.validator import AWSCronExpressionValidator
 
+from missed_checks.checklists.recurrence import parse_recurrence
+from missed_checks.checklists.schedule_expression import schedule_for, validate_aws_cron
 from missed_checks.errors import InvalidInput
-from missed_checks.recurrence import parse_recurrence
-from missed_checks.schedule_expression import schedule_for, validate_aws_cron
 
 BERLIN = "DTSTART;TZID=Europe/Berlin:20260105T060000\nRRULE:"
 

@@ -19,9 +19,9 @@ from aws_croniter import AwsCroniter
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from missed_checks.checklists.recurrence import OccurrenceWindow, Recurrence, parse_recurrence
+from missed_checks.checklists.schedule_expression import ScheduleSpec, schedule_for
 from missed_checks.errors import InvalidRecurrence
-from missed_checks.recurrence import OccurrenceWindow, Recurrence, parse_recurrence
-from missed_checks.schedule_expression import ScheduleSpec, schedule_for
 
 
 def independent_validate(expression: str) -> None:

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from missed_checks.checklist import Checklist
+from missed_checks.checklists.checklist import Checklist
+from missed_checks.checklists.schedule import Target
+from missed_checks.checklists.schedule_sync import Action, sync_checklist, takes_effect_at
 from missed_checks.errors import InvalidInput, InvalidRecurrence
-from missed_checks.schedule import Target
-from missed_checks.schedule_sync import Action, sync_checklist, takes_effect_at
 from tests.fakes import InMemorySchedules, InMemoryTable
 
 NOW = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)

@@ -27,7 +27,7 @@ def publish_window_judged(bus_name: str, detail: Mapping[str, Any]) -> None:
 
 
 class EventBusAnnouncer:
-    """The evaluation's :class:`missed_checks.ports.Announcer` on an EventBridge bus."""
+    """The evaluation's :class:`missed_checks.evaluation.ports.Announcer` on an EventBridge bus."""
 
     def __init__(self, bus_name: str) -> None:
         self.bus_name = bus_name

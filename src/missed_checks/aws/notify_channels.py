@@ -1,10 +1,10 @@
 """The channels a notification goes out on (#18): an e-mail through Amazon SES, and an EventBridge
 event of its own detail-type on the stack's bus (integrators route it to chat or paging).
 
-Each is a :class:`missed_checks.ports.NotificationChannel`. Throttling and service errors are
+Each is a :class:`missed_checks.evaluation.ports.NotificationChannel`. Throttling and service errors are
 retried by botocore's ``standard`` mode (:mod:`missed_checks.aws.clients`); what is left raises
 :class:`~missed_checks.errors.TransientError`, a refusal that retrying cannot change (a rejected
-address, an unverified sender) :class:`~missed_checks.notification.NotificationRejected`.
+address, an unverified sender) :class:`~missed_checks.notifications.notification.NotificationRejected`.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from botocore.exceptions import ClientError
 from missed_checks.aws.clients import ServiceAdapter
 from missed_checks.aws.events import SOURCE
 from missed_checks.errors import TransientError
-from missed_checks.notification import Notification, NotificationRejected
-from missed_checks.ports import NotificationChannel
+from missed_checks.evaluation.ports import NotificationChannel
+from missed_checks.notifications.notification import Notification, NotificationRejected
 
 NOTIFICATION_DETAIL_TYPE = "Checklist notification"
 """The detail-type of the event every notification publishes (``source: missed-checks``)."""

@@ -7,8 +7,8 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from missed_checks.aws.clients import ServiceAdapter
+from missed_checks.checklists.schedule import DesiredSchedule, Target
 from missed_checks.errors import ScheduleRejected, TransientError
-from missed_checks.schedule import DesiredSchedule, Target
 
 TRANSIENT_CODES = {"ThrottlingException", "InternalServerException", "ServiceUnavailable"}
 

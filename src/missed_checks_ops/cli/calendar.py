@@ -9,7 +9,12 @@ import getpass
 from typing import Any
 
 from missed_checks import clock
-from missed_checks.closure_calendar import ClosureCalendar, parse_dates, validate_author, validate_calendar_id
+from missed_checks.checklists.closure_calendar import (
+    ClosureCalendar,
+    parse_dates,
+    validate_author,
+    validate_calendar_id,
+)
 from missed_checks.errors import InvalidInput
 from missed_checks.timefmt import to_utc_iso
 from missed_checks_ops.calendars import calendar_specs, delete_calendar, get_calendar, list_calendars, put_calendar

@@ -12,13 +12,13 @@ from typing import Any
 from rich.table import Table
 
 from missed_checks import clock
-from missed_checks.checklist import Checklist, validate_checklist_id
-from missed_checks.closure_calendar import validate_closed_on
-from missed_checks.equipment import validate_equipment_id
+from missed_checks.checklists.checklist import Checklist, validate_checklist_id
+from missed_checks.checklists.closure_calendar import validate_closed_on
+from missed_checks.equipment.assignments import validate_equipment_id
 from missed_checks.errors import InvalidInput
-from missed_checks.notification import NotifySettings
-from missed_checks.performed_check import PerformedCheck
-from missed_checks.recording import ChecksRefused
+from missed_checks.notifications.notification import NotifySettings
+from missed_checks.performed_checks.performed_check import PerformedCheck
+from missed_checks.performed_checks.recording import ChecksRefused
 from missed_checks.timefmt import to_utc_iso
 from missed_checks_ops.calendars import closures_of_specs
 from missed_checks_ops.checklists import (

@@ -33,8 +33,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from missed_checks import clock, report_formats
+from missed_checks import clock
 from missed_checks.errors import InvalidInput, MissedChecksError
+from missed_checks.reporting import report_formats
 from missed_checks.timefmt import parse_instant
 from missed_checks_ops.cli.streams import (
     EXIT_BAD_INPUT,
@@ -675,5 +676,5 @@ def instant_arg(text: str | None, field: str, default_now: bool = True) -> datet
 
 def period_bound(text: str, field: str, zone_name: str) -> datetime:
     """A date (midnight in ``zone_name``) or an instant with an offset (the API's ``GET /report`` reads
-    its range the same way: :func:`missed_checks.report_formats.period_bound`)."""
+    its range the same way: :func:`missed_checks.reporting.report_formats.period_bound`)."""
     return report_formats.period_bound(text, field, zone_name)

@@ -7,8 +7,8 @@ import sys
 from typing import Any
 
 from missed_checks import clock
-from missed_checks.digest import DAYS, Period, Subscription
 from missed_checks.errors import InvalidInput
+from missed_checks.notifications.digest import DAYS, Period, Subscription
 from missed_checks_ops.cli.common import (
     RECORD_FORMATS,
     RESULT_FORMATS,

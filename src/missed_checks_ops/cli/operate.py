@@ -8,7 +8,7 @@ from datetime import timedelta
 from typing import Any
 
 from missed_checks import clock
-from missed_checks.checklist import validate_checklist_id
+from missed_checks.checklists.checklist import validate_checklist_id
 from missed_checks.errors import InvalidInput
 from missed_checks.timefmt import to_utc_iso
 from missed_checks_ops.cli.common import (

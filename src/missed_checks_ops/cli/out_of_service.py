@@ -8,9 +8,9 @@ import getpass
 from typing import Any
 
 from missed_checks import clock
+from missed_checks.equipment.out_of_service import OutOfServicePeriod
 from missed_checks.errors import InvalidInput
-from missed_checks.out_of_service import OutOfServicePeriod
-from missed_checks.report_formats import zone_of
+from missed_checks.reporting.report_formats import zone_of
 from missed_checks_ops.cli.common import (
     RECORD_FORMATS,
     RESULT_FORMATS,

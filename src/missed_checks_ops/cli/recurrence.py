@@ -13,9 +13,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from missed_checks.checklists.recurrence import MAX_TEXT_CHARS, Recurrence, parse_recurrence
+from missed_checks.checklists.schedule_expression import schedule_for
 from missed_checks.errors import InvalidInput, shorten
-from missed_checks.recurrence import MAX_TEXT_CHARS, Recurrence, parse_recurrence
-from missed_checks.schedule_expression import schedule_for
 from missed_checks.timefmt import parse_instant
 from missed_checks_ops.cli.common import (
     RECORD_FORMATS,

@@ -7,10 +7,10 @@ import sys
 from typing import Any
 
 from missed_checks import clock
-from missed_checks.checklist import validate_checklist_id
-from missed_checks.equipment import validate_equipment_id
+from missed_checks.checklists.checklist import validate_checklist_id
+from missed_checks.equipment.assignments import validate_equipment_id
 from missed_checks.errors import InvalidInput
-from missed_checks.report_formats import zone_of
+from missed_checks.reporting.report_formats import zone_of
 from missed_checks.timefmt import parse_instant
 from missed_checks_ops.cli.common import (
     RECORD_FORMATS,

@@ -32,7 +32,7 @@ from missed_checks.aws.table.client_requests import ClientRequestItems  # the HT
 from missed_checks.aws.table.out_of_service import OutOfServiceItems
 from missed_checks.aws.table.performed_checks import PerformedCheckItems
 from missed_checks.aws.table.windows import WindowItems
-from missed_checks.ports import WindowClaim
+from missed_checks.evaluation.ports import WindowClaim
 from missed_checks.timefmt import to_utc_iso
 
 __all__ = ["THROTTLING_CODES", "ChecklistTable", "Conflict", "NotFound", "WindowClaim", "deserialize", "error_code",
@@ -41,7 +41,7 @@ __all__ = ["THROTTLING_CODES", "ChecklistTable", "Conflict", "NotFound", "Window
 
 class ChecklistTable(AssignmentItems, PerformedCheckItems, WindowItems, OutOfServiceItems, ClientRequestItems):
     """Typed access to every kind of item of the table (the evaluation's
-    :class:`missed_checks.ports.EvaluationStore`)."""
+    :class:`missed_checks.evaluation.ports.EvaluationStore`)."""
 
     def checks_of_equipment(self, equipment_id: str, start: datetime, end: datetime) -> list[dict[str, Any]]:
         """Performed and missed checks of one piece of equipment in ``[start, end)``, oldest first, on

@@ -11,7 +11,7 @@ from botocore.exceptions import ClientError
 from missed_checks import keys
 from missed_checks.aws.table.base import condition_item, error_code, serialize
 from missed_checks.aws.table.checklists import ChecklistItems
-from missed_checks.equipment import Assignment, shard_of, validate_equipment_id
+from missed_checks.equipment.assignments import Assignment, shard_of, validate_equipment_id
 from missed_checks.errors import InvalidInput
 from missed_checks.timefmt import parse_instant, to_utc_iso
 

@@ -34,7 +34,7 @@ from missed_checks.aws.table.base import (
     guard_action,
     serialize,
 )
-from missed_checks.closure_calendar import (
+from missed_checks.checklists.closure_calendar import (
     ClosureCalendar,
     validate_author,
     validate_calendar_id,

@@ -11,10 +11,10 @@ from botocore.exceptions import ClientError
 from missed_checks import clock, keys
 from missed_checks.aws.table.base import Conflict, NotFound, error_code, serialize
 from missed_checks.aws.table.calendars import CalendarItems, CalendarReferenceError
-from missed_checks.checklist import Checklist, Status, validate_checklist_id
-from missed_checks.closure_calendar import validate_closed_on
+from missed_checks.checklists.checklist import Checklist, Status, validate_checklist_id
+from missed_checks.checklists.closure_calendar import validate_closed_on
 from missed_checks.errors import InvalidInput, InvalidRecurrence
-from missed_checks.notification import NotifySettings
+from missed_checks.notifications.notification import NotifySettings
 from missed_checks.timefmt import to_utc_iso
 
 

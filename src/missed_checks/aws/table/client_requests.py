@@ -1,5 +1,5 @@
 """Client requests: one item per (caller, idempotency key) of the HTTP API's record routes, so a
-retry never records twice (:mod:`missed_checks.recording`)."""
+retry never records twice (:mod:`missed_checks.performed_checks.recording`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 from missed_checks import keys
 from missed_checks.aws.table.base import TableClient, serialize
-from missed_checks.ports import ClientRequest
+from missed_checks.evaluation.ports import ClientRequest
 from missed_checks.timefmt import to_utc_iso
 
 

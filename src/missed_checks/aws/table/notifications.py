@@ -19,17 +19,17 @@ from botocore.exceptions import ClientError
 from missed_checks import keys
 from missed_checks.aws.table import ChecklistTable
 from missed_checks.aws.table.base import TableClient, condition_item, deserialize, error_code, serialize
-from missed_checks.equipment import SHARD_COUNT
-from missed_checks.notification import Notification
-from missed_checks.ports import NotificationClaim
-from missed_checks.recurrence import OccurrenceWindow
+from missed_checks.checklists.recurrence import OccurrenceWindow
+from missed_checks.equipment.assignments import SHARD_COUNT
+from missed_checks.evaluation.ports import NotificationClaim
+from missed_checks.notifications.notification import Notification
 from missed_checks.timefmt import parse_instant, to_utc_iso
 
 SENDING, SENT, FAILED = "SENDING", "SENT", "FAILED"
 
 
 class NotificationItems(TableClient):
-    """The once-only records (:class:`missed_checks.ports.NotificationRecords`)."""
+    """The once-only records (:class:`missed_checks.evaluation.ports.NotificationRecords`)."""
 
     def claim_notification(self, notification: Notification, now: datetime, lease: timedelta) -> NotificationClaim:
         notification_id = notification.notification_id
@@ -106,7 +106,7 @@ class NotificationItems(TableClient):
 
 class NotifierTable(ChecklistTable, NotificationItems):
     """What the notifier reads (checklists, judged windows, missed and performed checks,
-    assignments) and writes (notification records): :class:`missed_checks.notifier.NotifierStore`."""
+    assignments) and writes (notification records): :class:`missed_checks.notifications.notifier.NotifierStore`."""
 
     def recent_judged_windows(self, checklist_id: str, up_to: datetime, limit: int) -> list[OccurrenceWindow]:
         """The last ``limit`` judged windows that started at or before ``up_to``, oldest first: one

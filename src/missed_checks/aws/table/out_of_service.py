@@ -15,9 +15,9 @@ from botocore.exceptions import ClientError
 
 from missed_checks import keys
 from missed_checks.aws.table.base import Conflict, NotFound, TableClient, condition_item, error_code, serialize
-from missed_checks.equipment import validate_equipment_id
+from missed_checks.equipment.assignments import validate_equipment_id
+from missed_checks.equipment.out_of_service import OutOfServicePeriod
 from missed_checks.errors import InvalidInput
-from missed_checks.out_of_service import OutOfServicePeriod
 from missed_checks.timefmt import to_utc_iso
 
 

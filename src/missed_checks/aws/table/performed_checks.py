@@ -10,10 +10,10 @@ from typing import Any
 
 from missed_checks import keys
 from missed_checks.aws.table.base import TableClient
-from missed_checks.checklist import validate_checklist_id
-from missed_checks.equipment import SHARD_COUNT, shard_of, validate_equipment_id
-from missed_checks.performed_check import PerformedCheck
-from missed_checks.ports import CheckKey, CheckRecord, ChecksWritten, check_key
+from missed_checks.checklists.checklist import validate_checklist_id
+from missed_checks.equipment.assignments import SHARD_COUNT, shard_of, validate_equipment_id
+from missed_checks.evaluation.ports import CheckKey, CheckRecord, ChecksWritten, check_key
+from missed_checks.performed_checks.performed_check import PerformedCheck
 from missed_checks.timefmt import parse_instant, to_utc_iso
 
 WRITE_THREADS = 16

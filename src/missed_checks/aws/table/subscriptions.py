@@ -8,8 +8,8 @@ from typing import Any
 from missed_checks import keys
 from missed_checks.aws.table.base import TableClient, deserialize, serialize
 from missed_checks.aws.table.notifications import NotifierTable
-from missed_checks.digest import Subscription
 from missed_checks.errors import InvalidInput
+from missed_checks.notifications.digest import Subscription
 from missed_checks.timefmt import to_utc_iso
 
 
@@ -67,4 +67,4 @@ class SubscriptionItems(TableClient):
 
 class DigestTable(NotifierTable, SubscriptionItems):
     """What the digest function reads (the subscription, the report's items) and writes (the
-    notification record): :class:`missed_checks.digesting.DigestStore`."""
+    notification record): :class:`missed_checks.notifications.digesting.DigestStore`."""

@@ -18,10 +18,10 @@ from missed_checks.aws.table.base import (
     error_code,
     serialize,
 )
+from missed_checks.checklists.recurrence import OccurrenceWindow
 from missed_checks.errors import InvalidInput
-from missed_checks.missed_check import judged_window_fields
-from missed_checks.ports import ClaimHolder, WindowClaim
-from missed_checks.recurrence import OccurrenceWindow
+from missed_checks.evaluation.missed_check import judged_window_fields
+from missed_checks.evaluation.ports import ClaimHolder, WindowClaim
 from missed_checks.timefmt import to_utc_iso
 
 

@@ -1,0 +1,1 @@
+"""Equipment: assignments to checklists (and the shards that split a fleet), out-of-service periods, status."""

@@ -1,0 +1,1 @@
+"""Performed checks: what one is, how it meets a window, and recording them (the one use case every writer uses)."""

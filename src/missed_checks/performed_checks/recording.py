@@ -1,0 +1,376 @@
+"""Recording performed checks: the one use case every writer goes through (the HTTP API's record
+routes, the command line's ``check record`` and ``check import``).
+
+A performed check is refused, with every problem named before anything is written, when:
+
+* an id breaks its alphabet (:func:`missed_checks.checklists.checklist.validate_checklist_id`,
+  :func:`missed_checks.equipment.assignments.validate_equipment_id`);
+* ``performed_at`` is not an ISO 8601 instant with an offset, or lies more than
+  :data:`MAX_FUTURE_SKEW` after now (a device's clock may run a little ahead; a check cannot have
+  been performed in the future);
+* the checklist does not exist;
+* the equipment is not assigned to the checklist at ``performed_at`` (a typo in an id would
+  otherwise go unnoticed while the real unit is marked missed).
+
+A check that is accepted but will count in no report (performed before its checklist existed, or
+outside every occurrence window of the checklist's current rule) is written with a **warning**
+saying so (:func:`warnings_for`): it may be a typo in a date, or a clock far from the stack's.
+
+A batch is all or nothing on validation. A performed check is written once: the store's write is
+conditional, so a check on record already (the same checklist, equipment and instant) keeps who
+recorded it and when, whoever posts it again, and the answer gives that first record; a request
+whose checks were all on record already wrote nothing and answers ``replayed`` (with or without an
+idempotency key). With a client idempotency key, the request's checks are fingerprinted; once they
+pass validation a (caller, key) item is claimed in a conditional write before the checks are
+written (a refused request claims nothing, so its corrected body may reuse the key): a retry with
+the same key and the same checks answers as the first attempt did (an attempt that died half way
+is finished with the same ``recorded_at``: the checks it wrote are recognised as its own); the same
+key with other checks is :class:`IdempotencyConflict`. No AWS call here: the store is a
+:class:`missed_checks.evaluation.ports.RecordingStore`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from missed_checks import identifiers
+from missed_checks.checklists.checklist import Checklist, validate_checklist_id
+from missed_checks.equipment.assignments import validate_equipment_id
+from missed_checks.errors import InvalidInput, MissedChecksError, describe
+from missed_checks.evaluation.ports import CheckKey, CheckRecord, ClientRequest, RecordingStore, check_key
+from missed_checks.performed_checks.performed_check import PerformedCheck, timeliness
+from missed_checks.timefmt import parse_instant, to_utc_iso
+
+MAX_FUTURE_SKEW = timedelta(minutes=5)
+"""How far after now a ``performed_at`` may lie (clocks of phones and tablets drift a little)."""
+
+WRITE_CHUNK = 500
+"""Checks written per call to the store (and per progress step)."""
+
+CHECK_FIELDS = ("checklist_id", "equipment_id", "performed_at")
+
+class Refusal:
+    """Kinds of :class:`Problem`: what a client must change."""
+
+    INVALID = "invalid"
+    """A value is malformed (an id outside its alphabet, an instant without an offset)."""
+    IN_FUTURE = "in_future"
+    UNKNOWN_CHECKLIST = "unknown_checklist"
+    NOT_ASSIGNED = "not_assigned"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One reason a check is refused: the row (None for a single check), the field and what to do."""
+
+    field: str
+    detail: str
+    kind: str = Refusal.INVALID
+    row: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.row + ': ' if self.row else ''}{self.field}: {self.detail}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"row": self.row, "field": self.field, "kind": self.kind, "detail": self.detail}
+
+
+class ChecksRefused(InvalidInput):
+    """Nothing was written: every problem of every row is in ``problems``."""
+
+    def __init__(self, problems: Sequence[Problem]) -> None:
+        first = problems[0]
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        super().__init__(first.field if first.row is None else f"{first.row}.{first.field}",
+                         f"{first.detail}{more}")
+        self.problems = list(problems)
+
+
+class IdempotencyConflict(MissedChecksError):
+    """The idempotency key was used before for other checks: use a new key for a new request."""
+
+    def __init__(self, idempotency_key: str) -> None:
+        super().__init__(f"idempotency key {idempotency_key!r} was used for a different request; "
+                         "send a new key with a new request (the same key only to retry the same request)")
+        self.idempotency_key = idempotency_key
+
+
+@dataclass(frozen=True)
+class Row:
+    """A check to record and where it came from (``checks[2]``, ``line 5``; None for a single one)."""
+
+    check: PerformedCheck
+    label: str | None = None
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What a request recorded (or, ``replayed``, what was on record already: its first attempt's
+    answer, or the checks' first records)."""
+
+    checks: list[PerformedCheck]
+    written: int
+    """Distinct checks this request wrote (the same checklist, equipment and instant twice is one);
+    a retry with the same idempotency key answers what its first attempt wrote."""
+    recorded_at: datetime
+    recorded_by: str | None
+    """This request's caller; replayed, who recorded the first check (None: a record kept without)."""
+    replayed: bool = False
+    """Nothing was written: a retry with the same idempotency key, or checks that were all on record
+    already (posted before, with or without a key); every record stays as it was."""
+    idempotency_key: str | None = None
+    warnings: tuple[str, ...] = ()
+    """Checks written that will count in no report, and why (:func:`warnings_for`)."""
+    records: tuple[CheckRecord, ...] = ()
+    """Per check, in order: who recorded it and when (this request, or the check's first record)."""
+    already_recorded: int = 0
+    """Distinct checks that were on record before this request (left exactly as they were)."""
+    written_now: int = 0
+    """Distinct checks whose write succeeded in this very call: what the ``ChecksRecorded`` metric
+    counts. Less than ``written`` when a concurrent or earlier attempt of the same request (same
+    idempotency key) wrote some of them: those are the request's, but not this call's."""
+
+    def to_dict(self, with_checks: bool = True) -> dict[str, Any]:
+        document: dict[str, Any] = {
+            "written": self.written, "already_recorded": self.already_recorded,
+            "recorded_at": to_utc_iso(self.recorded_at), "recorded_by": self.recorded_by,
+            "replayed": self.replayed, "idempotency_key": self.idempotency_key, "warnings": list(self.warnings)}
+        if with_checks:
+            records = self.records or (None,) * len(self.checks)
+            document["checks"] = [{**check_document(c), **({"recorded_at": r.recorded_at, "recorded_by": r.recorded_by}
+                                                            if r is not None else {})}
+                                  for c, r in zip(self.checks, records, strict=True)]
+        return document
+
+
+def check_document(check: PerformedCheck) -> dict[str, str]:
+    return {"checklist_id": check.checklist_id, "equipment_id": check.equipment_id,
+            "performed_at": to_utc_iso(check.performed_at)}
+
+
+# -- reading checks from a client's document ------------------------------------------------------
+def check_from(values: object, label: str | None = None) -> PerformedCheck:
+    """One check from ``{"checklist_id", "equipment_id", "performed_at"}``; every bad field at once
+    in :class:`ChecksRefused`."""
+    problems: list[Problem] = []
+    check = _check_or_problems(values, label, problems)
+    if check is None:
+        raise ChecksRefused(problems)
+    return check
+
+
+def rows_from(values: object, name: str = "checks") -> list[Row]:
+    """A batch (a list of check documents), each labelled ``<name>[<index>]``; every bad field of
+    every row at once in :class:`ChecksRefused`."""
+    if not isinstance(values, list) or not values:
+        raise ChecksRefused([Problem(name, f"is {describe(values)}: give a non-empty list of checks, each "
+                                           f"with {', '.join(CHECK_FIELDS)}")])
+    problems: list[Problem] = []
+    rows = []
+    for index, value in enumerate(values):
+        label = f"{name}[{index}]"
+        check = _check_or_problems(value, label, problems)
+        if check is not None:
+            rows.append(Row(check, label))
+    if problems:
+        raise ChecksRefused(problems)
+    return rows
+
+
+def _check_or_problems(values: object, label: str | None, problems: list[Problem]) -> PerformedCheck | None:
+    if not isinstance(values, Mapping):
+        problems.append(Problem("check", f"is {describe(values)}: give an object with {', '.join(CHECK_FIELDS)}",
+                                row=label))
+        return None
+    found = len(problems)
+    unknown = sorted(str(k) for k in values if k not in CHECK_FIELDS)
+    if unknown:
+        problems.append(Problem(unknown[0], f"unknown field(s) {', '.join(unknown)}; a check has "
+                                            f"{', '.join(CHECK_FIELDS)}", row=label))
+    parsed: dict[str, Any] = {}
+    readers: dict[str, Callable[[Any, str], Any]] = {
+        "checklist_id": validate_checklist_id, "equipment_id": validate_equipment_id, "performed_at": parse_instant}
+    for name, read in readers.items():
+        if name not in values:
+            problems.append(Problem(name, "is missing", row=label))
+            continue
+        try:
+            parsed[name] = read(values[name], name)
+        except InvalidInput as error:
+            problems.append(Problem(name, error.message, row=label))
+    if len(problems) > found:
+        return None
+    return PerformedCheck(parsed["checklist_id"], parsed["equipment_id"], parsed["performed_at"])
+
+
+def validate_idempotency_key(key: object, field: str = "Idempotency-Key") -> str:
+    return identifiers.KINDS["idempotency key"].validate(key, field)
+
+
+def fingerprint(checks: Sequence[PerformedCheck]) -> str:
+    """The request's checks, as a hash (instants in UTC, order kept): two bodies that ask for the
+    same checks have the same fingerprint, however their offsets were written."""
+    canonical = json.dumps([check_document(c) for c in checks], separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+# -- the rules -------------------------------------------------------------------------------------
+def checklists_of(store: RecordingStore, rows: Sequence[Row]) -> dict[str, Checklist | None]:
+    """Each checklist the rows name, read once (None: it does not exist)."""
+    return {checklist_id: store.get_checklist(checklist_id)
+            for checklist_id in dict.fromkeys(row.check.checklist_id for row in rows)}
+
+
+def refusals(store: RecordingStore, rows: Sequence[Row], now: datetime,
+             checklists: Mapping[str, Checklist | None] | None = None) -> list[Problem]:
+    """Every reason the store would refuse these checks (empty when all may be written);
+    ``checklists``: :func:`checklists_of` these rows, when the caller read them already."""
+    problems: list[Problem] = []
+    latest = now + MAX_FUTURE_SKEW
+    read = checklists_of(store, rows) if checklists is None else checklists
+    existing = {checklist_id: checklist is not None for checklist_id, checklist in read.items()}
+    pairs = {(r.check.checklist_id, r.check.equipment_id) for r in rows if existing[r.check.checklist_id]}
+    assignments = store.assignments_of_pairs(pairs) if pairs else {}
+    for row in rows:
+        check = row.check
+        at = to_utc_iso(check.performed_at)
+        if check.performed_at > latest:
+            problems.append(Problem(
+                "performed_at", f"{at} is in the future (now is {to_utc_iso(now)}; at most "
+                                f"{int(MAX_FUTURE_SKEW.total_seconds() // 60)} minutes ahead are accepted): "
+                                "send the instant the check was performed, with its offset",
+                Refusal.IN_FUTURE, row.label))
+        if not existing[check.checklist_id]:
+            problems.append(Problem("checklist_id", f"checklist {check.checklist_id!r} does not exist",
+                                    Refusal.UNKNOWN_CHECKLIST, row.label))
+            continue
+        assignment = assignments.get((check.checklist_id, check.equipment_id))
+        if assignment is None or not assignment.assigned_at_instant(check.performed_at):
+            when = "was never assigned to" if assignment is None else f"was not assigned at {at} to"
+            problems.append(Problem(
+                "equipment_id", f"equipment {check.equipment_id!r} {when} checklist {check.checklist_id!r}: "
+                                "check the id, or assign the equipment (equipment assign --at) first",
+                Refusal.NOT_ASSIGNED, row.label))
+    return problems
+
+
+def warnings_for(checklist: Checklist, row: Row) -> str | None:
+    """Why ``row``'s check, though valid, will count in no report of ``checklist``, or None: it was
+    performed before any window the checklist judges (one ending after it was created), or, under
+    the rule in force since ``effective_from``, in no window ``[start, end + grace)``."""
+    check = row.check
+    at = to_utc_iso(check.performed_at)
+    where = f"{row.label}: " if row.label else ""
+    created = checklist.created_at
+    try:
+        rule = checklist.parsed()
+    except InvalidInput:  # a broken rule: its checklist's own record says so (checklist show)
+        return None
+    span = rule.evaluation_offset.longest_elapsed() + timedelta(minutes=1)
+    containing = [w for w in rule.windows(check.performed_at - span, check.performed_at + timedelta(seconds=1))
+                  if timeliness(check.performed_at, w.start, w.end, w.evaluate_at) is not None]
+    if created is not None and check.performed_at < created and not any(w.end > created for w in containing):
+        return (f"{where}{check.equipment_id} at {at}: recorded, but it was performed before checklist "
+                f"{check.checklist_id!r} was created ({to_utc_iso(created)}), so no window of it judges this check "
+                "and it counts in no report: is the date right?")
+    effective = checklist.effective_from or created
+    if not containing and (effective is None or check.performed_at >= effective):
+        return (f"{where}{check.equipment_id} at {at}: recorded, but it lies in no occurrence window of checklist "
+                f"{check.checklist_id!r} (start to end + grace), so it counts in no report: is the date right?")
+    return None
+
+
+def record_checks(store: RecordingStore, rows: Sequence[Row], *, now: datetime, recorded_by: str,
+                  idempotency_key: str | None = None,
+                  progress: Callable[[int], None] | None = None) -> Recorded:
+    """Validate every row, then write them all (:class:`ChecksRefused` and nothing written when one
+    is refused). A check on record already is never rewritten (its ``recorded_by`` and
+    ``recorded_at`` stay the first writer's) and is answered with that record; when every check
+    was, the answer is ``replayed``. With ``idempotency_key``, a retry of the same request answers
+    as the first did (``replayed``) and the same key for other checks is :class:`IdempotencyConflict`."""
+    checks = [row.check for row in rows]
+    if not checks:
+        raise ChecksRefused([Problem("checks", "no checks given")])
+    digest = ""
+    if idempotency_key is not None:
+        validate_idempotency_key(idempotency_key)
+        digest = fingerprint(checks)
+        earlier = store.client_request(recorded_by, idempotency_key)
+        if earlier is not None and (replay := _replay(store, earlier, digest, idempotency_key, rows, recorded_by)):
+            return replay
+    checklists = checklists_of(store, rows)  # read once: for the refusals and the warnings
+    problems = refusals(store, rows, now, checklists)
+    if problems:  # nothing claimed: the key stays free for the corrected request
+        raise ChecksRefused(problems)
+    recorded_at = now
+    if idempotency_key is not None:
+        claim = store.claim_client_request(recorded_by, idempotency_key, digest, now)
+        if replay := _replay(store, claim, digest, idempotency_key, rows, recorded_by):
+            return replay
+        recorded_at = parse_instant(claim.recorded_at, "recorded_at")  # a retry of an unfinished attempt
+    own = CheckRecord(to_utc_iso(recorded_at), recorded_by)
+    mine: set[CheckKey] = set()
+    now_written: set[CheckKey] = set()
+    kept: dict[CheckKey, CheckRecord] = {}
+    for offset in range(0, len(checks), WRITE_CHUNK):
+        chunk = checks[offset:offset + WRITE_CHUNK]
+        result = store.record_performed_checks(chunk, recorded_at, recorded_by)
+        for key in dict.fromkeys(map(check_key, chunk)):
+            record = result.kept.get(key)
+            if record is None:
+                mine.add(key)
+                now_written.add(key)
+            elif key in mine:
+                continue  # this request wrote it, earlier in the batch
+            elif idempotency_key is not None and record == own:
+                mine.add(key)  # written by this request's unfinished first attempt
+            else:
+                kept[key] = record
+        if progress is not None:
+            progress(len(chunk))
+    if idempotency_key is not None:
+        store.finish_client_request(recorded_by, idempotency_key, len(mine))
+    return _answer(store, rows, len(mine), kept, own, idempotency_key, replayed=not mine,
+                   written_now=len(now_written), checklists=checklists)
+
+
+def _answer(store: RecordingStore, rows: Sequence[Row], written: int, kept: Mapping[CheckKey, CheckRecord],
+            own: CheckRecord, idempotency_key: str | None, *, replayed: bool, written_now: int = 0,
+            checklists: Mapping[str, Checklist | None] | None = None) -> Recorded:
+    """The answer: each check with its record (``kept``'s, else ``own``); replayed, the first
+    check's record is the answer's ``recorded_at``/``recorded_by``."""
+    checks = [row.check for row in rows]
+    records = tuple(kept.get(check_key(c), own) for c in checks)
+    first = records[0] if replayed else own
+    read = checklists_of(store, rows) if checklists is None else checklists
+    return Recorded(checks, written, parse_instant(first.recorded_at, "recorded_at"), first.recorded_by,
+                    replayed=replayed, idempotency_key=idempotency_key, warnings=_warnings(rows, read),
+                    records=records, already_recorded=len(kept), written_now=written_now)
+
+
+def _warnings(rows: Sequence[Row], checklists: Mapping[str, Checklist | None]) -> tuple[str, ...]:
+    found = [warnings_for(checklist, row) for row in rows
+             if (checklist := checklists[row.check.checklist_id]) is not None]
+    return tuple(dict.fromkeys(w for w in found if w is not None))
+
+
+def _replay(store: RecordingStore, earlier: ClientRequest, digest: str, idempotency_key: str, rows: Sequence[Row],
+            recorded_by: str) -> Recorded | None:
+    """The first attempt's answer when it finished (each check with its record as it stands);
+    :class:`IdempotencyConflict` for other checks."""
+    if earlier.fingerprint != digest:
+        raise IdempotencyConflict(idempotency_key)
+    if earlier.written is None:
+        return None
+    own = CheckRecord(earlier.recorded_at, recorded_by)
+    found = store.performed_check_records(row.check for row in rows)
+    kept = {key: record for key, record in found.items() if record != own}
+    answer = _answer(store, rows, earlier.written, kept, own, idempotency_key, replayed=True)
+    if earlier.written:  # the first attempt wrote: its own recorded_at and caller, as it answered
+        answer = replace(answer, recorded_at=parse_instant(earlier.recorded_at, "recorded_at"), recorded_by=recorded_by)
+    return answer

@@ -1,0 +1,1 @@
+"""The fleet report: each window's outcome per checklist and equipment, its pictures and its formats."""

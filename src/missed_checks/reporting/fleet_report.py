@@ -1,0 +1,346 @@
+"""Reading what the report needs, by Query only (never Scan), and handing it to the domain.
+
+Whole fleet or named checklists, per checklist: one Query for its judged windows, one for its
+assignments, one per equipment shard for its performed checks (run in parallel, projected to the
+sort key, which carries both the instant and the equipment), one for its missed checks. The whole
+fleet also reads, from the ByPeriod index (one Query per month of the period), every checklist
+judged in the period, so a deleted checklist is reported from what it left: its judged windows,
+its assignments (kept, ended at the deletion), its performed and missed checks; its outcomes are
+the ones it had before it was deleted. Named equipment: two Queries of the ByEquipment index per
+piece of equipment (its assignments, deleted checklists' included; its performed and missed
+checks in the period), and one for the judged windows of each of its checklists. Every Query
+follows ``LastEvaluatedKey``. See README "The report's outcomes" for the definitions.
+
+With ``detail=True`` the report also keeps every counted window's outcome (``Report.outcomes``),
+the assignments and out-of-service periods behind them, which the JSON and HTML reports show;
+the rows are the same either way. A check attached to a missed-check record (recorded late) gets
+its ``recorded_at`` from one BatchGetItem of those checks alone.
+
+In the product package (not the operator's) because the digest Lambda builds the same report
+(``missed_checks.notifications.digesting``); the ``report`` command reads it through
+``missed_checks_ops.report_reading``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, tzinfo
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from missed_checks import identifiers, keys
+from missed_checks.aws.table import ChecklistTable, NotFound
+from missed_checks.checklists.checklist import Checklist, Status, validate_checklist_id
+from missed_checks.checklists.recurrence import OccurrenceWindow
+from missed_checks.equipment.assignments import SHARD_COUNT, Assignment, shard_of, validate_equipment_id
+from missed_checks.errors import InvalidInput
+from missed_checks.reporting.report import (
+    MissedRecord,
+    OutOfService,
+    ReportRow,
+    WindowOutcome,
+    attached_checks,
+    checklist_report,
+    judged_window,
+    total,
+    with_recorded_at,
+)
+from missed_checks.timefmt import to_utc_iso
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class ChecklistInfo:
+    """What the report shows of a checklist besides its id: its name and zone (``None``: the zone
+    is unknown, a deleted checklist or an unreadable rule; its times are shown in UTC)."""
+
+    name: str = ""
+    timezone: str | None = None
+    deleted: bool = False
+    paused_since: datetime | None = None
+    """A paused checklist: when it was paused (its last change)."""
+
+    @property
+    def zone(self) -> tzinfo:
+        return ZoneInfo(self.timezone) if self.timezone else UTC
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"name": self.name, "timezone": self.timezone, "deleted": self.deleted}
+        if self.paused_since is not None:
+            data["paused_since"] = to_utc_iso(self.paused_since)
+        return data
+
+
+@dataclass
+class Report:
+    start: datetime
+    end: datetime
+    as_of: datetime
+    rows: list[ReportRow]
+    warnings: list[str] = field(default_factory=list)
+    checklists: dict[str, ChecklistInfo] = field(default_factory=dict)
+    """Every checklist with a row, by id."""
+    outcomes: list[WindowOutcome] | None = None
+    """With ``detail``: every counted window's outcome, by checklist, equipment and window start."""
+    assignments: dict[tuple[str, str], Assignment] = field(default_factory=dict)
+    """With ``detail``: the assignment of every (checklist, equipment) with a row."""
+    out_of_service: dict[str, list[OutOfService]] = field(default_factory=dict)
+    """The out-of-service periods the report excused windows with, by equipment."""
+
+    @property
+    def total(self) -> ReportRow:
+        return total(self.rows)
+
+    @property
+    def zones(self) -> dict[str, tzinfo]:
+        return {checklist_id: info.zone for checklist_id, info in self.checklists.items()}
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {
+            "from": to_utc_iso(self.start),
+            "to": to_utc_iso(self.end),
+            "as_of": to_utc_iso(self.as_of),
+            "rows": [row.to_dict() for row in self.rows],
+            "total": self.total.to_dict(),
+            "warnings": self.warnings,
+        }
+        if self.outcomes is not None:
+            data["checklists"] = {key: info.to_dict() for key, info in sorted(self.checklists.items())}
+            data["windows"] = [outcome.to_dict() for outcome in self.outcomes]
+            data["assignments"] = [_assignment_dict(a) for _, a in sorted(self.assignments.items())]
+            data["out_of_service"] = {equipment_id: [p.to_dict() for p in periods]
+                                      for equipment_id, periods in sorted(self.out_of_service.items())}
+        return data
+
+
+def _assignment_dict(assignment: Assignment) -> dict[str, Any]:
+    periods = sorted([*assignment.earlier_periods, (assignment.assigned_at, assignment.unassigned_at)],
+                     key=lambda period: period[0])
+    return {"checklist_id": assignment.checklist_id, "equipment_id": assignment.equipment_id,
+            "periods": [{"from": to_utc_iso(assigned), "to": None if unassigned is None else to_utc_iso(unassigned)}
+                        for assigned, unassigned in periods]}
+
+
+def out_of_service_of(table: ChecklistTable, start: datetime, equipment_ids: Sequence[str] = ()) -> list[OutOfService]:
+    """The out-of-service periods that can excuse a window starting from ``start`` (one Query of the
+    fleet's out-of-service partition: every period not ended by ``start``), as the report takes them."""
+    periods = table.out_of_service_periods(start, None, equipment_ids or None)
+    return [OutOfService(p.equipment_id, to_utc_iso(p.start), None if p.end is None else to_utc_iso(p.end), p.reason)
+            for p in periods]
+
+
+def build_report(
+    table: ChecklistTable,
+    start: datetime,
+    end: datetime,
+    *,
+    now: datetime,
+    checklist_ids: Sequence[str] = (),
+    equipment_ids: Sequence[str] = (),
+    progress: Progress | None = None,
+    detail: bool = False,
+    out_of_service: Iterable[OutOfService] | None = None,
+) -> Report:
+    """The report over windows starting in ``[start, end)`` as of ``now``. ``out_of_service``: the
+    periods that excuse windows (None: read from the table, :func:`out_of_service_of`)."""
+    if end <= start:
+        raise InvalidInput("to", f"must be after --from ({to_utc_iso(start)})")
+    for checklist_id in checklist_ids:
+        validate_checklist_id(checklist_id, "checklist")
+    for equipment_id in equipment_ids:
+        validate_equipment_id(equipment_id)
+    report = Report(start, end, now, [], outcomes=[] if detail else None)
+    if out_of_service is None:
+        out_of_service = out_of_service_of(table, start, sorted(set(equipment_ids)))
+    for period in out_of_service:
+        report.out_of_service.setdefault(period.equipment_id, []).append(period)
+    if equipment_ids:
+        _by_equipment(table, report, sorted(set(equipment_ids)), set(checklist_ids), progress)
+    else:
+        _by_checklist(table, report, checklist_ids, progress)
+    report.rows.sort(key=lambda row: (row.checklist_id, row.equipment_id))
+    used = {row.checklist_id for row in report.rows}
+    if report.outcomes is not None:
+        report.outcomes.sort(key=lambda o: (o.checklist_id, o.equipment_id, o.window_start))
+        report.outcomes = with_recorded_at(report.outcomes, _recorded_at(table, attached_checks(report.outcomes)))
+        rows = {(row.checklist_id, row.equipment_id) for row in report.rows}
+        report.assignments = {k: v for k, v in sorted(report.assignments.items()) if k in rows}
+    report.checklists = {k: v for k, v in sorted(report.checklists.items()) if k in used}
+    equipment = {row.equipment_id for row in report.rows}
+    report.out_of_service = {k: v for k, v in sorted(report.out_of_service.items()) if k in equipment}
+    return report
+
+
+def _recorded_at(table: ChecklistTable, checks: Sequence[tuple[str, str, str]]) -> dict[tuple[str, str, str], str]:
+    """When each of ``checks`` (checklist, equipment, performed_at) was recorded: one BatchGetItem
+    of those performed-check items (only the checks attached to a missed-check record)."""
+    wanted = [keys.performed_key(checklist_id, shard_of(equipment_id), equipment_id, performed_at)
+              for checklist_id, equipment_id, performed_at in dict.fromkeys(checks)]
+    found = {}
+    for item in table.batch_get(wanted) if wanted else ():
+        if item.get("recorded_at"):
+            key = (str(item["checklist_id"]), str(item["equipment_id"]), str(item["performed_at"]))
+            found[key] = str(item["recorded_at"])
+    return found
+
+
+def _info(checklist: Checklist) -> ChecklistInfo:
+    zone: str | None
+    try:
+        zone = checklist.parsed().timezone
+    except InvalidInput:
+        zone = checklist.timezone if isinstance(checklist.timezone, str) and _known_zone(checklist.timezone) else None
+    paused = checklist.updated_at if checklist.status is Status.PAUSED else None
+    return ChecklistInfo(name=checklist.name, timezone=zone, paused_since=paused)
+
+
+def _known_zone(name: str) -> bool:
+    try:
+        identifiers.zone(name, "timezone")
+    except InvalidInput:
+        return False
+    return True
+
+
+def _windows(checklist: Checklist, report: Report) -> list[Any]:
+    """The windows of the checklist's current rule in the period (only those not judged yet count)."""
+    if checklist.status is not Status.ACTIVE:
+        return []
+    try:
+        return list(checklist.parsed().windows(report.start, report.end))
+    except InvalidInput as error:
+        report.warnings.append(
+            f"checklist {checklist.checklist_id}: its rule cannot be read ({error}); only its judged windows "
+            "and missed-check records are counted")
+        return []
+
+
+def _judged(table: ChecklistTable, checklist_id: str, report: Report) -> list[OccurrenceWindow]:
+    return [judged_window(item) for item in table.judged_windows(checklist_id, report.start, report.end)]
+
+
+def _rows(checklist: Checklist | str, judged: list[OccurrenceWindow], current: list[Any],
+          assignments: Iterable[Assignment], performed: dict[str, list[str]], missed: Iterable[MissedRecord],
+          report: Report) -> list[ReportRow]:
+    """The rows of a checklist, or of a deleted one (given by its id: judged windows only)."""
+    assignments = list(assignments)
+    if isinstance(checklist, str):
+        checklist_id, watermark, judging = checklist, None, False
+        info = ChecklistInfo(deleted=True)
+        missed = list(missed)
+        if not assignments:  # deleted before assignments were kept: whoever left a record or a check
+            assignments = [Assignment(checklist_id, e, _EPOCH) for e in sorted({*performed, *(r.equipment_id
+                                                                                                for r in missed)})]
+    else:
+        checklist_id, watermark = checklist.checklist_id, checklist.watermark
+        judging, info = checklist.status is Status.ACTIVE, _info(checklist)
+    report.checklists.setdefault(checklist_id, info)
+    if report.outcomes is not None:
+        report.assignments.update({(checklist_id, a.equipment_id): a for a in assignments})
+    return checklist_report(
+        checklist_id, judged, assignments, performed, missed, now=report.as_of, current=current,
+        watermark=watermark, judging=judging, out_of_service=report.out_of_service, outcomes=report.outcomes)
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _checks_until(windows: Iterable[Any], report: Report) -> str:
+    """Upper bound of performed checks that can count: the last window's end + grace."""
+    last = max((w.evaluate_at for w in windows), default=report.end)
+    return to_utc_iso(max(last, report.end))
+
+
+# -- whole checklists -----------------------------------------------------------------------------
+def _by_checklist(table: ChecklistTable, report: Report, checklist_ids: Sequence[str],
+                  progress: Progress | None) -> None:
+    judged_ids: set[str] | None = None  # checklists with a window judged in the period (the fleet)
+    deleted: list[str] = []
+    if checklist_ids:
+        checklists: list[Checklist | str] = []
+        for checklist_id in dict.fromkeys(checklist_ids):
+            found = table.get_checklist(checklist_id)
+            if found is None and not table.judged_windows(checklist_id, report.start, report.end):
+                raise NotFound(f"checklist {checklist_id!r} does not exist")
+            checklists.append(checklist_id if found is None else found)
+    else:
+        live = table.list_checklists()
+        judged_ids = set(table.checklists_judged(report.start, report.end))
+        deleted = sorted(judged_ids - {c.checklist_id for c in live})
+        checklists = [*live, *deleted]
+    with ThreadPoolExecutor(max_workers=SHARD_COUNT) as pool:
+        for checklist in checklists:
+            checklist_id = checklist if isinstance(checklist, str) else checklist.checklist_id
+            judged = _judged(table, checklist_id, report)
+            current = [] if isinstance(checklist, str) else _windows(checklist, report)
+            high = _checks_until([*judged, *current], report)
+            low = to_utc_iso(report.start)
+            shards = pool.map(_performed_shard, [table] * SHARD_COUNT, [checklist_id] * SHARD_COUNT,
+                              range(SHARD_COUNT), [low] * SHARD_COUNT, [high] * SHARD_COUNT)
+            assignments = table.assignments(checklist_id)
+            # A missed check implies a judged window (its record is opened first): no Query without one.
+            missed = ([] if judged_ids is not None and checklist_id not in judged_ids
+                      else _missed_of_checklist(table, checklist_id, report))
+            performed: dict[str, list[str]] = defaultdict(list)
+            for pairs in shards:
+                for equipment_id, instant in pairs:
+                    performed[equipment_id].append(instant)
+            report.rows.extend(_rows(checklist, judged, current, assignments, performed, missed, report))
+            if isinstance(checklist, str):
+                # The checklist is gone; what it left (judged windows, assignments, checks) is counted.
+                report.warnings.append(f"checklist {checklist_id} no longer exists; its judged windows are "
+                                       "counted as they were judged")
+            if progress:
+                progress(checklist_id)
+
+
+def _performed_shard(table: ChecklistTable, checklist_id: str, shard: int, low: str,
+                     high: str) -> list[tuple[str, str]]:
+    return table.performed_check_keys(checklist_id, shard, low, high)
+
+
+_MISSED_ATTRIBUTES = ("checklist_id", "equipment_id", "window_start", "window_end", "dismissal", "judged_at")
+
+
+def _missed_of_checklist(table: ChecklistTable, checklist_id: str, report: Report) -> list[MissedRecord]:
+    items = table.missed_checks_of_checklist(checklist_id, report.start, report.end, _MISSED_ATTRIBUTES)
+    return [MissedRecord.from_item(item) for item in items]
+
+
+# -- named equipment ------------------------------------------------------------------------------
+def _by_equipment(table: ChecklistTable, report: Report, equipment_ids: list[str], only: set[str],
+                  progress: Progress | None) -> None:
+    checklists: dict[str, Checklist | str] = {}  # a deleted checklist by its id
+    # checklist id -> (judged windows, current-rule windows), read once for all the equipment
+    windows: dict[str, tuple[list[OccurrenceWindow], list[Any]]] = {}
+    low, high = to_utc_iso(report.start), to_utc_iso(report.end)
+    for equipment_id in equipment_ids:
+        assignments = [a for a in table.assignments_of_equipment(equipment_id)
+                       if not only or a.checklist_id in only]
+        for assignment in assignments:
+            if assignment.checklist_id not in checklists:
+                checklist = table.get_checklist(assignment.checklist_id)
+                checklists[assignment.checklist_id] = assignment.checklist_id if checklist is None else checklist
+                windows[assignment.checklist_id] = (
+                    _judged(table, assignment.checklist_id, report),
+                    [] if checklist is None else _windows(checklist, report))
+        until = max((_checks_until([*windows[a.checklist_id][0], *windows[a.checklist_id][1]], report)
+                     for a in assignments), default=high)
+        performed: dict[str, list[str]] = defaultdict(list)
+        missed: dict[str, list[MissedRecord]] = defaultdict(list)
+        for item in table.missed_checks_of_equipment(equipment_id, [a.checklist_id for a in assignments],
+                                                     report.start, report.end):
+            missed[str(item["checklist_id"])].append(MissedRecord.from_item(item))
+        for checklist_id, performed_at in table.performed_checks_of_equipment(equipment_id, low, until):
+            if checklist_id in windows and not (only and checklist_id not in only):
+                performed[checklist_id].append(performed_at)
+        for assignment in assignments:
+            report.rows.extend(_rows(checklists[assignment.checklist_id], *windows[assignment.checklist_id],
+                                     [assignment], {equipment_id: performed[assignment.checklist_id]},
+                                     missed[assignment.checklist_id], report))
+        if progress:
+            progress(equipment_id)
