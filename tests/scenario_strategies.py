@@ -1,4 +1,4 @@
-"""Hypothesis strategies for hostile scenario documents (``missed_checks_local.scenario``), shared by
+"""Hypothesis strategies for hostile scenario documents (``missed_checks_local.product.scenario``), shared by
 the parse-level property (tests/unit/test_scenario_properties.py) and the played one
 (tests/integration/test_scenario_play_properties.py).
 

@@ -52,7 +52,7 @@ def subtitle() -> str:
 
 def demo_report() -> Report:
     """The demo played on the local runtime (embedded AWS, simulated clock): its report."""
-    from missed_checks_local.scenario import Scenario, run_scenario
+    from missed_checks_local.product.scenario import Scenario, run_scenario
 
     report: Report = run_scenario(Scenario.from_dict(_demo_scenario(), name="demo"))["report"]
     return report

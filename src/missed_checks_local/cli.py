@@ -150,7 +150,7 @@ def _emulator(handler: Any) -> Any:
 
 
 def _chaos(args: argparse.Namespace) -> int:
-    from missed_checks_local.scenario import Scenario, load_scenario
+    from missed_checks_local.product.scenario import Scenario, load_scenario
     from missed_checks_local.testing.chaos import (
         run_chaos,  # deferred: `missed-checks` start-up must not pay for the emulator
     )
@@ -241,7 +241,7 @@ def _default_log(path: Path | None) -> Path:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from missed_checks_local.scenario import (
+    from missed_checks_local.product.scenario import (
         load_scenario,  # deferred: `missed-checks` start-up must not pay for the emulator
     )
 
@@ -250,7 +250,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from missed_checks_local.scenario import (
+    from missed_checks_local.product.scenario import (
         Scenario,  # deferred: `missed-checks` start-up must not pay for the emulator
     )
 
@@ -294,7 +294,7 @@ def _play_once(scenario: Any, args: argparse.Namespace, *, source: str, demo: bo
         print_run,
         to_json,
     )
-    from missed_checks_local.scenario import run_scenario
+    from missed_checks_local.product.scenario import run_scenario
 
     with command_output(args.report, args.output) as out:
         log_path = _default_log(args.log_file)
@@ -356,7 +356,7 @@ def _write_digest(path: Path | None, html: str) -> None:
 
 
 def _with_progress(scenario: Any, console: Any, log_path: Path, observe: Any = None) -> dict[str, Any]:
-    from missed_checks_local.scenario import (
+    from missed_checks_local.product.scenario import (
         run_scenario,  # deferred: `missed-checks` start-up must not pay for the emulator
     )
 

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from missed_checks_local.runtime import LocalRuntime
-    from missed_checks_local.scenario import Scenario
+    from missed_checks_local.product.scenario import Scenario
 
 __all__ = ["build_result", "print_run", "to_json"]
 

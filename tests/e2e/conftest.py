@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from missed_checks.aws.table import ChecklistTable
-from missed_checks_local.scenario import Scenario, run_scenario
+from missed_checks_local.product.scenario import Scenario, run_scenario
 
 REAL_MISSES = "real-misses.json"
 CHECKLISTS = ("berlin-daily", "berlin-workdays", "ny-daily")

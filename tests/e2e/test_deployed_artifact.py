@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from missed_checks_local.scenario import Scenario, run_scenario
+from missed_checks_local.product.scenario import Scenario, run_scenario
 from missed_checks_local.stack import project_root
 
 pytestmark = pytest.mark.e2e

@@ -22,7 +22,7 @@ import pytest
 
 from missed_checks.notifications.digest import Subscription
 from missed_checks.notifications.digesting import Digest, build_digest
-from missed_checks_local.scenario import Scenario, run_scenario
+from missed_checks_local.product.scenario import Scenario, run_scenario
 from tools.report_browser import BrowserUnavailable, chromium_path, open_offline
 
 pytestmark = [

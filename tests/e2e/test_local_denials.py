@@ -13,7 +13,7 @@ import pytest
 
 from missed_checks.errors import InvalidInput
 from missed_checks_local import cli as local_cli
-from missed_checks_local.scenario import Scenario, run_scenario
+from missed_checks_local.product.scenario import Scenario, run_scenario
 from missed_checks_ops.cli.main import main
 
 pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish:UserWarning")
@@ -64,7 +64,7 @@ def test_the_command_line_says_the_denial_before_the_failure(monkeypatch: pytest
         error.denials = ["PlanEvaluationFunction was denied dynamodb:PutItem on arn:aws:dynamodb:r:1:table/T"]
         raise error
 
-    monkeypatch.setattr("missed_checks_local.scenario.run_scenario", failing)
+    monkeypatch.setattr("missed_checks_local.product.scenario.run_scenario", failing)
     scenario = tmp_path / "s.json"
     scenario.write_text(json.dumps(SCENARIO))
     assert main(["local", "run", str(scenario), "--log-file", str(tmp_path / "run.log")]) == 2

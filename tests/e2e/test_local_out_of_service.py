@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from missed_checks.aws.table import ChecklistTable
-from missed_checks_local.scenario import Scenario, run_scenario
+from missed_checks_local.product.scenario import Scenario, run_scenario
 
 pytestmark = [
     pytest.mark.e2e,

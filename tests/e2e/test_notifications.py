@@ -32,7 +32,7 @@ from typing import Any
 
 import pytest
 
-from missed_checks_local.scenario import Scenario, run_scenario
+from missed_checks_local.product.scenario import Scenario, run_scenario
 
 pytestmark = [pytest.mark.e2e, pytest.mark.filterwarnings("ignore:No application metrics to publish:UserWarning")]
 

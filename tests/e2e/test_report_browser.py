@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from missed_checks_local.scenario import Scenario, run_scenario
+from missed_checks_local.product.scenario import Scenario, run_scenario
 from missed_checks_ops.report_output import write_report
 from tools.report_browser import A4_POINTS, SECTIONS, BrowserUnavailable, chromium_path, open_offline, render
 from tools.report_screenshot import PICTURE, screenshot

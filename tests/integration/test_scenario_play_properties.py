@@ -31,7 +31,7 @@ from missed_checks.evaluation.ports import CheckRecord, check_key
 from missed_checks.notifications.digest import Subscription
 from missed_checks.performed_checks.performed_check import PerformedCheck
 from missed_checks.timefmt import to_utc_iso
-from missed_checks_local.scenario import Scenario, ScenarioEvent, _apply
+from missed_checks_local.product.scenario import Scenario, ScenarioEvent, _apply
 from tests.conftest import SharedStack
 from tests.scenario_strategies import PLAYABLE, timelines
 from tests.unit.test_scenario_properties import refusal_names_where

@@ -326,6 +326,6 @@ _SCENARIOS = st.fixed_dictionaries(
 @SETTINGS
 @given(_SCENARIOS)
 def test_any_scenario_file_is_a_scenario_or_invalid_input(data: dict[str, Any]) -> None:
-    from missed_checks_local.scenario import Scenario
+    from missed_checks_local.product.scenario import Scenario
 
     _only_invalid_input(lambda: Scenario.from_dict(data))

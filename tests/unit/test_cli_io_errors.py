@@ -95,7 +95,7 @@ def test_an_item_over_400_kb_names_its_field(tmp_path: Path, capsys: pytest.Capt
 
 def test_an_oversized_scenario_event_names_the_event_and_field() -> None:
     from missed_checks.errors import InvalidInput
-    from missed_checks_local.scenario import Scenario
+    from missed_checks_local.product.scenario import Scenario
 
     data = {"start": "2026-03-01T00:00:00Z", "end": "2026-03-02T00:00:00Z", "events": [
         {"at": "2026-03-01T09:00:00Z", "put_checklist": {"id": "c", "recurrence": "\n".join(RULE[1::2]),

@@ -22,7 +22,7 @@ from missed_checks.errors import InvalidInput
 from missed_checks.notifications.digest import validate_subscription_id
 from missed_checks.performed_checks.recording import validate_idempotency_key
 from missed_checks.reporting.report_formats import period_bound, zone_of
-from missed_checks_local.scenario import Scenario
+from missed_checks_local.product.scenario import Scenario
 from missed_checks_ops.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,7 +9,7 @@ import pytest
 
 from missed_checks.equipment.out_of_service import OutOfServicePeriod
 from missed_checks.errors import InvalidInput
-from missed_checks_local.scenario import Scenario
+from missed_checks_local.product.scenario import Scenario
 
 RULE = "DTSTART;TZID=Europe/Berlin:20260302T060000\nRRULE:FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR"
 AT = "2026-03-02T00:00:00Z"

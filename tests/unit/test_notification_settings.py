@@ -17,7 +17,7 @@ from missed_checks.notifications.notification import (
     notification_id,
     validate_address,
 )
-from missed_checks_local.scenario import Scenario
+from missed_checks_local.product.scenario import Scenario
 
 WINDOW = parse_duration("PT8H", "window")
 FULL = {"to": ["crew@example.com", "lead@example.com"], "remind_before": ["PT1H", "PT2H30M"],

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from missed_checks.errors import InvalidInput
-from missed_checks_local.scenario import Scenario
+from missed_checks_local.product.scenario import Scenario
 
 RULE = "DTSTART;TZID=Europe/Berlin:20260302T060000\nRRULE:FREQ=DAILY"
 

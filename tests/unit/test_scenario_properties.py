@@ -1,4 +1,4 @@
-"""The scenario format (``missed_checks_local.scenario``), generated: any hostile document is either
+"""The scenario format (``missed_checks_local.product.scenario``), generated: any hostile document is either
 refused before anything runs, with one ``InvalidInput`` naming the event (its index in the file) and
 the field, or accepted as a scenario whose events carry what was given. The played half, on the
 local stack, is tests/integration/test_scenario_play_properties.py.
@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, event, given, settings
 from missed_checks.equipment.out_of_service import OutOfServicePeriod
 from missed_checks.errors import InvalidInput
 from missed_checks.timefmt import parse_instant
-from missed_checks_local.scenario import Scenario
+from missed_checks_local.product.scenario import Scenario
 from tests.scenario_strategies import NAMED_FIELD, timelines
 
 SETTINGS = settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])

@@ -25,7 +25,7 @@ from datetime import timedelta
 from typing import Any
 
 from missed_checks.aws.events import WINDOW_JUDGED
-from missed_checks_local.scenario import run_scenario
+from missed_checks_local.product.scenario import run_scenario
 from missed_checks_local.testing.faults import Fault, FaultInjector, random_faults
 
 __all__ = ["INVARIANTS", "compare", "run_chaos"]

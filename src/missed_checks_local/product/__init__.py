@@ -1,0 +1,4 @@
+"""What the embedded AWS runs that is this product's own: the scenarios and their player, the
+``local run``/``demo``/``chaos`` result, the digests' and notifications' views, ``local serve``'s
+product pages. It may import ``missed_checks``; the kernel (everything of ``missed_checks_local``
+outside this package) imports nothing of it (``tests/unit/local/test_kernel_layering.py``)."""
