@@ -323,7 +323,7 @@ def test_a_json_template_reads_as_moto_reads_it_and_yaml_still_goes_to_moto() ->
 
     moto_patches.install()
     moto_parse = Stack.parse_template.moto_parse_template
-    text = json.dumps(load_sam_template(Path(__file__).resolve().parents[2] / "template.yaml"), indent=1)
+    text = json.dumps(load_sam_template(Path(__file__).resolve().parents[3] / "template.yaml"), indent=1)
     assert Stack.parse_template(text) == moto_parse(text)
     short_form = "Resources:\n  Queue:\n    Type: AWS::SQS::Queue\nOutputs:\n  Url:\n    Value: !Ref Queue\n"
     assert Stack.parse_template(short_form) == moto_parse(short_form) == {
