@@ -492,7 +492,8 @@ def _advance(args: argparse.Namespace) -> int:
     import boto3
     from botocore.exceptions import BotoCoreError, ClientError
 
-    from missed_checks.checklists.durations import add_duration, parse_duration
+    from missed_checks.checklists.durations import parse_duration
+    from missed_checks.checklists.recurrence.windows import add_duration
     from missed_checks_local.serve import ADVANCE_REQUEST, ADVANCE_RESULT
     from missed_checks_local.stack import DEFAULT_REGION, LOCAL_CREDENTIALS
     from missed_checks_ops.target import stack_clock

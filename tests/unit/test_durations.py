@@ -8,7 +8,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from missed_checks.checklists.durations import Duration, add_duration, parse_duration, resolve_local
+from missed_checks.checklists.durations import Duration, parse_duration
+from missed_checks.checklists.recurrence.windows import add_duration, resolve_local
 from missed_checks.errors import InvalidRecurrence
 
 BERLIN = ZoneInfo("Europe/Berlin")

@@ -8,23 +8,19 @@ window or grace of more than a year is a typo, and the bound keeps every instant
 one far from ``datetime``'s limits), text longer than :data:`MAX_DURATION_CHARS` characters, and
 values that are not strings (a number stored as ``window`` in a hand-edited item).
 
-Adding a duration to an instant follows RFC 5545 §3.3.6: weeks and days are *nominal* (added on
-the local calendar of the zone, keeping the wall-clock time, then resolved as §3.3.5 says: a
-wall time in a spring-forward gap is read with the offset before the gap, an ambiguous one is the
-first of the two), hours, minutes and seconds are *exact* elapsed time. So in Europe/Berlin
-``P1D`` from 2026-03-28T06:00+01:00 ends 2026-03-29T06:00+02:00 (23 hours later) while ``PT24H``
-ends 2026-03-29T07:00+02:00.
+A duration is days (nominal) and seconds (exact); adding one to an instant on a zone's clock
+(RFC 5545 §3.3.6) is the recurrence's local clock: :func:`missed_checks.checklists.recurrence.windows.add_duration`.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta, tzinfo
+from datetime import timedelta
 
 from missed_checks.errors import InvalidRecurrence, describe, shorten
 
-__all__ = ["MAX_DURATION_CHARS", "MAX_DURATION_DAYS", "Duration", "add_duration", "parse_duration", "resolve_local"]
+__all__ = ["MAX_DURATION_CHARS", "MAX_DURATION_DAYS", "Duration", "parse_duration"]
 
 MAX_DURATION_DAYS = 366
 """Longest window or grace accepted: P366D (= P52W2D = PT8784H)."""
@@ -142,34 +138,3 @@ def _why_not(raw: str) -> str:
     if "," in raw or "." in raw:
         return " (fractions are not accepted)"
     return ""
-
-
-def resolve_local(wall: datetime, zone: tzinfo) -> datetime:
-    """The instant a naive local wall time denotes in ``zone``, per RFC 5545 §3.3.5.
-
-    A wall time in a spring-forward gap is read with the offset before the gap (02:30 in
-    Europe/Berlin on the last Sunday of March becomes 03:30+02:00); an ambiguous wall time in the
-    repeated autumn hour is the first of the two (fold=0). The result is expressed in ``zone``.
-    """
-    if wall.tzinfo is not None:
-        raise ValueError("resolve_local takes a naive wall-clock time")
-    return wall.replace(tzinfo=zone, fold=0).astimezone(UTC).astimezone(zone)
-
-
-def add_duration(instant: datetime, duration: Duration, zone: tzinfo | None = None) -> datetime:
-    """``instant + duration`` per RFC 5545 §3.3.6, the result expressed in ``zone``.
-
-    Days and weeks are added to the wall-clock date in ``zone`` (default: ``instant``'s own
-    zone) and the wall time resolved with :func:`resolve_local`; then hours, minutes and seconds
-    are added as exact elapsed time.
-    """
-    if instant.tzinfo is None or instant.utcoffset() is None:
-        raise ValueError("add_duration needs a timezone-aware instant")
-    target = zone if zone is not None else instant.tzinfo
-    local = instant.astimezone(target)
-    if duration.days:
-        wall = local.replace(tzinfo=None, fold=0) + timedelta(days=duration.days)
-        local = resolve_local(wall, target)
-    if duration.seconds:
-        local = (local.astimezone(UTC) + duration.exact).astimezone(target)
-    return local

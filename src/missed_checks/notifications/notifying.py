@@ -24,8 +24,9 @@ from enum import StrEnum
 from typing import Any
 
 from missed_checks.checklists.checklist import Checklist
-from missed_checks.checklists.durations import Duration, resolve_local
+from missed_checks.checklists.durations import Duration
 from missed_checks.checklists.recurrence import OccurrenceWindow
+from missed_checks.checklists.recurrence.windows import resolve_local
 from missed_checks.equipment.assignments import Assignment
 from missed_checks.evaluation.ports import NotificationChannel, NotificationRecords
 from missed_checks.notifications.notification import Kind, Notification, NotifySettings, listed, local_time

@@ -34,12 +34,11 @@ from __future__ import annotations
 
 from dateutil.rrule import rruleset
 
-from missed_checks.checklists.durations import resolve_local
 from missed_checks.checklists.recurrence.feasibility import check_feasible
 from missed_checks.checklists.recurrence.limits import LAST_YEAR, MAX_COUNT, MAX_TEXT_CHARS, range_end
 from missed_checks.checklists.recurrence.rule import RuleParts, rule_count, rule_parts, yearly_day_filter
 from missed_checks.checklists.recurrence.text import read_text
-from missed_checks.checklists.recurrence.windows import DueWindows, OccurrenceWindow, Recurrence
+from missed_checks.checklists.recurrence.windows import DueWindows, OccurrenceWindow, Recurrence, resolve_local
 from missed_checks.timefmt import FIRST_YEAR
 
 __all__ = [

@@ -17,8 +17,9 @@ from zoneinfo import ZoneInfo
 from dateutil.rrule import DAILY, HOURLY, MONTHLY, WEEKLY, YEARLY, rrule, weekday
 
 from missed_checks import identifiers
-from missed_checks.checklists.durations import Duration, parse_duration, resolve_local
+from missed_checks.checklists.durations import Duration, parse_duration
 from missed_checks.checklists.recurrence.limits import LAST_YEAR, MAX_COUNT, MAX_TEXT_CHARS
+from missed_checks.checklists.recurrence.windows import resolve_local
 from missed_checks.errors import InvalidInput, InvalidRecurrence, describe, shorten
 from missed_checks.timefmt import FIRST_YEAR
 

@@ -5,6 +5,14 @@ window`` and ``evaluate_at = end + grace`` (RFC 5545 §3.3.6 durations: days nom
 exact). A local start time in a spring-forward gap is read with the offset before the gap (02:30
 becomes 03:30 summer time) and an ambiguous one is the first of the two (§3.3.5). Occurrences
 that resolve to the same instant count once.
+
+The local clock is defined here, once, for the whole recurrence (the text's DTSTART, UNTIL,
+EXDATE and RDATE are resolved with it too): :func:`resolve_local` reads a naive wall time in a
+zone per RFC 5545 §3.3.5, and :func:`add_duration` adds a duration per §3.3.6: weeks and days are
+*nominal* (added on the local calendar of the zone, keeping the wall-clock time, then resolved),
+hours, minutes and seconds are *exact* elapsed time. So in Europe/Berlin ``P1D`` from
+2026-03-28T06:00+01:00 ends 2026-03-29T06:00+02:00 (23 hours later) while ``PT24H`` ends
+2026-03-29T07:00+02:00.
 """
 
 from __future__ import annotations
@@ -18,11 +26,37 @@ from zoneinfo import ZoneInfo
 
 from dateutil.rrule import rrule, rruleset
 
-from missed_checks.checklists.durations import Duration, add_duration, resolve_local
+from missed_checks.checklists.durations import Duration
 from missed_checks.checklists.recurrence.limits import EARLIEST, LAST_YEAR, LATEST, iso
 from missed_checks.checklists.recurrence.rule import RuleParts
 from missed_checks.errors import InvalidRecurrence, shorten
 from missed_checks.timefmt import FIRST_YEAR
+
+
+def resolve_local(wall: datetime, zone: tzinfo) -> datetime:
+    """The instant a naive local wall time denotes in ``zone``, per RFC 5545 §3.3.5.
+
+    A wall time in a spring-forward gap is read with the offset before the gap (02:30 in
+    Europe/Berlin on the last Sunday of March becomes 03:30+02:00); an ambiguous wall time in the
+    repeated autumn hour is the first of the two (fold=0). The result is expressed in ``zone``.
+    """
+    if wall.tzinfo is not None:
+        raise ValueError("resolve_local takes a naive wall-clock time")
+    return wall.replace(tzinfo=zone, fold=0).astimezone(UTC).astimezone(zone)
+
+
+def add_duration(instant: datetime, duration: Duration, zone: tzinfo | None = None) -> datetime:
+    """``instant + duration`` per RFC 5545 §3.3.6, the result expressed in ``zone``.
+
+    Days and weeks are added to the wall-clock date in ``zone`` (default: ``instant``'s own
+    zone) and the wall time resolved with :func:`resolve_local`; then hours, minutes and seconds
+    are added as exact elapsed time.
+    """
+    if instant.tzinfo is None or instant.utcoffset() is None:
+        raise ValueError("add_duration needs a timezone-aware instant")
+    target = zone if zone is not None else instant.tzinfo
+    local = instant.astimezone(target)
+    return _advance(local.replace(tzinfo=None, fold=0), local, duration, target)[1]
 
 
 @dataclass(frozen=True)
@@ -227,13 +261,14 @@ class Recurrence:
         return start in self.exdates or start.date() in self.exdate_dates or start.date() in self.closed_dates
 
 
-def _advance(wall: datetime, instant: datetime, duration: Duration, zone: ZoneInfo) -> tuple[datetime, datetime]:
-    """(wall, instant) plus ``duration``: days on the wall clock, then exact time (§3.3.6)."""
+def _advance(wall: datetime, instant: datetime, duration: Duration, zone: tzinfo) -> tuple[datetime, datetime]:
+    """(wall, instant) plus ``duration``: days on the wall clock ``wall`` (the rule's own, which
+    may lie in a gap ``instant`` was moved out of), then exact time (§3.3.6)."""
     if duration.days:
         wall = wall + timedelta(days=duration.days)
         instant = resolve_local(wall, zone)
     if duration.seconds:
-        instant = add_duration(instant, Duration(seconds=duration.seconds), zone)
+        instant = (instant.astimezone(UTC) + duration.exact).astimezone(zone)
         wall = instant.replace(tzinfo=None, fold=0)
     return wall, instant
 
