@@ -21,13 +21,23 @@ parameters (``@pytest.mark.stack_parameters``), asks for ``@pytest.mark.own_stac
 or patches the stack for good), or uses ``embedded`` (an empty moto): the shared stack is torn
 down before it and provisioned again by the next test that needs it. Collection runs the tests
 that share it first within each directory, so that happens about once per directory.
+
+**Scheduling.** ``make unit`` hands whole files to its pytest-xdist workers (``--dist loadfile``).
+:func:`schedule` orders them from what the files themselves say (each test's ``duration`` marker,
+else an estimate by its markers and fixtures, :data:`ESTIMATES`): the long files first, longest
+first, so none starts late and runs alone at the end; files that share a session fixture of a
+``conftest.py`` go to one worker together. ``pytest --collect-only -q --show-schedule`` prints it.
 """
 
 from __future__ import annotations
 
+import json
+import shutil
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -36,12 +46,19 @@ from unittest import mock
 import pytest
 from hypothesis import settings
 
-from missed_checks_local import collect_less, moto_patches
-from missed_checks_local.awslambda.runtime import LambdaRuntime
-from missed_checks_local.clock import SimulatedClock
-from missed_checks_local.embedded import embedded_aws
-from missed_checks_local.runtime import LocalRuntime
-from missed_checks_local.stack import EmbeddedStack
+from missed_checks_local import collect_less
+from missed_checks_local.core.patches import one_data_loader_per_process
+
+# Importing the emulator patches nothing: the tests install its patches, as its entry points do. Patch 5i
+# first, before the imports below import moto (one botocore data loader for every session of the process).
+one_data_loader_per_process()
+
+from missed_checks_local.awslambda.runtime import LambdaRuntime  # noqa: E402
+from missed_checks_local.clock import SimulatedClock  # noqa: E402
+from missed_checks_local.embedded import embedded_aws  # noqa: E402
+from missed_checks_local.iam.patches import managed_policies_parsed_once  # noqa: E402
+from missed_checks_local.runtime import LocalRuntime  # noqa: E402
+from missed_checks_local.stack import EmbeddedStack  # noqa: E402
 
 TESTS = Path(__file__).resolve().parent
 
@@ -76,80 +93,232 @@ settings.register_profile("dev", settings.get_profile("ci"), max_examples=5000)
 """A longer hunt for bad input: ``pytest --hypothesis-profile dev tests/unit/test_bad_input_properties.py``."""
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--show-schedule", action="store_true",
+                     help="print, after collection, the order in which whole files go to pytest-xdist's "
+                          "workers (--dist loadfile): each file or group of files, its estimated seconds")
+
+
 def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("hypothesis_profile", None) is None:
         settings.load_profile("ci")
+    config.addinivalue_line(
+        "markers", "duration(seconds): about how long each test it marks takes in make unit (a module's "
+        "pytestmark: each of its tests); long files go to the workers first (tests/conftest.py)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark the ``stack`` tests, then group the (by pytest-randomly shuffled) items: the top directories
-    longest first (:data:`HEAVY_FIRST`), and within each directory the tests on the shared stack first
-    (in their order), then the rest (in theirs), so the shared stack is provisioned once per directory,
-    not once per switch. The sort is stable: the order within each group is still pytest-randomly's,
+    """Mark the ``stack`` tests, then order the (by pytest-randomly shuffled) items by the files' own
+    schedule (:func:`schedule`): the long files first, longest first, each whole; then the other
+    directories, heaviest first, and within each the tests on the shared stack first (in their order),
+    then the rest (in theirs), so the shared stack is provisioned about once per directory, not once
+    per switch. The sort is stable: the order within each group is still pytest-randomly's,
     reproducible from its seed."""
     for item in items:
         if _top_directory(item) in STACK_DIRECTORIES or set(getattr(item, "fixturenames", ())) & STACK_FIXTURES:
             item.add_marker(pytest.mark.stack)
+    plan = schedule(items)
+    config.stash[SCHEDULE] = plan
+    scope_of = {file: scope for scope in plan for file in scope.files}
+    rank = {scope.files[0]: index for index, scope in enumerate(plan) if scope.long}
+    directory_weight: dict[Path, float] = {}
+    for scope in plan:
+        for file, seconds in zip(scope.files, scope.seconds, strict=True):
+            directory = Path(file).parent
+            directory_weight[directory] = directory_weight.get(directory, 0.0) + seconds
     order = {directory: index for index, directory in enumerate(dict.fromkeys(_directory(i) for i in items))}
-    items.sort(key=lambda item: (_rank(item), _weight(item), order[_directory(item)], not uses_shared_stack(item)))
+
+    def key(item: pytest.Item) -> tuple[int, float, int, bool]:
+        file = _file(item)
+        scope = scope_of[file]
+        if scope.long:  # whole, its files in the scope's order
+            return rank[scope.files[0]], 0.0, scope.files.index(file), False
+        return len(rank), -directory_weight[Path(file).parent], order[_directory(item)], not uses_shared_stack(item)
+
+    items.sort(key=key)
+    _hand_scopes_to_the_controller(config, plan)
 
 
 def _directory(item: pytest.Item) -> Path:
     return Path(str(item.path)).parent
 
 
-HEAVY_FIRST = ("e2e", "sam_local", "packaging", "integration", "unit")
-"""The test directories, longest tests first: ``make unit`` hands whole files to its pytest-xdist
-workers in this order (``--dist loadfile``), so the minute-long end-to-end files start at once and
-the many short unit files fill in around them, instead of one long file running alone at the end."""
+def _file(item: pytest.Item) -> str:
+    """The item's file as pytest-xdist names its ``--dist loadfile`` scope (the node id before ``::``)."""
+    return item.nodeid.split("::", 1)[0]
 
 
-LONGEST_FIRST = (
-    "tests/e2e/test_documented_commands.py",
-    "tests/sam_local/test_sam_local_invoke.py",
-    "tests/e2e/test_local_chaos.py",
-    "tests/e2e/test_report_browser.py",  # with test_real_misses.py (RUN_TOGETHER)
-    "tests/e2e/test_local_scenarios.py",
-    "tests/e2e/test_deployed_artifact.py",
-    "tests/integration/test_evaluation_state_machine.py",
-    "tests/e2e/test_local_exits.py",
-    "tests/integration/test_ops_dlq.py",
-    "tests/e2e/test_local_cli.py",
+# -- which files go to the workers first ------------------------------------------------------
+LONG_FILE = 30.0
+"""Seconds from which a file (or a group of files, below) is long: the long ones go to the
+pytest-xdist workers before everything else, longest first, so that none of them starts late and
+runs alone at the end (on two cores the suite's tail was one of them, for up to a minute)."""
+
+ESTIMATES = (
+    ("sam_local", 15.0),
+    ("e2e directory", 5.0),
+    ("own stack", 3.0),
+    ("stack", 1.0),
+    ("slow", 2.0),
+    ("any other", 0.05),
 )
-"""The files that took longest in ``make unit`` (tests' durations summed, 2026-11-25): they go out
-to the workers before everything else, longest first, so that none of them starts late and runs
-alone at the end (on two cores the suite's tail was one of them, for up to a minute)."""
+"""Seconds a test is taken to last when it does not say (``duration``), by what it is, the first
+that applies: a ``sam_local`` test (a container per invoke), a test of ``tests/e2e`` (processes and
+played scenarios), a test that provisions a stack of its own (``embedded``, ``own_stack``,
+``stack_parameters``), another ``stack`` test (the shared stack, a worker process), a ``slow``
+domain test, anything else. Rough on purpose: they only decide which files start first."""
 
 
-def _rank(item: pytest.Item) -> int:
-    path = Path(str(item.path)).resolve()
-    name = path.relative_to(TESTS.parent).as_posix() if path.is_relative_to(TESTS.parent) else ""
-    name = next((leader for leader, partner in RUN_TOGETHER.items() if partner == name), name)
-    return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
+def estimated_seconds(item: pytest.Item) -> float:
+    """How long ``item`` is taken to last: its ``duration`` marker's seconds, else :data:`ESTIMATES`."""
+    marker = item.get_closest_marker("duration")
+    if marker is not None:
+        seconds = marker.args[0] if len(marker.args) == 1 and not marker.kwargs else marker.kwargs.get("seconds")
+        if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not 0 < seconds < 3600:
+            raise pytest.UsageError(
+                f"{_file(item)}: duration takes one number of seconds, above 0 and below 3600 "
+                f"(pytest.mark.duration(25)), got {marker.args or ''}{marker.kwargs or ''}")
+        return float(seconds)
+    names = set(getattr(item, "fixturenames", ()))
+    kind = ("sam_local" if item.get_closest_marker("sam_local") is not None
+            else "e2e directory" if _top_directory(item) == "e2e"
+            else "own stack" if names & STACK_FIXTURES and not uses_shared_stack(item)
+            else "stack" if item.get_closest_marker("stack") is not None
+            else "slow" if item.get_closest_marker("slow") is not None
+            else "any other")
+    return dict(ESTIMATES)[kind]
 
 
-RUN_TOGETHER = {"tests/e2e/test_report_browser.py": "tests/e2e/test_real_misses.py"}
-"""Files that read one session fixture's played scenario (``tests/e2e/conftest.py``'s ``real_misses``):
-``make unit`` hands each group to one pytest-xdist worker, so the scenario is played once, not once
-per worker that gets one of them."""
+@dataclass(frozen=True)
+class Scope:
+    """What one pytest-xdist worker gets at once: a file, or files that share a session fixture."""
+
+    files: tuple[str, ...]
+    seconds: tuple[float, ...]
+    """Each file's estimated seconds (its tests' :func:`estimated_seconds` summed)."""
+
+    @property
+    def total(self) -> float:
+        return sum(self.seconds)
+
+    @property
+    def long(self) -> bool:
+        return self.total >= LONG_FILE
+
+
+SCHEDULE = pytest.StashKey[list[Scope]]()
+
+
+def schedule(items: list[pytest.Item]) -> list[Scope]:
+    """Every collected file, once, in the order its tests go to the workers: the long scopes
+    (:data:`LONG_FILE`) first, longest first, then the others, longest first. Read from the files
+    themselves (their tests, markers and fixtures), so a file that moves or is renamed keeps its
+    place. Files whose tests use one session-scoped fixture of a ``conftest.py`` (``tests/e2e``'s
+    played ``real_misses`` scenario) form one scope: one worker plays the scenario once for all."""
+    seconds: dict[str, float] = {}
+    parent: dict[str, str] = {}
+
+    def root(file: str) -> str:
+        while parent[file] != file:
+            file = parent[file]
+        return file
+
+    shared: dict[tuple[str, str], str] = {}
+    for item in items:
+        file = _file(item)
+        seconds[file] = seconds.get(file, 0.0) + estimated_seconds(item)
+        parent.setdefault(file, file)
+        for fixture in _session_fixtures(item):
+            other = shared.setdefault(fixture, file)
+            parent[root(file)] = root(other)
+    groups: dict[str, list[str]] = {}
+    for file in seconds:
+        groups.setdefault(root(file), []).append(file)
+    scopes = [Scope(tuple(sorted(files)), tuple(seconds[f] for f in sorted(files))) for files in groups.values()]
+    return sorted(scopes, key=lambda scope: (not scope.long, -scope.total, scope.files))
+
+
+def _session_fixtures(item: pytest.Item) -> Iterator[tuple[str, str]]:
+    """The session-scoped fixtures of a ``conftest.py`` that ``item`` uses (not pytest's or a plugin's)."""
+    info = getattr(item, "_fixtureinfo", None)
+    for name, definitions in (info.name2fixturedefs.items() if info is not None else ()):
+        definition = definitions[-1]
+        if definition.scope == "session" and definition.baseid:
+            yield definition.baseid, name
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if not session.config.getoption("show_schedule", False):
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    for index, scope in enumerate(session.config.stash.get(SCHEDULE, [])):
+        kind = "long" if scope.long else "rest"
+        reporter.write_line(f"schedule {index + 1} {kind} {scope.total:.2f}s {' + '.join(scope.files)}")
+
+
+# -- handing the scopes to pytest-xdist ---------------------------------------------------------
+# The controller (which hands out the files) collects nothing: each worker collects, and the
+# controller gets only their node ids, in the workers' (identical) order. The order carries the
+# longest-first schedule; the groups of files go through a file the workers write.
+_SCOPES_KEY = "missed_checks_scopes"
+
+
+def _scopes_file(config: pytest.Config) -> Path:
+    """The controller's file for the workers' groups (made once per run)."""
+    path = config.stash.get(_SCOPES_FILE, None)
+    if path is None:
+        path = Path(tempfile.mkdtemp(prefix="missed-checks-xdist-")) / "scopes.json"
+        config.stash[_SCOPES_FILE] = path
+    return path
+
+
+_SCOPES_FILE = pytest.StashKey[Path]()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """pytest-xdist's controller, a worker starting: tell it where to write its groups of files."""
+    if node.config.getoption("dist", None) == "loadfile":
+        node.workerinput[_SCOPES_KEY] = str(_scopes_file(node.config))
+
+
+def _hand_scopes_to_the_controller(config: pytest.Config, plan: list[Scope]) -> None:
+    """A worker: write ``{file: its scope's first file}`` for the files that go together (every
+    worker writes the same; each replaces the file whole)."""
+    path = getattr(config, "workerinput", {}).get(_SCOPES_KEY)
+    if path is None:
+        return
+    together = {file: scope.files[0] for scope in plan if len(scope.files) > 1 for file in scope.files}
+    written = Path(f"{path}.{config.workerinput['workerid']}")
+    written.write_text(json.dumps(together), encoding="utf-8")
+    written.replace(path)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """``--dist loadfile`` with :data:`RUN_TOGETHER`: whole files to a worker, grouped files as one,
-    handed out in the collection's order (:data:`LONGEST_FIRST`, then :data:`HEAVY_FIRST`). xdist
-    would reorder the files by their number of tests (``--loadscope-reorder``, its default): the
-    files of many short tests went first and the longest file, three tests, started after two
-    minutes and ended the run alone."""
+    """``--dist loadfile``, whole files to a worker, with two changes: files of one :class:`Scope`
+    go to one worker together, and the files are handed out in the collection's order (the
+    :func:`schedule`'s) instead of xdist's reordering by their number of tests
+    (``--loadscope-reorder``, its default: the files of many short tests went first and the
+    longest file, three tests, started after two minutes and ended the run alone)."""
     if config.getoption("dist", None) != "loadfile":
         return None
     config.option.loadscopereorder = False
     from xdist.scheduler import LoadFileScheduling
 
+    scopes_file = _scopes_file(config)
+
     class FilesTogether(LoadFileScheduling):
+        together: dict[str, str] = {}
+
+        def schedule(self) -> None:
+            if self.collection is None and scopes_file.exists():  # every worker has collected
+                self.together = json.loads(scopes_file.read_text(encoding="utf-8"))
+            super().schedule()
+
         def _split_scope(self, nodeid: str) -> str:
             scope = super()._split_scope(nodeid)
-            return RUN_TOGETHER.get(scope, scope)
+            return self.together.get(scope, scope)
 
     return FilesTogether(config, log)
 
@@ -160,17 +329,15 @@ def _top_directory(item: pytest.Item) -> str:
     return path.relative_to(TESTS).parts[0] if path.is_relative_to(TESTS) else ""
 
 
-def _weight(item: pytest.Item) -> int:
-    top = _top_directory(item)
-    return HEAVY_FIRST.index(top) if top in HEAVY_FIRST else len(HEAVY_FIRST)
-
-
 _WORKERS_SHARED: list[tuple[int, int]] = []
 """(provisioned, served) of each pytest-xdist worker's shared stack, reported when it finishes."""
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     SHARED.close()
+    scopes = session.config.stash.get(_SCOPES_FILE, None)
+    if scopes is not None:  # the controller's handover file (above)
+        shutil.rmtree(scopes.parent, ignore_errors=True)
     workeroutput = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:  # a pytest-xdist worker: its figures go to the controller
         workeroutput["shared_stack"] = [SHARED.provisioned, SHARED.served]
@@ -199,12 +366,12 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Before a ``stack`` test's fixtures (module-scoped ones included): moto's managed policies
-    parsed once (``moto_patches.managed_policies_parsed_once``, also for tests that start moto without
+    parsed once (``iam.patches.managed_policies_parsed_once``, also for tests that start moto without
     provisioning a stack); the shared stack torn down when this test does not run on it (it gets an empty
     moto, or provisions its own, which must not land in the shared one)."""
     if item.get_closest_marker("stack") is None:
         return
-    moto_patches.managed_policies_parsed_once()
+    managed_policies_parsed_once()
     if not uses_shared_stack(item):
         SHARED.close()
 
@@ -243,7 +410,7 @@ class SharedStack:
     def open(self) -> EmbeddedStack:
         if self.stack is not None:
             return self.stack
-        moto_patches.managed_policies_parsed_once()
+        managed_policies_parsed_once()
         exit_stack = ExitStack()
         try:
             exit_stack.enter_context(embedded_aws())

@@ -20,7 +20,8 @@ import pytest
 from missed_checks_local.product.scenario import Scenario, run_scenario
 from missed_checks_local.stack import project_root
 
-pytestmark = pytest.mark.e2e
+# duration: it builds copies of the project, 58, 32 and 24 s at load 10 (docs/measurements.md, 2026-11-25)
+pytestmark = [pytest.mark.e2e, pytest.mark.duration(20)]
 
 ROOT = project_root()
 SCENARIO = {

@@ -12,7 +12,8 @@ import pytest
 
 from missed_checks_local.testing.faults import KINDS
 
-pytestmark = pytest.mark.e2e
+# duration: its two chaos runs took 25 s each in make unit (docs/measurements.md, 2026-11-25)
+pytestmark = [pytest.mark.e2e, pytest.mark.duration(17)]
 
 SCENARIO = {
     "start": "2026-03-02T05:00:00Z",

@@ -32,6 +32,7 @@ from tools.report_screenshot import PICTURE, screenshot
 
 pytestmark = [
     pytest.mark.e2e,
+    pytest.mark.duration(22),  # Chromium: 22 s and 21 s in make unit (docs/measurements.md, 2026-11-25)
     pytest.mark.filterwarnings("ignore:No application metrics to publish:UserWarning"),
 ]
 
