@@ -4,8 +4,9 @@ Thin handler: Powertools' batch processor feeds each record to ``sync_record``, 
 domain (``missed_checks.checklists.schedule_sync``) what to do. A record that raises is reported as a partial
 batch failure (retried, then sent to the OnFailure queue); an invalid recurrence does not raise:
 it is noted on the checklist, logged, counted and sent to the dead-letter queue at once. Only AWS
-errors (throttling, an outage) make a record fail: whatever a hand-written item holds ends on the
-invalid-rule path.
+errors (throttling, an outage, Scheduler refusing the stack's setup: its role, a target, a
+permission; logged and counted as ScheduleSetupErrors) make a record fail: whatever a hand-written
+item holds ends on the invalid-rule path.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from missed_checks import clock, keys
 from missed_checks.aws import settings
 from missed_checks.aws.observability import lambda_handler, logger, metrics
 from missed_checks.aws.queues import send_json
-from missed_checks.aws.scheduler import ScheduleStore
+from missed_checks.aws.scheduler import SchedulerSetupError, ScheduleStore
 from missed_checks.aws.table import ChecklistTable
 from missed_checks.checklists.schedule import Target
 from missed_checks.checklists.schedule_sync import (
@@ -127,17 +128,25 @@ def sync_one(checklist_id: str, table: ChecklistTable, report_rejected: Rejected
              known_reminders: list[str] | None = None) -> None:
     """Bring one checklist's schedule in step (from its current item) and log and count what was done.
     ``known_reminders``: a deleted checklist's reminder schedules, as its old image noted them (#18)."""
-    result = sync_checklist(
-        checklist_id,
-        table=table,
-        schedules=ScheduleStore(settings.required("SCHEDULE_GROUP_NAME")),
-        target=scheduler_target(),
-        group_name=settings.required("SCHEDULE_GROUP_NAME"),
-        now=clock.now(),
-        report_rejected=report_rejected,
-        reminder_target=reminder_target(),
-        known_reminders=known_reminders,
-    )
+    try:
+        result = sync_checklist(
+            checklist_id,
+            table=table,
+            schedules=ScheduleStore(settings.required("SCHEDULE_GROUP_NAME")),
+            target=scheduler_target(),
+            group_name=settings.required("SCHEDULE_GROUP_NAME"),
+            now=clock.now(),
+            report_rejected=report_rejected,
+            reminder_target=reminder_target(),
+            known_reminders=known_reminders,
+        )
+    except SchedulerSetupError as error:
+        # The stack's setup, not the rule (missed_checks.aws.scheduler.classify): the record fails and
+        # is retried (then the OnFailure queue); the checklist is not flagged. Metric ScheduleSetupErrors.
+        logger.error("EventBridge Scheduler refused the stack's setup; the record is retried",
+                     checklist_id=checklist_id, error=str(error), error_kind="ScheduleSetupError")
+        metrics.add_metric(name="ScheduleSetupErrors", unit=MetricUnit.Count, value=1)
+        raise
     if result.action is Action.INVALID:
         logger.error("checklist cannot be scheduled", checklist_id=checklist_id, error=result.error)
     else:

@@ -303,3 +303,77 @@ def test_the_evaluation_s_own_writes_never_wake_schedule_sync(local_runtime):
     assert table.get_checklist("daily").evaluated_until is not None
     assert local_runtime.invocation_counts[("ScheduleSyncFunction", True)] == synced
     assert local_runtime.invocation_counts[("ScheduleSyncFunction", False)] == 0
+
+
+# -- what Scheduler's ValidationException means (#30 item 1) ------------------------------------------
+ROLE_NOT_ASSUMABLE = "The execution role you provide must allow AWS EventBridge Scheduler to assume the role."
+"""Scheduler's answer while a new execution role propagates (aws/aws-sdk-js-v3#6494 quotes it)."""
+
+
+def scheduler_refuses(monkeypatch, message: str, name: str) -> None:
+    """moto's Scheduler answers a create or update of schedule ``name`` with a ValidationException
+    saying ``message``."""
+    backend = moto.scheduler.models.EventBridgeSchedulerBackend
+
+    def refusing(original):
+        def refuse(self, *args, **kwargs):
+            if kwargs.get("name") == name:
+                raise moto.scheduler.models.ValidationException(message)
+            return original(self, *args, **kwargs)
+        return refuse
+
+    for operation in ("create_schedule", "update_schedule"):
+        monkeypatch.setattr(backend, operation, refusing(getattr(backend, operation)))
+
+
+def sync_dead_letters(stack) -> list[dict]:
+    messages = stack.client("sqs").receive_message(QueueUrl=stack.queue_urls["ScheduleSyncDeadLetterQueue"],
+                                                   MaxNumberOfMessages=10).get("Messages", [])
+    return [json.loads(m["Body"]) for m in messages]
+
+
+def test_a_setup_refusal_fails_the_record_for_a_retry_and_never_flags_the_checklist(sync, monkeypatch):
+    stack, table, invoke, _ = sync
+    table.put_checklist("forklift-daily", recurrence=WORKDAYS, window="PT8H", grace="PT30M", now=NOW)
+    invoke(stream_record(table, "INSERT", "forklift-daily", None, 1))
+    before = table.get_checklist_item("forklift-daily")
+    table.put_checklist("forklift-daily", recurrence=WORKDAYS, window="PT9H", grace="PT30M", now=NOW)
+    record = stream_record(table, "MODIFY", "forklift-daily", before, 2)
+    table.put_checklist("other", recurrence=WORKDAYS, now=NOW)
+    other = stream_record(table, "INSERT", "other", None, 3)
+    seen = len(stack.lambda_runtime.invocations)
+    with monkeypatch.context() as patch:
+        scheduler_refuses(patch, ROLE_NOT_ASSUMABLE, "forklift-daily")
+        result = invoke(record, other)
+
+    # The record fails: Lambda retries it (then the OnFailure queue); nothing is flagged or deleted.
+    assert result == {"batchItemFailures": [{"itemIdentifier": record["dynamodb"]["SequenceNumber"]}]}
+    assert schedule(stack, "other") is not None  # the rest of the batch synced
+    item = table.get_checklist_item("forklift-daily")
+    assert "sync_error" not in item
+    assert schedule(stack, "forklift-daily") is not None  # the schedule it had still fires
+    assert sync_dead_letters(stack) == []
+    logs = "".join(invocation.logs for invocation in stack.lambda_runtime.invocations[seen:])
+    (line,) = [json.loads(line) for line in logs.splitlines() if '"ERROR"' in line and line.startswith("{")]
+    # One ERROR line names it (a metric filter or Logs Insights finds it; the function also counts
+    # ScheduleSetupErrors, which the local runtime does not publish).
+    assert line["error_kind"] == "ScheduleSetupError" and "assume the role" in line["error"]
+    assert line["checklist_id"] == "forklift-daily"
+
+    # The role has propagated: the retried record syncs.
+    assert invoke(record) == {"batchItemFailures": []}
+    assert schedule(stack, "forklift-daily")["ScheduleExpression"].startswith("cron(")
+    assert "sync_error" not in table.get_checklist_item("forklift-daily")
+
+
+def test_a_rule_scheduler_refuses_still_flags_the_checklist(sync, monkeypatch):
+    stack, table, invoke, _ = sync
+    table.put_checklist("forklift-daily", recurrence=WORKDAYS, window="PT8H", grace="PT30M", now=NOW)
+    scheduler_refuses(monkeypatch, "Invalid Schedule Expression cron(30 14 ? * MON-FRI *).", "forklift-daily")
+
+    assert invoke(stream_record(table, "INSERT", "forklift-daily", None, 1)) == {"batchItemFailures": []}
+
+    error = table.get_checklist_item("forklift-daily")["sync_error"]
+    assert error["field"] == "schedule" and "Invalid Schedule Expression" in error["message"]
+    [letter] = sync_dead_letters(stack)
+    assert (letter["checklist_id"], letter["error"]["field"]) == ("forklift-daily", "schedule")

@@ -1,7 +1,19 @@
-"""EventBridge Scheduler: create, fully replace and delete one checklist's schedule; list a group's."""
+"""EventBridge Scheduler: create, fully replace and delete one checklist's schedule; list a group's.
+
+Scheduler answers ``ValidationException`` for two different things (Scheduler API reference,
+"CreateSchedule", Errors: "The input fails to satisfy the constraints specified by an AWS
+service"): a schedule it refuses (the expression, the time zone), which no retry can change, and
+a stack whose setup it refuses at that moment: "The execution role you provide must allow AWS
+EventBridge Scheduler to assume the role." while a new role propagates (aws/aws-sdk-js-v3#6494
+quotes it), a target or dead-letter ARN or a permission it cannot use. :func:`classify` tells them
+apart by the message: only the first is :class:`ScheduleRejected` (the checklist is flagged); the
+second, and any refusal it cannot place, is :class:`SchedulerSetupError`, a transient error: the
+stream record fails and is retried, nothing is flagged.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -11,18 +23,57 @@ from missed_checks.checklists.schedule import DesiredSchedule, Target
 from missed_checks.errors import ScheduleRejected, TransientError
 
 TRANSIENT_CODES = {"ThrottlingException", "InternalServerException", "ServiceUnavailable"}
+SETUP_CODES = {"AccessDeniedException", "AccessDenied", "UnrecognizedClientException"}
+"""The function's own permissions (scheduler:CreateSchedule, iam:PassRole ...): a setup problem."""
+
+_SETUP = re.compile(r"role|assume|\barn\b|target|dead.?letter|permission|authori[sz]|kms|access|group|"
+                    r"cannot be earlier than|in the past", re.IGNORECASE)
+"""A ValidationException about the stack's setup (role, target, queue, key, group), or about
+Scheduler's clock (a StartDate "cannot be earlier than 5 minutes ago": the retry recomputes the
+dates from the current time)."""
+_RULE = re.compile(r"expression|time ?zone|cron|rate\(|at\(|date|at 'name'|\bname\b", re.IGNORECASE)
+"""A ValidationException about the schedule itself: "Invalid Schedule Expression cron(...)", an
+unknown ScheduleExpressionTimezone, dates that cannot go together, a checklist id Scheduler
+refuses as a schedule name ("Value ... at 'name' failed to satisfy constraint")."""
+
+
+class SchedulerSetupError(TransientError):
+    """EventBridge Scheduler refused the stack's setup (its execution role, a target or dead-letter
+    ARN, a permission), not the checklist's rule: transient (a new role propagates in seconds; a
+    wrong one must be fixed in the stack), never a reason to flag the checklist."""
 
 
 def _code(error: ClientError) -> str:
     return str(error.response.get("Error", {}).get("Code", ""))
 
 
-def _translate(error: ClientError) -> Exception:
-    code = _code(error)
+def _message(error: ClientError) -> str:
+    return str(error.response.get("Error", {}).get("Message") or error)
+
+
+def classify(code: str, message: str) -> type[Exception] | None:
+    """What a Scheduler error means: ScheduleRejected (the rule), SchedulerSetupError (the setup),
+    TransientError (throttled, unavailable), or None (not Scheduler's refusal: raised as it is)."""
     if code in TRANSIENT_CODES:
-        return TransientError(f"EventBridge Scheduler: {error}")
+        return TransientError
+    if code in SETUP_CODES:
+        return SchedulerSetupError
     if code == "ValidationException":
-        return ScheduleRejected(str(error.response.get("Error", {}).get("Message") or error))
+        if _SETUP.search(message) or not _RULE.search(message):
+            return SchedulerSetupError  # one it cannot place fails the record: retried, logged, never flagged
+        return ScheduleRejected
+    return None
+
+
+def _translate(error: ClientError) -> Exception:
+    kind = classify(_code(error), _message(error))
+    if kind is ScheduleRejected:
+        return ScheduleRejected(_message(error))
+    if kind is SchedulerSetupError:
+        return SchedulerSetupError(f"EventBridge Scheduler refused the stack's setup ({_code(error)}): "
+                                   f"{_message(error)}")
+    if kind is TransientError:
+        return TransientError(f"EventBridge Scheduler: {error}")
     return error
 
 
