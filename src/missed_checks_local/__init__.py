@@ -1,16 +1,16 @@
 """The embedded AWS: the stack of ``template.yaml`` on moto, with a local Lambda runtime, Scheduler,
 stream poller and clock (README, "Run it locally").
 
-Importing the package makes every botocore session of the process share one data loader
-(:func:`missed_checks_local.moto_patches.one_data_loader_per_process`, patch 5i) before moto is
-imported: moto opens a new boto3 session to list a service's regions at import and for every
-backend it creates, and each parsed botocore's endpoint file and models again (importing moto's
-CloudFormation took 1.23 s with them, 0.74 s without, 2026-11-25).
+Laid out like moto, one folder per AWS service the emulator extends (``apigateway/``,
+``awslambda/``, ``cloudformation/``, ``dynamodb/``, ``events/``, ``iam/``, ``scheduler/``,
+``stepfunctions/``, ``streams/``; ``core/`` for moto's server and botocore), each with its moto
+patches in ``patches.py`` (:mod:`missed_checks_local.patches` installs them all). That is the kernel,
+"a SAM application on moto", which imports nothing of ``missed_checks``, ``missed_checks_ops`` or
+:mod:`missed_checks_local.product`, this product's part (scenarios, views, the ``local`` commands).
+
+Importing any module of the package patches nothing: the entry points that start the embedded AWS
+install the patches (:mod:`missed_checks_local.patches`).
 """
-
-from missed_checks_local.moto_patches import one_data_loader_per_process
-
-one_data_loader_per_process()
 
 GC_THRESHOLDS = (50_000, 50, 50)
 """Python's garbage-collector thresholds in the emulator's processes (``local run``, ``serve``,

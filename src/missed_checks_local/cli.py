@@ -31,6 +31,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from missed_checks.errors import InvalidInput
 from missed_checks.timefmt import parse_instant
 from missed_checks_local import collect_less
+from missed_checks_local.core.patches import one_data_loader_per_process
 from missed_checks_local.serve_process import READY_LINE
 from missed_checks_local.stopping import say_once, stop_signals
 from missed_checks_ops.cli.common import RESULT_FORMATS, add_format_options, command_output, set_examples
@@ -139,11 +140,13 @@ def register(subparsers: Any) -> None:
 
 
 def _emulator(handler: Any) -> Any:
-    """A ``local`` command's handler, run with the emulator's garbage-collector thresholds."""
+    """A ``local`` command's handler, run with the emulator's garbage-collector thresholds and one
+    botocore data loader for the process (patch 5i, installed before moto is imported)."""
 
     @functools.wraps(handler)
     def run(args: argparse.Namespace) -> int:
         collect_less()
+        one_data_loader_per_process()
         return handler(args)
 
     return run
@@ -290,11 +293,11 @@ INTERRUPTED = "missed-checks: interrupted"
 
 def _play_once(scenario: Any, args: argparse.Namespace, *, source: str, demo: bool) -> int:
     from missed_checks_local.digests import last_digest_html
+    from missed_checks_local.product.scenario import run_scenario
     from missed_checks_local.run_result import (  # deferred: `missed-checks` start-up must not pay for the emulator
         print_run,
         to_json,
     )
-    from missed_checks_local.product.scenario import run_scenario
 
     with command_output(args.report, args.output) as out:
         log_path = _default_log(args.log_file)

@@ -39,8 +39,8 @@ from missed_checks_ops.report_output import print_table
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from missed_checks_local.runtime import LocalRuntime
     from missed_checks_local.product.scenario import Scenario
+    from missed_checks_local.runtime import LocalRuntime
 
 __all__ = ["build_result", "print_run", "to_json"]
 

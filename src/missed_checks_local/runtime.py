@@ -27,13 +27,15 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from missed_checks_local import moto_patches
 from missed_checks_local.awslambda.async_invoke import AsyncInvocations
 from missed_checks_local.awslambda.runtime import LambdaRuntime
 from missed_checks_local.clock import RealTimeClock, SimulatedClock, installed
+from missed_checks_local.events.patches import event_rule_lambda_targets
 from missed_checks_local.iam.enforcement import observed
+from missed_checks_local.scheduler.patches import scheduler_clock
 from missed_checks_local.scheduler.simulated import Firing, SimulatedScheduler
 from missed_checks_local.stack import EmbeddedStack
+from missed_checks_local.stepfunctions.patches import parse_each_definition_once, retries_wait_no_real_time
 from missed_checks_local.streams.poller import StreamPoller
 
 __all__ = ["ExecutionRecord", "LocalRuntime", "RuntimeStuck"]
@@ -139,8 +141,8 @@ class LocalRuntime:
         self.execution_timeout_s = self._definition_timeout_s()
         self._exit.enter_context(installed(self.clock))
         self._exit.enter_context(moto_on_simulated_time(self.clock))
-        self._exit.enter_context(moto_patches.parse_each_definition_once())
-        self._exit.enter_context(moto_patches.event_rule_lambda_targets(
+        self._exit.enter_context(parse_each_definition_once())
+        self._exit.enter_context(event_rule_lambda_targets(
             lambda arn, event: self.async_invocations.submit(arn, event, "events")))
         self._exit.enter_context(_quiet_moto_logs(self.log_path))
         self.settle()
@@ -393,7 +395,8 @@ def _resource_of(call: Any, stack: EmbeddedStack) -> str:
 
 @contextmanager
 def moto_on_simulated_time(clock: SimulatedClock | RealTimeClock) -> Iterator[None]:
-    with moto_patches.simulated_time(clock.now):
+    """moto's Scheduler reads ``clock``; its Step Functions Retry waits no real time (patch 6)."""
+    with scheduler_clock(clock.now), retries_wait_no_real_time():
         yield
 
 

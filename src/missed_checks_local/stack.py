@@ -27,7 +27,7 @@ from typing import Any
 from botocore.config import Config
 
 from missed_checks.aws.clients import new_session
-from missed_checks_local import moto_patches
+from missed_checks_local import patches
 from missed_checks_local.cloudformation.deploy import (
     DeployError,
     load_sam_template,
@@ -241,7 +241,7 @@ class EmbeddedStack:
         the template's parameter defaults.
         """
         path = Path(template_path) if template_path else default_template_path()
-        moto_patches.install()
+        patches.install()
         client = _client_factory(region, endpoint_url)
         account_id = client("sts").get_caller_identity()["Account"]
         sam = load_sam_template(path)

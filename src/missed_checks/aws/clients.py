@@ -64,7 +64,7 @@ _SESSION_LOCK = threading.Lock()
 _LOADER: Loader | None = None
 
 
-def shared_loader() -> Loader:
+def _shared_loader() -> Loader:
     """This process's one botocore data loader: the one a new botocore session gets (with
     ``AWS_DATA_PATH`` honoured), kept for every later session."""
     global _LOADER  # noqa: PLW0603 - one loader per process is the point
@@ -79,9 +79,9 @@ def shared_loader() -> Loader:
 def new_session(region: str | None = None, **credentials: str) -> Any:
     """A new boto3 session: credentials (``aws_access_key_id`` and the rest) and region from the
     usual chain unless given. It has its own credentials, region and clients, and shares this
-    process's botocore data loader (:func:`shared_loader`), whose cache holds every model,
+    process's botocore data loader (:func:`_shared_loader`), whose cache holds every model,
     endpoint file and ruleset already parsed (about 0.1 s of CPU per session and service otherwise)."""
-    loader = shared_loader()
+    loader = _shared_loader()
     with _SESSION_LOCK:
         core = botocore.session.get_session()
         core.register_component("data_loader", loader)

@@ -80,7 +80,7 @@ class AsyncInvocations:
 
     def _template_dead_letter(self, function_name: str) -> str | None:
         """The function's ``DeadLetterConfig`` target as the template deployed it (moto's Lambda
-        does not keep it: :mod:`missed_checks_local.moto_patches` notes it on the function)."""
+        does not keep it: :mod:`missed_checks_local.awslambda.patches` notes it on the function)."""
         from moto.awslambda.models import lambda_backends  # deferred: moto is a dev dependency
 
         function = lambda_backends[self.stack.account_id][self.stack.region].get_function(function_name)

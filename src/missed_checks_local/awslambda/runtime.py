@@ -34,10 +34,11 @@ import boto3
 from botocore.config import Config
 
 from missed_checks import clock as product_clock
-from missed_checks_local import moto_patches
+from missed_checks_local.awslambda.patches import lambda_invoke
 from missed_checks_local.awslambda.workers import FunctionWorker, WorkerResult
 from missed_checks_local.iam.enforcement import RoleCall, RoleSessions, enforced, observed
 from missed_checks_local.stack import DeployError, EmbeddedStack, FunctionSpec, project_root
+from missed_checks_local.stepfunctions.patches import state_machine_clients
 
 __all__ = ["Invocation", "LambdaRuntime", "lambda_runtime_paths", "remove_scratch_directories"]
 
@@ -196,7 +197,7 @@ class LambdaRuntime:
                 return json.dumps(invocation.error).encode()
             return invocation.payload
 
-        return moto_patches.lambda_invoke(serve)
+        return lambda_invoke(serve)
 
     @contextmanager
     def _state_machine_credentials(self) -> Iterator[None]:
@@ -224,7 +225,7 @@ class LambdaRuntime:
                     )
                 return clients[key]
 
-        with moto_patches.state_machine_clients(client_for):
+        with state_machine_clients(client_for):
             yield
 
     # -- faults (missed_checks_local.testing.faults) -----------------------------------------------

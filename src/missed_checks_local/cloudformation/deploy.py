@@ -26,17 +26,17 @@ registered here, and nothing else is restated:
 - ``AWS::SNS::Subscription``: no model either. :class:`SubscriptionResource` subscribes through
   moto's SNS backend.
 - ``AWS::Lambda::LayerVersion``: moto gives it no physical id, so ``Ref`` (the layer version
-  ARN, which functions list in ``Layers``) would be empty. :mod:`missed_checks_local.moto_patches` gives it one.
-- ``AWS::Lambda::Function``: moto's model drops ``Layers``; :mod:`~missed_checks_local.moto_patches` attaches them.
+  ARN, which functions list in ``Layers``) would be empty. :mod:`missed_checks_local.awslambda.patches` gives it one.
+- ``AWS::Lambda::Function``: moto's model drops ``Layers``; :mod:`~missed_checks_local.awslambda.patches` attaches them.
 - ``AWS::IAM::Role``: moto's model drops ``ManagedPolicyArns`` (SAM gives a function's generated
-  role AWS managed policies such as ``AWSLambdaDynamoDBExecutionRole``); :mod:`~missed_checks_local.moto_patches`
+  role AWS managed policies such as ``AWSLambdaDynamoDBExecutionRole``); :mod:`~missed_checks_local.iam.patches`
   attaches them.
 - ``AWS::ApiGatewayV2::Api`` and ``AWS::ApiGatewayV2::Stage`` (the HTTP API, issue #19): no model;
   :mod:`.http_api` creates them through moto's API Gateway v2 backend.
 
 One service fix rides along: moto's Scheduler ``CreateSchedule`` in a missing group raises a bare
 ``KeyError`` (an HTTP 500 that SDK clients retry for minutes); AWS answers
-``ResourceNotFoundException``, and so does the emulator (:mod:`~missed_checks_local.moto_patches`).
+``ResourceNotFoundException``, and so does the emulator (:mod:`~missed_checks_local.scheduler.patches`).
 
 Two checks CloudFormation makes and moto does not are made here: parameter values against
 ``AllowedValues``/``AllowedPattern``/``MinValue``/``MaxValue`` (:func:`validate_parameters`), and a resource moto
@@ -242,7 +242,7 @@ def transform(template: Mapping[str, Any], parameters: Mapping[str, str], region
 # -- 3. shims for moto's CloudFormation --------------------------------------------------------
 # The resource models moto lacks (below) register themselves by being defined; the fixes to
 # moto's own models (layers, managed policies, a missing schedule group) are
-# missed_checks_local.moto_patches (installed by EmbeddedStack.provision).
+# missed_checks_local.patches (installed by EmbeddedStack.provision).
 class ScheduleGroupResource(CloudFormationModel):
     """``AWS::Scheduler::ScheduleGroup`` through moto's Scheduler backend."""
 

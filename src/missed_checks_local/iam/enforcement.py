@@ -25,7 +25,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from missed_checks_local.moto_patches import IAM_ACTION_NAMES, iam_enforcement, service_of
+from missed_checks_local.iam.patches import IAM_ACTION_NAMES, iam_enforcement, service_of
 
 __all__ = ["RoleCall", "RoleSessions", "enforced", "observed"]
 

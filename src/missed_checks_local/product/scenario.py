@@ -75,12 +75,14 @@ from missed_checks.checklists.closure_calendar import (
     validate_closed_on,
     validate_description,
 )
+from missed_checks.checklists.saving import save_checklist
 from missed_checks.equipment.assignments import validate_equipment_id
 from missed_checks.equipment.out_of_service import OutOfServicePeriod
 from missed_checks.errors import InvalidInput
 from missed_checks.notifications.digest import Subscription
 from missed_checks.notifications.notification import NotifySettings
 from missed_checks.performed_checks.performed_check import PerformedCheck
+from missed_checks.performed_checks.recording import Row, record_checks
 from missed_checks.timefmt import parse_instant
 from missed_checks_local.testing.faults import FaultInjector, parse_faults
 from missed_checks_ops.inputs import within_item_size
@@ -674,7 +676,8 @@ def _apply(event: ScenarioEvent, table: Any, runtime: Any) -> bool:
         return _dismiss_record(event, table, at)
     try:
         if event.action == "put_checklist":
-            table.put_checklist(
+            save_checklist(
+                table,
                 args["id"],
                 recurrence=args["recurrence"],
                 now=at,
@@ -694,7 +697,7 @@ def _apply(event: ScenarioEvent, table: Any, runtime: Any) -> bool:
             table.unassign_equipment(args["checklist"], args["equipment"], at)
         elif event.action == "performed":
             check = PerformedCheck(args["checklist"], args["equipment"], args["performed_at"])
-            table.record_performed_check(check, recorded_at=at, recorded_by=args["by"])  # a re-post keeps the first
+            record_checks(table, [Row(check)], now=at, recorded_by=args["by"])  # a re-post keeps the first
         elif event.action == "pause_checklist":
             table.pause_checklist(args, at)
         elif event.action == "resume_checklist":

@@ -1,4 +1,4 @@
-"""moto_patches' speed fixes answer exactly what moto answers without them."""
+"""The emulator's speed fixes of moto (``*/patches.py``) answer exactly what moto answers without them."""
 
 from __future__ import annotations
 
@@ -15,14 +15,16 @@ from moto.dynamodb.models.table import Table
 from moto.dynamodb.responses import DynamoResult
 from moto.dynamodbstreams.responses import DynamoDBStreamsHandler
 
-from missed_checks_local import moto_patches
+from missed_checks_local import patches
+from missed_checks_local.core.patches import _OneWritePerAnswer, process_loader
+from missed_checks_local.iam.patches import _MANAGED_POLICIES, managed_policies_parsed_once
 
 REGION = "us-east-1"
 
 
 @pytest.fixture(autouse=True)
 def _patched() -> None:
-    moto_patches.install_data_plane()
+    patches.install_data_plane()
 
 
 @pytest.fixture
@@ -238,7 +240,7 @@ def test_the_server_sends_each_answer_in_one_write_and_an_interim_one_at_once() 
             sent.append(data)
             self.connection.sendall(data)
 
-    init = moto_patches._OneWritePerAnswer.__init__
+    init = _OneWritePerAnswer.__init__
     body = b"{}"
     head = (b"POST / HTTP/1.1\r\nHost: dynamodb.us-east-1.amazonaws.com\r\n"
             b"Authorization: AWS4-HMAC-SHA256 Credential=testing/20260301/us-east-1/dynamodb/aws4_request, "
@@ -249,7 +251,7 @@ def test_the_server_sends_each_answer_in_one_write_and_an_interim_one_at_once() 
     server.start()
     try:
         port = server.get_host_and_port()[1]
-        with mock.patch.object(moto_patches._OneWritePerAnswer, "__init__",
+        with mock.patch.object(_OneWritePerAnswer, "__init__",
                                lambda self, connection: init(self, Counting(connection))):
             _, answer = _exchange(port, head + b"\r\n", body, interim=False)
             # (the body lists whatever tables moto's process-wide backend holds from earlier tests)
@@ -269,18 +271,18 @@ def test_every_session_of_an_emulator_process_parses_botocore_data_once() -> Non
     each session still has its own region and credentials, and boto3's data path is listed once."""
     import botocore.session
 
-    from missed_checks.aws.clients import new_session, shared_loader
+    from missed_checks.aws.clients import new_session
 
     moto_sessions = [boto3.session.Session(region_name=region) for region in ("eu-west-1", "us-east-1")]
     ours = new_session("eu-central-1", aws_access_key_id="k", aws_secret_access_key="s")
     loaders = {id(s._session.get_component("data_loader")) for s in [*moto_sessions, ours]}
-    assert loaders == {id(shared_loader())}
+    assert loaders == {id(process_loader())}
     assert id(botocore.session.get_session().get_component("data_loader")) in loaders
     assert [s.region_name for s in [*moto_sessions, ours]] == ["eu-west-1", "us-east-1", "eu-central-1"]
     assert ours.get_credentials().access_key == "k"
-    paths = shared_loader().search_paths
+    paths = process_loader().search_paths
     assert len(paths) == len(set(paths))
-    before = shared_loader().load_data("endpoints")
+    before = process_loader().load_data("endpoints")
     assert moto_sessions[0]._session.get_component("data_loader").load_data("endpoints") is before  # parsed once
 
 
@@ -289,7 +291,7 @@ def test_each_iam_backend_gets_moto_s_managed_policies_as_its_own_objects() -> N
     what moto's own ``from_data`` builds, and what one backend changes stays in it."""
     from moto.iam import models
 
-    moto_patches.managed_policies_parsed_once()
+    managed_policies_parsed_once()
     arn = "arn:aws:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"
     with mock_aws(config={"iam": {"load_aws_managed_policies": True}}):
         backend = models.iam_backends["111111111111"]["aws"]
@@ -297,7 +299,7 @@ def test_each_iam_backend_gets_moto_s_managed_policies_as_its_own_objects() -> N
         models.iam_backends["111111111111"].reset()  # a new backend of the same account
         theirs = models.iam_backends["111111111111"]["aws"].managed_policies[arn]
         assert mine is not theirs
-        data = moto_patches._MANAGED_POLICIES["AWSLambdaBasicExecutionRole"]
+        data = _MANAGED_POLICIES["AWSLambdaBasicExecutionRole"]
         built = models.AWSManagedPolicy.from_data("AWSLambdaBasicExecutionRole", backend.account_id,
                                                   backend.region_name, data)
         for policy in (mine, theirs):
@@ -305,7 +307,7 @@ def test_each_iam_backend_gets_moto_s_managed_policies_as_its_own_objects() -> N
                 built.arn, built.path, built.default_version_id, built.create_date, built.update_date)
             assert [(v.document, v.version_id, v.is_default) for v in policy.versions] == [
                 (v.document, v.version_id, v.is_default) for v in built.versions]
-        assert len(models.iam_backends["111111111111"]["aws"].managed_policies) == len(moto_patches._MANAGED_POLICIES)
+        assert len(models.iam_backends["111111111111"]["aws"].managed_policies) == len(_MANAGED_POLICIES)
         mine.attachment_count += 1
         mine.versions[0].is_default = False
         mine.tags["team"] = {"Key": "team", "Value": "ops"}
@@ -321,7 +323,7 @@ def test_a_json_template_reads_as_moto_reads_it_and_yaml_still_goes_to_moto() ->
 
     from missed_checks_local.cloudformation.deploy import load_sam_template
 
-    moto_patches.install()
+    patches.install()
     moto_parse = Stack.parse_template.moto_parse_template
     text = json.dumps(load_sam_template(Path(__file__).resolve().parents[3] / "template.yaml"), indent=1)
     assert Stack.parse_template(text) == moto_parse(text)

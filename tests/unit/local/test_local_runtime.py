@@ -9,6 +9,7 @@ import pytest
 
 from missed_checks import clock
 from missed_checks.aws.table import ChecklistTable
+from missed_checks.checklists.saving import save_checklist
 from missed_checks_local.runtime import LocalRuntime
 
 pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish:UserWarning")
@@ -19,7 +20,7 @@ def test_a_checklist_gets_its_schedule_and_its_window_judged(local_runtime: Loca
     table = ChecklistTable(stack.table_name)
     start = local_runtime.clock.now()
     assert clock.now() == start  # handlers and adapters see the simulated time
-    table.put_checklist(
+    save_checklist(table,
         "morning", recurrence="DTSTART;TZID=Europe/Berlin:20260302T080000\nRRULE:FREQ=DAILY", window="PT2H", now=start
     )
     table.assign_equipment("morning", ["m-1"], start)
@@ -49,7 +50,7 @@ def test_an_execution_is_bounded_by_the_state_machines_timeout_seconds(
     assert local_runtime.execution_timeout_s == 3600  # statemachines/evaluate_checklist.asl.json
     table = ChecklistTable(local_runtime.stack.table_name)
     start = local_runtime.clock.now()
-    table.put_checklist("slow", recurrence="DTSTART;TZID=UTC:20260302T080000\nRRULE:FREQ=DAILY", window="PT2H",
+    save_checklist(table, "slow", recurrence="DTSTART;TZID=UTC:20260302T080000\nRRULE:FREQ=DAILY", window="PT2H",
                         now=start)
     table.assign_equipment("slow", ["s-1"], start)
     local_runtime.settle()
