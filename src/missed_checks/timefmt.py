@@ -13,10 +13,16 @@ and arithmetic on an accepted instant (a day before, a window after) never leave
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import TypeVar
 
 from missed_checks.errors import InvalidInput, describe, shorten
 
-__all__ = ["FIRST_YEAR", "LAST_INSTANT_YEAR", "parse_instant", "to_utc_iso"]
+__all__ = ["FIRST_YEAR", "LAST_INSTANT_YEAR", "Instant", "parse_instant", "to_utc_iso"]
+
+Instant = TypeVar("Instant", datetime, str)
+"""Aware datetimes, or UTC ISO strings (:func:`to_utc_iso`: they sort as the instants do). The rules
+that compare instants (a check's timeliness, an out-of-service period's overlap) take either, so the
+evaluation (datetimes) and the report (the strings as stored) apply the same definition."""
 
 FIRST_YEAR = 1970
 """No instant, occurrence or DTSTART before this year is accepted (AWS cron's first year)."""

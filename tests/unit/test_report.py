@@ -21,6 +21,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from missed_checks.checklists.recurrence import OccurrenceWindow
 from missed_checks.equipment.assignments import Assignment
 from missed_checks.reporting.report import (
     OUTCOMES,
@@ -48,11 +49,7 @@ OLD_RULE = (time(6), time(14), timedelta(minutes=30))  # start, end (Berlin), gr
 NEW_RULE = (time(7), time(13), timedelta(hours=1))
 
 
-@dataclass(frozen=True)
-class Win:
-    start: datetime
-    end: datetime
-    evaluate_at: datetime
+Win = OccurrenceWindow
 
 
 def daily_window(day: date, rule: tuple[time, time, timedelta]) -> Win:

@@ -23,7 +23,7 @@ from missed_checks import keys
 from missed_checks.checklists.recurrence import OccurrenceWindow
 from missed_checks.equipment.assignments import validate_equipment_id
 from missed_checks.errors import InvalidInput, describe
-from missed_checks.timefmt import parse_instant, to_utc_iso
+from missed_checks.timefmt import Instant, parse_instant, to_utc_iso
 
 MAX_REASON_CHARS = 500
 """A reason is a sentence or two ("gearbox replaced in the workshop"), not a document."""
@@ -95,16 +95,16 @@ class OutOfServicePeriod:
         )
 
     # -- what it excuses ---------------------------------------------------------------------------
-    def overlaps(self, start: datetime, end: datetime) -> bool:
-        """True when the period and ``[start, end)`` share any instant."""
-        return self.start < end and (self.end is None or self.end > start)
+    def overlaps(self, start: datetime, end: datetime | None) -> bool:
+        """True when the period and ``[start, end)`` (``end`` None: open-ended) share any instant."""
+        return overlaps(self.start, self.end, start, end)
 
     def excuses(self, window: OccurrenceWindow) -> bool:
         """True when the equipment is out of service for any part of the window's ``[start, end)``."""
-        return self.overlaps(window.start, window.end)
+        return overlaps(self.start, self.end, window.start, window.end)
 
     def in_effect_at(self, instant: datetime) -> bool:
-        return self.start <= instant and (self.end is None or instant < self.end)
+        return in_effect(self.start, self.end, instant)
 
     def same_as(self, other: OutOfServicePeriod) -> bool:
         """Recording ``other`` again changes nothing (a re-run of the same command or scenario event)."""
@@ -186,6 +186,18 @@ class OutOfServicePeriod:
         )
 
 
+def overlaps(start: Instant, end: Instant | None, other_start: Instant, other_end: Instant | None) -> bool:
+    """The one definition of *excused*: a period out of service ``[start, end)`` excuses a window
+    ``[other_start, other_end)`` when they share any instant (``None``: open-ended). Datetimes (the
+    evaluation, the notifier) or UTC ISO strings as stored (the report): the same order."""
+    return (other_end is None or start < other_end) and (end is None or other_start < end)
+
+
+def in_effect(start: Instant, end: Instant | None, instant: Instant) -> bool:
+    """A period ``[start, end)`` (``end`` None: open-ended) is in effect at ``instant``."""
+    return start <= instant and (end is None or instant < end)
+
+
 def excused_equipment(window: OccurrenceWindow, periods: Iterable[OutOfServicePeriod]) -> frozenset[str]:
     """Equipment out of service for any part of the window."""
     return frozenset(period.equipment_id for period in periods if period.excuses(window))
@@ -194,4 +206,4 @@ def excused_equipment(window: OccurrenceWindow, periods: Iterable[OutOfServicePe
 def overlapping(periods: Iterable[OutOfServicePeriod], start: datetime,
                 end: datetime | None) -> list[OutOfServicePeriod]:
     """The periods sharing an instant with ``[start, end)`` (``end`` None: open-ended)."""
-    return [p for p in periods if (end is None or p.start < end) and (p.end is None or p.end > start)]
+    return [p for p in periods if p.overlaps(start, end)]

@@ -25,6 +25,7 @@ from missed_checks.checklists.checklist import Checklist, Status
 from missed_checks.checklists.recurrence import OccurrenceWindow, Recurrence
 from missed_checks.checklists.recurrence.limits import iso
 from missed_checks.equipment.assignments import Assignment
+from missed_checks.performed_checks.performed_check import timeliness
 from missed_checks.timefmt import parse_instant, to_utc_iso
 
 MISS_LOOKBACK = timedelta(days=92)
@@ -84,8 +85,8 @@ def current_or_next_window(rule: Recurrence, now: datetime) -> OccurrenceWindow 
     for window in rule.iter_windows(now - rule.evaluation_offset.longest_elapsed() - timedelta(minutes=1)):
         if window.start > now:
             return current or window
-        if now < window.evaluate_at:
-            current = window
+        if timeliness(now, window.start, window.end, window.evaluate_at) is not None:
+            current = window  # a check done now would count in it
     return current
 
 
@@ -109,7 +110,7 @@ def status_of(reader: StatusReader, equipment_id: str, now: datetime) -> list[Ch
         done_at = None
         if window is not None:
             done_at = max((at for at in performed.get(checklist.checklist_id, [])
-                           if window.start <= at < window.evaluate_at), default=None)
+                           if timeliness(at, window.start, window.end, window.evaluate_at) is not None), default=None)
         if checklist.status == Status.PAUSED:
             state = "paused"
         elif window is None:

@@ -92,7 +92,7 @@ def plan_evaluation(
     note = f" (the instant is in the future: judged up to {to_utc_iso(now)})" if until < instant else ""
     due = recurrence.due_windows(watermark, until, max_windows)
     windows = list(due.windows)
-    if claimed is not None and claimed.end <= watermark:  # ahead of the watermark it is among the due ones
+    if claimed is not None and claimed.settled_by(watermark):  # ahead of the watermark it is among the due ones
         windows.insert(0, claimed)
     if not windows:
         return Plan(

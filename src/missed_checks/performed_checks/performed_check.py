@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import TypeVar
+
+from missed_checks.timefmt import Instant
 
 
 class Timeliness(StrEnum):
@@ -13,10 +14,6 @@ class Timeliness(StrEnum):
 
     ON_TIME = "on_time"
     LATE = "late"
-
-
-Instant = TypeVar("Instant", datetime, str)
-"""Aware datetimes, or UTC ISO strings (``timefmt.to_utc_iso``: they sort as the instants do)."""
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta, tzinfo
 
 from missed_checks.equipment.assignments import Assignment
+from missed_checks.equipment.out_of_service import in_effect
 from missed_checks.reporting.report import (
     DISMISSED,
     DONE,
@@ -334,7 +335,7 @@ def open_run(streak: Streak, assignment: Assignment | None, periods: Sequence[Ou
         return OpenRun("unassigned", to_utc_iso(unassigned))
     stamp = to_utc_iso(as_of)
     for period in periods:
-        if period.start <= stamp and (period.end is None or stamp < period.end):
+        if in_effect(period.start, period.end, stamp):
             return OpenRun("out_of_service", period.start, reason=period.reason)
     first = streak.windows[0]
     since = first.closes_at or first.window_end or first.window_start

@@ -33,6 +33,12 @@ decided in this order:
    (:class:`OutOfService`, its reason kept); a check done anyway counts as done (2, 3);
 5. **pending**: otherwise, for a window not judged yet.
 
+2 to 5 are the evaluation's own verdict (:func:`missed_checks.evaluation.missed_check.verdict`), from
+the same definitions of on time and late (:func:`missed_checks.performed_checks.performed_check.timeliness`)
+and of excused (:func:`missed_checks.equipment.out_of_service.overlaps`), applied to the instants as
+stored; a window whose verdict is missed is pending until the evaluation judges it (then its
+missed-check record says missed, 1).
+
 A judged window with none of these for a counted equipment (no record, no check, not out of
 service: the evaluation counted that equipment differently, e.g. its assignment was changed
 afterwards) is not counted. Windows that were never judged and never will be (before the checklist
@@ -61,14 +67,16 @@ from typing import Any
 
 from missed_checks.checklists.recurrence import OccurrenceWindow
 from missed_checks.equipment.assignments import Assignment
+from missed_checks.equipment.out_of_service import overlaps
+from missed_checks.evaluation.missed_check import Verdict, best_timeliness, verdict
 from missed_checks.performed_checks.performed_check import PerformedCheck, Timeliness, timeliness
 from missed_checks.timefmt import parse_instant, to_utc_iso
 
 TOTAL = "*"
 """``checklist_id`` and ``equipment_id`` of the fleet total row."""
 
-ON_TIME, LATE = Timeliness.ON_TIME.value, Timeliness.LATE.value
-MISSED, RECORDED_LATE, DISMISSED, EXCUSED, PENDING = "missed", "recorded_late", "dismissed", "excused", "pending"
+ON_TIME, LATE, MISSED, EXCUSED = Verdict.ON_TIME.value, Verdict.LATE.value, Verdict.MISSED.value, Verdict.EXCUSED.value
+RECORDED_LATE, DISMISSED, PENDING = "recorded_late", "dismissed", "pending"
 OUTCOMES = (ON_TIME, LATE, MISSED, RECORDED_LATE, DISMISSED, EXCUSED, PENDING)
 """The seven outcomes of a counted (window, equipment), in the report's column order."""
 DONE = (ON_TIME, LATE)
@@ -104,16 +112,14 @@ def why_no_compliance(row: ReportRow) -> str | None:
 @dataclass(frozen=True, slots=True)
 class OutOfService:
     """A period ``[start, end)`` (UTC ISO instants; ``end`` ``None``: open-ended) in which a piece of
-    equipment was out of service, for all its checklists, and why."""
+    equipment was out of service, for all its checklists, and why: an
+    :class:`~missed_checks.equipment.out_of_service.OutOfServicePeriod` as the report shows it. What
+    it excuses is :func:`missed_checks.equipment.out_of_service.overlaps`, the evaluation's rule."""
 
     equipment_id: str
     start: str
     end: str | None
     reason: str
-
-    def overlaps(self, window_start: str, window_end: str) -> bool:
-        """True when the period covers any part of ``[window_start, window_end)``."""
-        return self.start < window_end and (self.end is None or window_start < self.end)
 
     def to_dict(self) -> dict[str, str | None]:
         return {"from": self.start, "to": self.end, "reason": self.reason}
@@ -326,11 +332,15 @@ class _Windows:
                 runs.append(range(runs.pop().start, i + 1) if runs and runs[-1].stop == i else range(i, i + 1))
         return runs
 
-    def containing(self, instant: str) -> Iterable[int]:
-        """Indices of the windows with ``start <= instant < end + grace``."""
+    def containing(self, instant: str) -> Iterable[tuple[int, Timeliness]]:
+        """(index, the check's timeliness) of the windows a check at ``instant`` counts in (``start <=
+        instant < end + grace``: bisecting finds the candidates, :func:`timeliness` decides)."""
         high = bisect_right(self.starts, instant)
         low = bisect_right(self.max_evals, instant)
-        return (i for i in range(low, high) if instant < self.evals[i])
+        for i in range(low, high):
+            kind = timeliness(instant, self.starts[i], self.ends[i], self.evals[i])
+            if kind is not None:
+                yield i, kind
 
 
 def checklist_report(
@@ -365,7 +375,7 @@ def checklist_report(
     judged_starts = {to_utc_iso(w.start) for w in judged}
     upcoming: list[OccurrenceWindow] = []
     if judging and watermark is not None:
-        upcoming = [w for w in current if w.evaluate_at <= now and w.end > watermark
+        upcoming = [w for w in current if w.closed_by(now) and not w.settled_by(watermark)
                     and to_utc_iso(w.start) not in judged_starts]
     windows = _Windows([*judged, *upcoming])
     pending_starts = {to_utc_iso(w.start) for w in upcoming}
@@ -381,10 +391,24 @@ def checklist_report(
         counted = windows.counted(by_equipment.get(equipment_id))
         own = records.get(equipment_id, [])
         recorded = {windows.index.get(r.window_start) for r in own} - {None}
-        on_time, late, attached = _checks(windows, counted, recorded, performed.get(equipment_id, ()))
-        rest = [i for r in counted for i in r if i not in recorded and i not in on_time and i not in late]
-        excused = _excused(windows, rest, services.get(equipment_id, ()))
-        pending = [i for i in rest if is_pending[i] and i not in excused]
+        checks, attached = _checks(windows, counted, recorded, performed.get(equipment_id, ()))
+        periods = services.get(equipment_id, ())
+        on_time: dict[int, str] = {}
+        late: dict[int, str] = {}
+        excused: dict[int, OutOfService] = {}
+        pending: list[int] = []
+        for i in (i for r in counted for i in r if i not in recorded):  # no record: the evaluation's verdict
+            earliest = checks.get(i, {})
+            period = _excusing(windows, i, periods)
+            outcome = verdict(best_timeliness(earliest), period is not None)
+            if outcome is Verdict.ON_TIME:
+                on_time[i] = earliest[Timeliness.ON_TIME]
+            elif outcome is Verdict.LATE:
+                late[i] = earliest[Timeliness.LATE]
+            elif outcome is Verdict.EXCUSED and period is not None:
+                excused[i] = period
+            elif is_pending[i]:
+                pending.append(i)  # missed but not judged yet; a judged one without a record is not counted
         if not (on_time or late or own or pending or excused):
             continue
         dismissed = sum(1 for r in own if r.dismissed)
@@ -408,38 +432,26 @@ def checklist_report(
 
 
 def _checks(windows: _Windows, counted: Sequence[range], recorded: set[int | None],
-            instants: Iterable[str]) -> tuple[dict[int, str], dict[int, str], dict[int, str]]:
-    """window index -> the earliest check that makes it on time, late, or attaches to its missed-check
-    record (a window with a record is never on time or late: the record is the judgement)."""
-    on_time: dict[int, str] = {}
-    late: dict[int, str] = {}
+            instants: Iterable[str]) -> tuple[dict[int, dict[Timeliness, str]], dict[int, str]]:
+    """window index -> the earliest check of each timeliness in a counted window, and window index ->
+    the earliest check that attaches to its missed-check record (a window with a record is never on
+    time or late: the record is the judgement)."""
+    checks: dict[int, dict[Timeliness, str]] = defaultdict(dict)
     attached: dict[int, str] = {}
     if counted or recorded:
         for instant in instants:
-            for i in windows.containing(instant):
+            for i, kind in windows.containing(instant):
                 if i in recorded:
-                    done = attached
-                elif any(i in r for r in counted):
-                    kind = timeliness(instant, windows.starts[i], windows.ends[i], windows.evals[i])
-                    done = on_time if kind is Timeliness.ON_TIME else late
-                else:
-                    continue
-                if instant < done.get(i, "~"):
-                    done[i] = instant
-    for i in on_time:
-        late.pop(i, None)
-    return on_time, late, attached
+                    if instant < attached.get(i, "~"):
+                        attached[i] = instant
+                elif any(i in r for r in counted) and instant < checks[i].get(kind, "~"):
+                    checks[i][kind] = instant
+    return checks, attached
 
 
-def _excused(windows: _Windows, indices: Iterable[int], periods: Sequence[OutOfService]) -> dict[int, OutOfService]:
-    """window index -> the first out-of-service period that covers part of it."""
-    excused: dict[int, OutOfService] = {}
-    if periods:
-        for i in indices:
-            period = next((p for p in periods if p.overlaps(windows.starts[i], windows.ends[i])), None)
-            if period is not None:
-                excused[i] = period
-    return excused
+def _excusing(windows: _Windows, i: int, periods: Sequence[OutOfService]) -> OutOfService | None:
+    """The first out-of-service period that covers part of window ``i`` (the evaluation's rule)."""
+    return next((p for p in periods if overlaps(p.start, p.end, windows.starts[i], windows.ends[i])), None)
 
 
 def _window_outcome(checklist_id: str, equipment_id: str, windows: _Windows, i: int, outcome: str,

@@ -71,6 +71,16 @@ class OccurrenceWindow:
     end: datetime
     evaluate_at: datetime
 
+    def closed_by(self, instant: datetime) -> bool:
+        """No check counts in it any more at ``instant`` (its ``end + grace`` has come): it may be judged."""
+        return self.evaluate_at <= instant
+
+    def settled_by(self, watermark: datetime) -> bool:
+        """It ends at or before the checklist's ``watermark``: judged already, or never to be (it ended
+        before the rule took effect). The windows due at an instant are those closed by it and not
+        settled by the watermark (:meth:`Recurrence.due_windows`; the report's windows not judged yet)."""
+        return self.end <= watermark
+
     def to_dict(self) -> dict[str, str]:
         """ISO 8601 strings with the UTC offset, e.g. ``2026-03-02T06:00:00+01:00``."""
         return {
@@ -226,9 +236,9 @@ class Recurrence:
         lookback = self.window.longest_elapsed() + timedelta(minutes=1)
         due: list[OccurrenceWindow] = []
         for window in self.iter_windows(mark - lookback):
-            if window.evaluate_at.astimezone(UTC) > now:
+            if not window.closed_by(now):
                 break
-            if window.end.astimezone(UTC) <= mark:
+            if window.settled_by(mark):
                 continue
             if len(due) == cap:
                 return DueWindows(due, True)
