@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from missed_checks.aws.table import ChecklistTable
+from missed_checks.checklists.saving import save_checklist
 from missed_checks.performed_checks.performed_check import PerformedCheck
 
 EVENTS = Path(__file__).resolve().parents[1] / "events"
@@ -31,7 +32,7 @@ def sample(name: str) -> Any:
 
 def seed_sample_checklist(table: ChecklistTable) -> None:
     """The samples' checklist, created on the Sunday before its first window, its fleet and checks."""
-    table.put_checklist(CHECKLIST, recurrence=RULE, window="PT8H", grace="PT30M", now=CREATED, name="Forklift")
+    save_checklist(table, CHECKLIST, recurrence=RULE, window="PT8H", grace="PT30M", now=CREATED, name="Forklift")
     table.assign_equipment(CHECKLIST, EQUIPMENT, at=CREATED)
     table.record_performed_checks([PerformedCheck(CHECKLIST, e, MONDAY_START + timedelta(hours=1)) for e in CHECKED],
                                   recorded_at=CREATED)

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from missed_checks.checklists.checklist import Checklist
+from missed_checks.aws.table.checklists import checklist_record
+from missed_checks.checklists.checklist import Checklist, ChecklistRecord
 from missed_checks.checklists.closure_calendar import ClosureCalendar
 from missed_checks.checklists.recurrence import OccurrenceWindow
 from missed_checks.checklists.schedule import DesiredSchedule, Target
@@ -25,7 +26,7 @@ from missed_checks.contracts import JudgedWindowDetail
 from missed_checks.equipment.assignments import Assignment, shard_of
 from missed_checks.equipment.out_of_service import OutOfServicePeriod, overlapping
 from missed_checks.errors import ScheduleRejected, TransientError
-from missed_checks.evaluation.missed_check import judged_window_fields
+from missed_checks.evaluation.missed_check import MissedCheck
 from missed_checks.evaluation.ports import (
     CheckKey,
     CheckRecord,
@@ -43,11 +44,11 @@ from missed_checks.timefmt import to_utc_iso
 class InMemoryTable:
     checklists: dict[str, Checklist] = field(default_factory=dict)
     checklist_items: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """Raw checklist items, as schedule-sync reads them (``get_checklist_item``)."""
+    """Raw checklist items, as schedule-sync reads them (``get_checklist_record``)."""
     assigned: dict[str, list[Assignment]] = field(default_factory=dict)
     performed: dict[str, list[PerformedCheck]] = field(default_factory=dict)
-    missed: dict[tuple[str, str, str], dict[str, Any]] = field(default_factory=dict)
-    """(checklist, window start UTC, equipment) -> the missed-check item."""
+    missed: dict[tuple[str, str, str], MissedCheck] = field(default_factory=dict)
+    """(checklist, window start UTC, equipment) -> the missed check."""
     windows: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     """(checklist, window start UTC) -> the judged-window record."""
     watermarks: dict[str, str] = field(default_factory=dict)
@@ -116,19 +117,19 @@ class InMemoryTable:
 
     # -- WindowRecords ------------------------------------------------------------------
     def open_window(self, checklist_id: str, window: OccurrenceWindow, judged_by: Mapping[str, Any]) -> None:
-        fields = judged_window_fields(checklist_id, window, judged_by)
-        record = self.windows.setdefault((checklist_id, fields["window_start"]), {})
-        rule = fields.pop("judged_by")
-        record.update(fields)
-        record.setdefault("judged_by", rule)
-        self._write("open_window", fields["window_start"])
+        start = to_utc_iso(window.start)
+        record = self.windows.setdefault((checklist_id, start), {})
+        record.update({"type": "judged_window", "checklist_id": checklist_id, "window_start": start,
+                       "window_end": to_utc_iso(window.end), "evaluate_at": to_utc_iso(window.evaluate_at)})
+        record.setdefault("judged_by", {k: v for k, v in judged_by.items() if v})
+        self._write("open_window", start)
 
-    def put_missed_check(self, item: Mapping[str, Any]) -> bool:
-        key = (str(item["checklist_id"]), str(item["window_start"]), str(item["equipment_id"]))
+    def put_missed_check(self, check: MissedCheck) -> bool:
+        key = (check.checklist_id, to_utc_iso(check.window.start), check.equipment_id)
         if key in self.missed:
             return False
         self._write("put_missed_check", "#".join(key))
-        self.missed[key] = dict(item)
+        self.missed[key] = check
         return True
 
     def claim_window(self, checklist_id: str, summary: Mapping[str, Any], execution: str) -> WindowClaim:
@@ -176,8 +177,10 @@ class InMemoryTable:
         return True
 
     # -- schedule-sync's Table ----------------------------------------------------------
-    def get_checklist_item(self, checklist_id: str) -> dict[str, Any] | None:
-        return self.checklist_items.get(checklist_id)
+    def get_checklist_record(self, checklist_id: str) -> ChecklistRecord | None:
+        """The raw item read as the table adapter reads it (hand-edited items included)."""
+        item = self.checklist_items.get(checklist_id)
+        return None if item is None else checklist_record(item)
 
     def record_schedule_sync(self, checklist_id: str, revision: int, *, schedule: Mapping[str, Any] | None,
                              error: Mapping[str, Any] | None) -> bool:

@@ -40,6 +40,7 @@ from boto3.dynamodb.types import TypeSerializer
 
 from missed_checks.aws.table import ChecklistTable
 from missed_checks.checklists.recurrence import parse_recurrence
+from missed_checks.checklists.saving import save_checklist
 from missed_checks.checklists.schedule_expression import schedule_for
 from missed_checks.errors import InvalidRecurrence
 from missed_checks.performed_checks.performed_check import PerformedCheck
@@ -178,7 +179,7 @@ def measure(equipment: int, per_task: str | None = None) -> Run:
         stack = EmbeddedStack.provision(parameters={"EquipmentPerTask": per_task} if per_task else None)
         with LocalRuntime(stack, SimulatedClock(CREATED)) as runtime:
             table = ChecklistTable(stack.table_name)
-            table.put_checklist("bench", recurrence=RULE, window="PT8H", grace="PT30M", now=CREATED)
+            save_checklist(table, "bench", recurrence=RULE, window="PT8H", grace="PT30M", now=CREATED)
             table.assign_equipment("bench", ids, at=CREATED)
             performed = [PerformedCheck("bench", e, WINDOW_START + timedelta(hours=1)) for e in ids[::2]]
             table.record_performed_checks(performed, recorded_at=CREATED)
@@ -236,12 +237,12 @@ def sync_efficiency() -> dict[str, Any]:
                 writes = sum(usage.scheduler_calls[n] for n in SCHEDULE_WRITES)
                 return writes, calls["ScheduleSyncFunction"] - before
 
-            create = scheduler_writes(lambda: table.put_checklist("sync", recurrence=RULE, window="PT8H",
+            create = scheduler_writes(lambda: save_checklist(table, "sync", recurrence=RULE, window="PT8H",
                                                                   grace="PT30M", now=CREATED))
             table.assign_equipment("sync", ["eq-1", "eq-2"], at=CREATED)
-            edit = scheduler_writes(lambda: table.put_checklist("sync", recurrence=RULE, window="PT9H",
+            edit = scheduler_writes(lambda: save_checklist(table, "sync", recurrence=RULE, window="PT9H",
                                                                 grace="PT30M", now=CREATED + timedelta(minutes=5)))
-            no_op = scheduler_writes(lambda: table.put_checklist("sync", recurrence=RULE, window="PT9H",
+            no_op = scheduler_writes(lambda: save_checklist(table, "sync", recurrence=RULE, window="PT9H",
                                                                  grace="PT30M", now=CREATED + timedelta(minutes=9)))
             evaluation = scheduler_writes(lambda: runtime.advance_to(EVALUATE_AT + timedelta(days=2, hours=1)))
             judged = len(table.judged_windows("sync", CREATED, EVALUATE_AT + timedelta(days=3)))

@@ -20,6 +20,7 @@ from datetime import UTC, datetime, timedelta
 
 from missed_checks import clock
 from missed_checks.aws.table import ChecklistTable
+from missed_checks.checklists.saving import save_checklist
 from missed_checks.performed_checks.performed_check import PerformedCheck
 from missed_checks_local.awslambda.runtime import LambdaRuntime
 from missed_checks_local.embedded import embedded_aws
@@ -67,7 +68,7 @@ def main() -> None:
             instant = FIRST_START + timedelta(days=args.windows - 1, hours=9)
             clock.set_source(lambda: instant)
             table = ChecklistTable(stack.table_name)
-            table.put_checklist("bench", recurrence=RULE, window="PT8H", grace="PT30M", now=CREATED)
+            save_checklist(table, "bench", recurrence=RULE, window="PT8H", grace="PT30M", now=CREATED)
             equipment = [f"eq-{n:06d}" for n in range(args.equipment)]
             loaded = time.perf_counter()
             table.assign_equipment("bench", equipment, at=CREATED)

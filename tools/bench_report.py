@@ -32,9 +32,11 @@ from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from missed_checks import clock, keys
-from missed_checks.aws.table import ChecklistTable, serialize
-from missed_checks.evaluation.missed_check import judged_window_fields, missed_check_item
+from missed_checks import clock
+from missed_checks.aws.table import ChecklistTable, keys, serialize
+from missed_checks.aws.table.windows import judged_window_fields, missed_check_item
+from missed_checks.checklists.saving import save_checklist
+from missed_checks.evaluation.missed_check import MissedCheck
 from missed_checks.performed_checks.performed_check import PerformedCheck
 from missed_checks.reporting.fleet_report import build_report
 from missed_checks.timefmt import to_utc_iso
@@ -106,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
 def load(table: ChecklistTable, stack: EmbeddedStack, args: argparse.Namespace,
          end: datetime) -> tuple[Counter[str], int]:
     created = FIRST_DAY - timedelta(days=1)
-    checklist = table.put_checklist(CHECKLIST, recurrence=RECURRENCE, window="PT8H", grace="PT30M", now=created)
+    checklist = save_checklist(table, CHECKLIST, recurrence=RECURRENCE, window="PT8H", grace="PT30M", now=created)
     windows = checklist.parsed().windows(FIRST_DAY, end)
     table.advance_watermark(CHECKLIST, windows[-1].end)
     equipment = [f"FL-{n:05d}" for n in range(args.equipment)]
@@ -131,8 +133,8 @@ def load(table: ChecklistTable, stack: EmbeddedStack, args: argparse.Namespace,
                 truth["late"] += 1
                 judged["performed"] += 1
             else:
-                item = missed_check_item(checklist_id=CHECKLIST, equipment_id=equipment_id, window=window,
-                                         judged_at=window.evaluate_at, execution="bench")
+                item = missed_check_item(MissedCheck(checklist_id=CHECKLIST, equipment_id=equipment_id, window=window,
+                                                     judged_at=window.evaluate_at, execution="bench"))
                 if roll > 0.99:
                     item["dismissal"] = {"reason": "bench", "by": "bench", "at": "2026-01-01T00:00:00Z"}
                     truth["dismissed"] += 1

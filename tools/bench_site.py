@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from missed_checks.checklists.saving import save_checklist
 from missed_checks_local.serve_process import ServeDidNotStart, serve_process
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -224,7 +225,7 @@ def _judge(equipment: int, windows: int, label: str, limit: float | None,
         stack = EmbeddedStack.provision(parameters=parameters)
         with LocalRuntime(stack, clock, log_path=LOG_FILE[0] if LOG_FILE else None) as runtime:
             table = ChecklistTable(stack.table_name)
-            table.put_checklist("bench", recurrence=RULE, window="PT8H", grace="PT30M", now=created)
+            save_checklist(table, "bench", recurrence=RULE, window="PT8H", grace="PT30M", now=created)
             ids = [f"eq-{n:06d}" for n in range(equipment)]
             table.assign_equipment("bench", ids, at=created)
             table.record_performed_checks(

@@ -19,12 +19,12 @@ from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, pro
 from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from missed_checks import clock, keys
+from missed_checks import clock
 from missed_checks.aws import settings
 from missed_checks.aws.observability import lambda_handler, logger, metrics
 from missed_checks.aws.queues import send_json
 from missed_checks.aws.scheduler import SchedulerSetupError, ScheduleStore
-from missed_checks.aws.table import ChecklistTable
+from missed_checks.aws.table import ChecklistTable, calendar_named_by, checklist_named_by
 from missed_checks.checklists.schedule import Target
 from missed_checks.checklists.schedule_sync import (
     Action,
@@ -75,14 +75,14 @@ def reminder_target() -> Target | None:
 
 def checklist_id_of(record: DynamoDBRecord) -> str:
     pk = str(record.dynamodb.keys.get("pk", "")) if record.dynamodb else ""
-    checklist_id = keys.checklist_id_of(pk)
+    checklist_id = checklist_named_by(pk)
     if checklist_id is None:
         raise ValueError(f"stream record {record.event_id} is not a checklist item (pk={pk!r}); check the filter")
     return checklist_id
 
 
 def sync_record(record: DynamoDBRecord) -> None:
-    if record.dynamodb and keys.calendar_id_of(str(record.dynamodb.keys.get("pk", ""))) is not None:
+    if record.dynamodb and calendar_named_by(str(record.dynamodb.keys.get("pk", ""))) is not None:
         resync_calendar(record)
         return
     checklist_id = checklist_id_of(record)

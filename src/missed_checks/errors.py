@@ -32,6 +32,14 @@ class ScheduleRejected(MissedChecksError):
     """EventBridge Scheduler refused a schedule (ValidationException): retrying will not help."""
 
 
+class NotFound(MissedChecksError):
+    """The item the caller named does not exist."""
+
+
+class Conflict(MissedChecksError):
+    """The item changed or is in a state that forbids the change (e.g. dismissed twice)."""
+
+
 def describe(value: object) -> str:
     """What a value of the wrong type is, for error messages: ``a number (5)``, ``a list ([1])``.
 

@@ -12,6 +12,7 @@ from typing import Any
 from missed_checks.aws.table import ChecklistTable, NotFound
 from missed_checks.checklists.checklist import Checklist, validate_checklist_id
 from missed_checks.checklists.recurrence import OccurrenceWindow, Recurrence, parse_recurrence
+from missed_checks.checklists.saving import save_checklist
 from missed_checks.checklists.schedule_expression import schedule_for
 from missed_checks.equipment.assignments import Assignment
 from missed_checks.errors import InvalidInput
@@ -110,7 +111,7 @@ def checklist_state(target: StackTarget, checklist_id: str, now: datetime) -> Ch
 def put_checklist(target: StackTarget, spec: Mapping[str, Any], now: datetime, *, validated: bool = False) -> str:
     """Write one checklist spec; returns ``created`` or ``updated``. ``validated``: the caller has
     checked the rule with :func:`validate_rule` (the recurrence engine is not run a second time)."""
-    written = target.table().put_checklist(
+    written = save_checklist(target.table(),
         str(spec["id"]), recurrence=str(spec["recurrence"]), now=now, name=spec.get("name") or "",
         timezone=spec.get("timezone"), window=spec.get("window"), grace=spec.get("grace"), validate=not validated,
         closed_on=list(spec.get("closed_on") or ()),

@@ -36,7 +36,8 @@ from types import SimpleNamespace
 import boto3
 import pytest
 
-from missed_checks.evaluation.missed_check import missed_check_item
+from missed_checks.aws.table.windows import missed_check_item
+from missed_checks.evaluation.missed_check import MissedCheck
 from missed_checks_local.serve_process import serve_process
 from missed_checks_ops.cli.common import subcommands
 from missed_checks_ops.cli.main import build_parser
@@ -183,7 +184,7 @@ def help_commands() -> list[Command]:
             if current and not current[-1].endswith("\\"):
                 commands.append(Command(prog, "\n".join(current)))
                 current = []
-        for name, child in subcommands(parser).items():  # type: ignore[arg-type]
+        for name, child in subcommands(parser).items():
             walk(child, f"{prog} {name}")
 
     walk(build_parser(), "missed-checks")
@@ -232,8 +233,8 @@ class Server:
         start = datetime(2026, 3, 2, 5, tzinfo=UTC)
         window = SimpleNamespace(start=start, end=start + timedelta(hours=8),
                                  evaluate_at=start + timedelta(hours=8, minutes=30))
-        item = missed_check_item(checklist_id="forklift-daily", equipment_id="FL-001", window=window,
-                                 judged_at=start + timedelta(hours=9), execution="documented-commands")
+        item = missed_check_item(MissedCheck(checklist_id="forklift-daily", equipment_id="FL-001", window=window,
+                                             judged_at=start + timedelta(hours=9), execution="documented-commands"))
         boto3.resource("dynamodb", endpoint_url=self.endpoint, **_keys()).Table(self.table).put_item(Item=item)
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from missed_checks.checklists.saving import save_checklist
 from missed_checks_ops.cli.main import main
 
 pytestmark = [
@@ -134,7 +135,7 @@ def test_serve_runs_the_stack_behind_an_endpoint(tmp_path: Path) -> None:
         assert tables == [stack.outputs["TableName"]]
         table = ChecklistTable(stack.table_name)  # its clients reach the server through AWS_ENDPOINT_URL
         now = server.clock.now()
-        table.put_checklist(
+        save_checklist(table,
             "serve-daily", recurrence="DTSTART;TZID=UTC:20260302T080000\nRRULE:FREQ=DAILY", window="PT1H", now=now
         )
         table.assign_equipment("serve-daily", ["s-1"], now)

@@ -13,8 +13,9 @@ import moto.scheduler.models
 import pytest
 from boto3.dynamodb.types import TypeSerializer
 
-from missed_checks import clock, keys
-from missed_checks.aws.table import ChecklistTable, Conflict
+from missed_checks import clock
+from missed_checks.aws.table import ChecklistTable, Conflict, keys
+from missed_checks.checklists.saving import save_checklist
 from missed_checks.equipment.assignments import shard_of
 from missed_checks.errors import InvalidInput
 
@@ -37,16 +38,16 @@ def item_count(table: ChecklistTable) -> int:
 def test_a_checklist_names_calendars_that_exist_and_they_know_it(table):
     table.put_calendar("holidays", [date(2026, 3, 4)], now=T0, description="site")
     table.put_calendar("shutdown", [date(2026, 3, 5)], now=T0)
-    written = table.put_checklist("c1", recurrence=RULE, window="PT8H", now=T0, closed_on=["holidays", "shutdown"])
+    written = save_checklist(table, "c1", recurrence=RULE, window="PT8H", now=T0, closed_on=["holidays", "shutdown"])
     assert written.closed_on == ("holidays", "shutdown")
     read = table.get_checklist("c1")
     assert read.closed_on == ("holidays", "shutdown")
     assert [w.start.day for w in read.parsed().windows(T0, T0 + timedelta(days=10))] == [2, 3, 6]
     assert table.get_calendar("holidays").used_by == {"c1"}
     # dropping one calendar releases it; an edit without closed_on keeps the list
-    table.put_checklist("c1", recurrence=RULE, window="PT8H", now=T0, closed_on=["shutdown"])
+    save_checklist(table, "c1", recurrence=RULE, window="PT8H", now=T0, closed_on=["shutdown"])
     assert table.get_calendar("holidays").used_by == frozenset()
-    table.put_checklist("c1", recurrence=RULE, window="PT8H", now=T0, name="renamed")
+    save_checklist(table, "c1", recurrence=RULE, window="PT8H", now=T0, name="renamed")
     assert table.get_checklist("c1").closed_on == ("shutdown",)
     assert [c.closed_on for c in table.list_checklists()] == [("shutdown",)]
 
@@ -55,7 +56,7 @@ def test_an_unknown_calendar_is_refused_naming_its_position_and_nothing_is_writt
     table.put_calendar("holidays", [date(2026, 3, 4)], now=T0)
     before = item_count(table)
     with pytest.raises(InvalidInput) as error:
-        table.put_checklist("c1", recurrence=RULE, now=T0, closed_on=["holidays", "x"])
+        save_checklist(table, "c1", recurrence=RULE, now=T0, closed_on=["holidays", "x"])
     assert error.value.field == "closed_on[1]" and "no calendar 'x'" in error.value.message
     assert item_count(table) == before and table.get_calendar("holidays").used_by == frozenset()
 
@@ -66,7 +67,7 @@ def test_a_calendar_deleted_between_the_read_and_the_write_cancels_the_transacti
     monkeypatch.setattr(table, "get_calendars", lambda ids: (found := read(list(ids)),
                                                              table.delete_calendar("holidays"), found)[-1])
     with pytest.raises(InvalidInput, match=r"closed_on\[0\]: no calendar 'holidays' \(it was deleted meanwhile\)"):
-        table.put_checklist("c1", recurrence=RULE, now=T0, closed_on=["holidays"])
+        save_checklist(table, "c1", recurrence=RULE, now=T0, closed_on=["holidays"])
     monkeypatch.undo()
     assert table.get_checklist("c1") is None
 
@@ -74,12 +75,12 @@ def test_a_calendar_deleted_between_the_read_and_the_write_cancels_the_transacti
 def test_a_referenced_calendar_cannot_be_deleted_and_the_refusal_names_the_checklists(table):
     table.put_calendar("holidays", [date(2026, 3, 4)], now=T0)
     for checklist_id in ("c2", "c1"):
-        table.put_checklist(checklist_id, recurrence=RULE, now=T0, closed_on=["holidays"])
+        save_checklist(table, checklist_id, recurrence=RULE, now=T0, closed_on=["holidays"])
     with pytest.raises(Conflict, match="referenced by checklist\\(s\\) c1, c2"):
         table.delete_calendar("holidays")
     assert table.get_calendar("holidays") is not None
     table.delete_checklist("c1")
-    table.put_checklist("c2", recurrence=RULE, now=T0, closed_on=[])
+    save_checklist(table, "c2", recurrence=RULE, now=T0, closed_on=[])
     assert table.delete_calendar("holidays") is True
     assert table.delete_calendar("holidays") is False
 
@@ -122,7 +123,7 @@ def test_a_calendar_edited_concurrently_is_a_conflict(table, monkeypatch):
 
 # -- unassignment before the assignment began (#23 item 5) ---------------------------------------------
 def test_an_unassignment_before_the_assignment_began_is_refused_and_nothing_written(table):
-    table.put_checklist("c1", recurrence=RULE, now=T0)
+    save_checklist(table, "c1", recurrence=RULE, now=T0)
     table.assign_equipment("c1", ["fl-1"], at=T0)
     table.assign_equipment("c1", ["fl-2"], at=T0 + timedelta(days=2))
     with pytest.raises(InvalidInput) as error:
@@ -133,7 +134,7 @@ def test_an_unassignment_before_the_assignment_began_is_refused_and_nothing_writ
 
 
 def test_the_condition_holds_for_a_writer_that_skips_the_check(table, monkeypatch):
-    table.put_checklist("c1", recurrence=RULE, now=T0)
+    save_checklist(table, "c1", recurrence=RULE, now=T0)
     table.assign_equipment("c1", ["fl-1"], at=T0 + timedelta(days=2))
     monkeypatch.setattr(table, "check_unassignment",  # a writer that does not read first
                         lambda checklist_id, ids, at: [keys.assignment_key(checklist_id, shard_of(e), e) for e in ids])
@@ -164,7 +165,7 @@ def test_schedule_sync_follows_a_calendar_change(local_stack, table, monkeypatch
     monkeypatch.setattr(moto.scheduler.models, "utcnow", lambda: T0.replace(tzinfo=None))
     try:
         table.put_calendar("holidays", [], now=T0)
-        table.put_checklist("c1", recurrence=RULE, window="PT8H", now=T0, closed_on=["holidays"])
+        save_checklist(table, "c1", recurrence=RULE, window="PT8H", now=T0, closed_on=["holidays"])
         runtime = local_stack.lambda_runtime
         scheduler = local_stack.client("scheduler")
 
@@ -189,7 +190,7 @@ def test_schedule_sync_follows_a_calendar_change(local_stack, table, monkeypatch
         assert table.get_checklist_item("c1")["schedule"]["exact"] is False
         # a change of who references it (used_by) alone re-syncs nothing
         old = table._get(keys.calendar_key("holidays"))
-        table.put_checklist("c2", recurrence=RULE, now=T0, closed_on=["holidays"])
+        save_checklist(table, "c2", recurrence=RULE, now=T0, closed_on=["holidays"])
         calls_before = len(runtime.invocations)
         invoke(calendar_record(table, "MODIFY", "holidays", old, 2))
         assert "re-syncing" not in " ".join(i.logs for i in runtime.invocations[calls_before:])

@@ -13,6 +13,7 @@ import pytest
 
 from missed_checks import clock
 from missed_checks.aws.table import ChecklistTable
+from missed_checks.checklists.saving import save_checklist
 from missed_checks.contracts import (
     BatchCounts,
     CloseWindowInput,
@@ -112,7 +113,7 @@ def test_the_notifier_samples_send_the_mondays_reminder_and_missed_alert_once(ch
     from missed_checks.notifications.notification import NotifySettings
 
     stack, table = checklist
-    table.put_checklist(CHECKLIST, recurrence=RULE, window="PT8H", grace="PT30M", now=MONDAY_EVALUATE_AT,
+    save_checklist(table, CHECKLIST, recurrence=RULE, window="PT8H", grace="PT30M", now=MONDAY_EVALUATE_AT,
                         notify=NotifySettings(to=("crew@example.com",), remind_before=("PT2H",)))
     reminded = invoke(stack, "NotifyFunction", sample("notify_reminder.json"))
     assert (reminded["sent"], reminded["failed"]) == (1, 0), reminded

@@ -12,6 +12,7 @@ from moto.events.models import EventsBackend
 
 from missed_checks import clock
 from missed_checks.aws.table import ChecklistTable
+from missed_checks.checklists.saving import save_checklist
 from missed_checks.dead_letters import failed_window
 from missed_checks.equipment.assignments import SHARD_COUNT, shard_of
 from missed_checks.performed_checks.performed_check import PerformedCheck
@@ -91,7 +92,7 @@ def missed_equipment(table: ChecklistTable, checklist_id: str) -> list[tuple[str
 def fleet(local_stack):
     clock.set_source(lambda: MONDAY_EVALUATE_AT)
     table = ChecklistTable(local_stack.table_name)
-    table.put_checklist("forklift", recurrence=BERLIN_WORKDAYS, window="PT8H", grace="PT30M", now=CREATED,
+    save_checklist(table, "forklift", recurrence=BERLIN_WORKDAYS, window="PT8H", grace="PT30M", now=CREATED,
                         name="Forklift pre-use check")
     table.assign_equipment("forklift", EQUIPMENT, at=CREATED)
     # Every third piece of equipment was checked on time, every fifth late but within grace,
@@ -235,7 +236,7 @@ def test_a_failing_task_lands_in_the_dead_letter_queue_naming_its_window_and_fai
 
 def test_an_unusable_recurrence_fails_the_plan_and_lands_in_the_dead_letter_queue(fleet):
     stack, table = fleet
-    table.put_checklist("broken", recurrence="RRULE:FREQ=SOMETIMES", now=CREATED, validate=False)
+    save_checklist(table, "broken", recurrence="RRULE:FREQ=SOMETIMES", now=CREATED, validate=False)
 
     execution = run(stack, "broken", MONDAY_EVALUATE_AT)
 
@@ -284,7 +285,7 @@ def test_each_judged_window_is_announced_on_eventbridge(fleet):
 
 def test_a_small_miss_list_is_announced_by_name(fleet):
     stack, table = fleet
-    table.put_checklist("extinguishers", now=CREATED, window="P1D",
+    save_checklist(table, "extinguishers", now=CREATED, window="P1D",
                         recurrence="DTSTART;TZID=Europe/Berlin:20260302\nRRULE:FREQ=MONTHLY;BYMONTHDAY=2")
     table.assign_equipment("extinguishers", ["ext-1", "ext-2", "ext-3"], at=CREATED)
     table.record_performed_check(PerformedCheck("extinguishers", "ext-2", MONDAY_START + timedelta(hours=3)),

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from missed_checks import clock
 from missed_checks.aws.table import ChecklistTable
-from missed_checks.evaluation.missed_check import missed_check_item
+from missed_checks.evaluation.missed_check import MissedCheck
 from missed_checks.timefmt import parse_instant, to_utc_iso
 from missed_checks_local.apigateway.routes import Route
 from missed_checks_local.apigateway.server import http_api_event
@@ -63,8 +63,8 @@ def stack(local_stack: Any) -> Iterator[Any]:
     window = next(iter(checklist.parsed().windows(MONDAY_START, MONDAY_END)))
     table.open_window(CHECKLIST, window, {})
     for equipment_id in MISSED:
-        table.put_missed_check(missed_check_item(checklist_id=CHECKLIST, equipment_id=equipment_id, window=window,
-                                                 judged_at=NOW, execution="seed"))
+        table.put_missed_check(MissedCheck(checklist_id=CHECKLIST, equipment_id=equipment_id, window=window,
+                                           judged_at=NOW, execution="seed"))
     yield local_stack
     clock.set_source(None)
 

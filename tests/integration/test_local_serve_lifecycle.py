@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from missed_checks.aws.table import ChecklistTable
+from missed_checks.checklists.saving import save_checklist
 from missed_checks_local.serve import LocalServer
 
 pytestmark = pytest.mark.stack  # serves the local stack on a port: not in the fast lane
@@ -27,7 +28,7 @@ def test_a_stopped_server_leaves_nothing_for_the_next_one(tmp_path: Path) -> Non
     try:
         stack = first.start()
         name = stack.stack_name
-        ChecklistTable(stack.table_name).put_checklist(
+        save_checklist(ChecklistTable(stack.table_name),
             "left-behind", recurrence="DTSTART;TZID=UTC:20260302T080000\nRRULE:FREQ=DAILY", window="PT1H", now=START
         )
     finally:

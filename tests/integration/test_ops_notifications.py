@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 
+from missed_checks.checklists.saving import save_checklist
 from missed_checks_local.runtime import LocalRuntime
 from missed_checks_local.stack import LOCAL_NOTIFICATION_SENDER
 from tests.integration.ops_support import BERLIN_WORKDAYS, START, Cli, utc
@@ -78,7 +79,7 @@ def test_a_lead_the_reminder_schedule_cannot_honour_is_refused_in_flags_files_an
     from missed_checks.notifications.notification import NotifySettings
     table = ChecklistTable(runtime.stack.table_name)
     try:
-        table.put_checklist("forklift-daily", recurrence="\n".join(BERLIN_WORKDAYS), window="PT8H", now=START,
+        save_checklist(table, "forklift-daily", recurrence="\n".join(BERLIN_WORKDAYS), window="PT8H", now=START,
                             notify=NotifySettings(to=("crew@example.com",), remind_before=("PT30S",)))
     except InvalidInput as error:
         assert error.field == "notify.remind_before[0]" and "PT1M" in error.message

@@ -11,7 +11,7 @@ import pytest
 from ops_support import BERLIN_WORKDAYS, Cli, utc
 
 from missed_checks.aws.table import ChecklistTable, serialize
-from missed_checks.keys import assignment_prefix, checklist_pk, watermark_key
+from missed_checks.aws.table.keys import assignment_prefix, checklist_pk, watermark_key
 from missed_checks_local.runtime import LocalRuntime
 from missed_checks_ops.target import StackTarget
 

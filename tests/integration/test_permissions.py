@@ -24,6 +24,7 @@ import pytest
 
 from missed_checks import clock
 from missed_checks.aws.table import ChecklistTable
+from missed_checks.checklists.saving import save_checklist
 from missed_checks.performed_checks.performed_check import PerformedCheck
 from missed_checks_local.iam.enforcement import RoleCall, observed
 
@@ -105,13 +106,13 @@ def test_every_call_the_functions_and_the_state_machine_make_is_allowed_by_their
     try:
         with observed(calls.append):
             table = ChecklistTable(local_stack.table_name)
-            table.put_checklist("forklift", recurrence=RULE, window="PT8H", grace="PT30M", now=CREATED)
+            save_checklist(table, "forklift", recurrence=RULE, window="PT8H", grace="PT30M", now=CREATED)
             table.assign_equipment("forklift", ["fl-1", "fl-2"], at=CREATED)
             table.record_performed_check(PerformedCheck("forklift", "fl-1", EVALUATE_AT - timedelta(hours=6)), CREATED)
             # schedule-sync: create, then an invalid edit (delete + dead letter).
             sync = local_stack.lambda_runtime
             assert sync.invoke("ScheduleSyncFunction", {"Records": [stream_record(table, "INSERT", "forklift")]}).ok
-            table.put_checklist("broken", recurrence="RRULE:FREQ=MINUTELY", timezone="UTC", now=CREATED,
+            save_checklist(table, "broken", recurrence="RRULE:FREQ=MINUTELY", timezone="UTC", now=CREATED,
                                 validate=False)
             assert sync.invoke("ScheduleSyncFunction", {"Records": [stream_record(table, "INSERT", "broken")]}).ok
             # The evaluation: plan, shards, close (announce, watermark).

@@ -14,6 +14,7 @@ from boto3.dynamodb.types import TypeSerializer
 
 from missed_checks import clock
 from missed_checks.aws.table import ChecklistTable
+from missed_checks.checklists.saving import save_checklist
 from missed_checks.timefmt import to_utc_iso
 from missed_checks_local.iam.enforcement import RoleCall, observed
 
@@ -74,7 +75,7 @@ def schedule(stack, name: str) -> dict | None:
 def test_the_sample_event_creates_replaces_then_deletes(sync):
     """events/schedule_sync.json: INSERT, MODIFY, REMOVE of one checklist, exactly as sam local invoke sends it."""
     stack, table, invoke, calls = sync
-    table.put_checklist("forklift-daily", recurrence=WORKDAYS, window="PT8H", grace="PT30M", now=NOW)
+    save_checklist(table, "forklift-daily", recurrence=WORKDAYS, window="PT8H", grace="PT30M", now=NOW)
     (insert,) = [r for r in SAMPLE["Records"] if r["eventName"] == "INSERT"]
     assert invoke(insert) == {"batchItemFailures": []}
     created = schedule(stack, "forklift-daily")
@@ -87,7 +88,7 @@ def test_the_sample_event_creates_replaces_then_deletes(sync):
     assert created["Target"]["DeadLetterConfig"]["Arn"] == stack.queue_arns["SchedulerDeadLetterQueue"]
     assert created["Target"]["RetryPolicy"]["MaximumRetryAttempts"] == 10
 
-    table.put_checklist("forklift-daily", recurrence=WORKDAYS.replace("T060000", "T070000"), window="PT8H",
+    save_checklist(table, "forklift-daily", recurrence=WORKDAYS.replace("T060000", "T070000"), window="PT8H",
                         grace="PT30M", now=NOW)
     (modify,) = [r for r in SAMPLE["Records"] if r["eventName"] == "MODIFY"]
     assert invoke(modify) == {"batchItemFailures": []}
@@ -105,7 +106,7 @@ def test_the_sample_event_creates_replaces_then_deletes(sync):
 
 def test_pause_disables_and_resume_enables(sync):
     stack, table, invoke, _ = sync
-    table.put_checklist("weekly", recurrence="DTSTART;TZID=America/New_York:20260302T090000\nRRULE:FREQ=WEEKLY",
+    save_checklist(table, "weekly", recurrence="DTSTART;TZID=America/New_York:20260302T090000\nRRULE:FREQ=WEEKLY",
                         now=NOW)
     invoke(stream_record(table, "INSERT", "weekly", None, 1))
     before = table.get_checklist_item("weekly")
@@ -122,7 +123,7 @@ def test_pause_disables_and_resume_enables(sync):
 
 def test_replayed_duplicated_and_no_op_records_make_no_scheduler_calls(sync):
     stack, table, invoke, calls = sync
-    table.put_checklist("daily", recurrence="DTSTART;TZID=Asia/Kolkata:20260302T080000\nRRULE:FREQ=DAILY",
+    save_checklist(table, "daily", recurrence="DTSTART;TZID=Asia/Kolkata:20260302T080000\nRRULE:FREQ=DAILY",
                         window="PT4H", now=NOW)
     insert = stream_record(table, "INSERT", "daily", None, 1)
     invoke(insert)
@@ -136,7 +137,7 @@ def test_replayed_duplicated_and_no_op_records_make_no_scheduler_calls(sync):
     invoke(stream_record(table, "MODIFY", "daily", noted, 2))
     # A name-only edit is a rule no-op too.
     before = table.get_checklist_item("daily")
-    table.put_checklist("daily", recurrence=before["recurrence"], window="PT4H", name="Renamed", now=NOW)
+    save_checklist(table, "daily", recurrence=before["recurrence"], window="PT4H", name="Renamed", now=NOW)
     invoke(stream_record(table, "MODIFY", "daily", before, 3))
 
     assert calls == Counter({"CreateSchedule": 1})
@@ -145,11 +146,11 @@ def test_replayed_duplicated_and_no_op_records_make_no_scheduler_calls(sync):
 
 def test_an_old_record_replayed_after_a_newer_change_does_not_bring_back_the_old_schedule(sync):
     stack, table, invoke, _ = sync
-    table.put_checklist("edit", recurrence=WORKDAYS, window="PT8H", now=NOW)
+    save_checklist(table, "edit", recurrence=WORKDAYS, window="PT8H", now=NOW)
     old_insert = stream_record(table, "INSERT", "edit", None, 1)
     invoke(old_insert)
     before = table.get_checklist_item("edit")
-    table.put_checklist("edit", recurrence=WORKDAYS.replace("T060000", "T090000"), window="PT8H", now=NOW)
+    save_checklist(table, "edit", recurrence=WORKDAYS.replace("T060000", "T090000"), window="PT8H", now=NOW)
     invoke(stream_record(table, "MODIFY", "edit", before, 2))
 
     invoke(old_insert)
@@ -159,10 +160,10 @@ def test_an_old_record_replayed_after_a_newer_change_does_not_bring_back_the_old
 
 def test_an_invalid_recurrence_is_reported_on_the_item_the_logs_and_the_dead_letter_queue_once(sync):
     stack, table, invoke, calls = sync
-    table.put_checklist("bad", recurrence=WORKDAYS, now=NOW)
+    save_checklist(table, "bad", recurrence=WORKDAYS, now=NOW)
     invoke(stream_record(table, "INSERT", "bad", None, 1))
     before = table.get_checklist_item("bad")
-    table.put_checklist("bad", recurrence="DTSTART;TZID=Mars/Olympus:20260302T060000\nRRULE:FREQ=DAILY", now=NOW,
+    save_checklist(table, "bad", recurrence="DTSTART;TZID=Mars/Olympus:20260302T060000\nRRULE:FREQ=DAILY", now=NOW,
                         validate=False)
     record = stream_record(table, "MODIFY", "bad", before, 2)
 
@@ -193,8 +194,8 @@ def test_an_invalid_recurrence_is_reported_on_the_item_the_logs_and_the_dead_let
 
 def test_a_poison_record_fails_alone_and_the_rest_of_the_batch_still_syncs(sync):
     stack, table, invoke, _ = sync
-    table.put_checklist("first", recurrence=WORKDAYS, now=NOW)
-    table.put_checklist("last", recurrence=WORKDAYS, now=NOW)
+    save_checklist(table, "first", recurrence=WORKDAYS, now=NOW)
+    save_checklist(table, "last", recurrence=WORKDAYS, now=NOW)
     good_first = stream_record(table, "INSERT", "first", None, 1)
     poison = copy.deepcopy(good_first)
     poison["eventID"] = "poison"
@@ -211,7 +212,7 @@ def test_a_poison_record_fails_alone_and_the_rest_of_the_batch_still_syncs(sync)
 
 def test_a_rule_edited_by_hand_in_the_console_still_takes_effect_only_from_the_edit(sync):
     stack, table, invoke, _ = sync
-    table.put_checklist("console", recurrence=WORKDAYS, window="PT8H", now=NOW)
+    save_checklist(table, "console", recurrence=WORKDAYS, window="PT8H", now=NOW)
     before = table.get_checklist_item("console")
     stack.client("dynamodb").update_item(  # what a hand edit does: the rule only
         TableName=stack.table_name, Key={"pk": {"S": "CHECKLIST#console"}, "sk": {"S": "CHECKLIST"}},
@@ -237,7 +238,7 @@ def test_a_hand_written_rule_outside_the_years_takes_the_invalid_rule_path_witho
     stack = local_runtime.stack
     table = ChecklistTable(stack.table_name)
     now = local_runtime.clock.now()
-    table.put_checklist("hand-edited", recurrence=WORKDAYS, window="PT8H", now=now)
+    save_checklist(table, "hand-edited", recurrence=WORKDAYS, window="PT8H", now=now)
     local_runtime.settle()
     assert schedule(stack, "hand-edited")["State"] == "ENABLED"
 
@@ -245,7 +246,7 @@ def test_a_hand_written_rule_outside_the_years_takes_the_invalid_rule_path_witho
         TableName=stack.table_name, Key={"pk": {"S": "CHECKLIST#hand-edited"}, "sk": {"S": "CHECKLIST"}},
         UpdateExpression="SET recurrence = :r",
         ExpressionAttributeValues={":r": {"S": "DTSTART:00010101T000000Z\nRRULE:FREQ=DAILY"}})
-    table.put_checklist("written-after", recurrence=WORKDAYS, window="PT8H", now=now)  # the same shard, later
+    save_checklist(table, "written-after", recurrence=WORKDAYS, window="PT8H", now=now)  # the same shard, later
     local_runtime.settle()
 
     item = table.get_checklist_item("hand-edited")
@@ -290,7 +291,7 @@ def test_the_evaluation_s_own_writes_never_wake_schedule_sync(local_runtime):
     schedule-sync not once, so a checklist costs one schedule-sync call per change, not per window."""
     table = ChecklistTable(local_runtime.stack.table_name)
     now = local_runtime.clock.now()
-    table.put_checklist("daily", recurrence=WORKDAYS, window="PT8H", grace="PT30M", now=now)
+    save_checklist(table, "daily", recurrence=WORKDAYS, window="PT8H", grace="PT30M", now=now)
     table.assign_equipment("daily", ["fl-1", "fl-2"], at=now)
     local_runtime.settle()
     synced = local_runtime.invocation_counts[("ScheduleSyncFunction", True)]

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from missed_checks.aws.table import ChecklistTable, Conflict, NotFound
+from missed_checks.checklists.saving import save_checklist
 
 RULE = "DTSTART;TZID=Europe/Berlin:20260302T060000\nRRULE:FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR"
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
@@ -15,7 +16,7 @@ T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 @pytest.fixture
 def table(local_stack):
     table = ChecklistTable(local_stack.table_name)
-    table.put_checklist("forklift", recurrence=RULE, window="PT8H", now=T0)
+    save_checklist(table, "forklift", recurrence=RULE, window="PT8H", now=T0)
     return table
 
 
@@ -43,14 +44,14 @@ def test_reassigning_unassigned_equipment_keeps_the_earlier_period(table):
 def test_an_edit_racing_an_evaluation_never_moves_the_watermark_back(table):
     stale = table.get_checklist("forklift")
     table.advance_watermark("forklift", datetime(2026, 3, 2, 13, tzinfo=UTC))
-    table.put_checklist("forklift", recurrence=stale.recurrence, window="PT8H", name="Renamed", now=T0)
+    save_checklist(table, "forklift", recurrence=stale.recurrence, window="PT8H", name="Renamed", now=T0)
     assert table.get_checklist("forklift").watermark == datetime(2026, 3, 2, 13, tzinfo=UTC)
 
 
 def test_a_rule_change_and_a_resume_take_effect_when_written(table):
     edit = datetime(2026, 3, 10, 8, tzinfo=UTC)
     table.advance_watermark("forklift", datetime(2026, 3, 2, 13, tzinfo=UTC))
-    table.put_checklist("forklift", recurrence=RULE.replace("T060000", "T070000"), window="PT8H", now=edit)
+    save_checklist(table, "forklift", recurrence=RULE.replace("T060000", "T070000"), window="PT8H", now=edit)
     assert table.get_checklist("forklift").watermark == edit
     table.pause_checklist("forklift", now=edit + timedelta(days=1))
     table.resume_checklist("forklift", now=edit + timedelta(days=9))
@@ -62,16 +63,16 @@ def test_an_edit_after_someone_else_changed_the_checklist_is_a_conflict_not_a_lo
     table.pause_checklist("forklift", now=T0)
     monkeypatch.setattr(table, "get_checklist", lambda _id: stale)
     with pytest.raises(Conflict):
-        table.put_checklist("forklift", recurrence=RULE, window="PT4H", now=T0)
+        save_checklist(table, "forklift", recurrence=RULE, window="PT4H", now=T0)
 
 
 def test_dismissing_twice_or_a_missing_record_is_an_error(table):
     from missed_checks.checklists.recurrence import parse_recurrence
-    from missed_checks.evaluation.missed_check import missed_check_item
+    from missed_checks.evaluation.missed_check import MissedCheck
 
     window = parse_recurrence(RULE, window="PT8H").windows(T0, T0 + timedelta(days=2))[0]
-    table.put_missed_check(missed_check_item(checklist_id="forklift", equipment_id="fl-1", window=window,
-                                             judged_at=T0, execution="x"))
+    table.put_missed_check(MissedCheck(checklist_id="forklift", equipment_id="fl-1", window=window, judged_at=T0,
+                                       execution="x"))
     dismissed = table.dismiss_missed_check("forklift", window.start, "fl-1", reason="in workshop", by="ops",
                                            at=T0)
     assert dismissed["dismissal"] == {"reason": "in workshop", "by": "ops", "at": "2026-03-01T09:00:00Z"}

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from missed_checks import keys
+from missed_checks.aws.table import keys
 from missed_checks.aws.table.base import serialize
 from missed_checks.aws.table.subscriptions import DigestTable
 from missed_checks.errors import InvalidInput

@@ -20,7 +20,7 @@ from typing import Any
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from missed_checks.checklists.checklist import Checklist
+from missed_checks.aws.table.checklists import checklist_of
 from missed_checks.checklists.recurrence import parse_recurrence
 from missed_checks.checklists.schedule import Target, desired_schedule
 from missed_checks.checklists.schedule_expression import schedule_for
@@ -235,7 +235,7 @@ def test_any_checklist_item_syncs_or_takes_the_invalid_rule_path(item: dict[str,
     item = {**item, **{name: value for name, value in zip(("recurrence", "timezone"), rule, strict=True)
                        if value is not None}}
     # The domain: only InvalidInput.
-    _only_invalid_input(lambda: desired_schedule(Checklist.from_item(item), "group", NOW), "item")
+    _only_invalid_input(lambda: desired_schedule(checklist_of(item), "group", NOW), "item")
 
     table, schedules, rejected = InMemoryTable(checklist_items={"hand-made": item}), InMemorySchedules(), []
     result = sync_checklist("hand-made", table=table, schedules=schedules, target=TARGET, group_name="group",

@@ -11,6 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from missed_checks.aws.table.calendars import calendar_item, calendar_of, calendar_revision_item
+from missed_checks.aws.table.checklists import checklist_item
 from missed_checks.checklists.checklist import Checklist
 from missed_checks.checklists.closure_calendar import (
     MAX_DATES,
@@ -83,9 +85,9 @@ def test_closed_on_refuses_a_repeated_calendar_naming_both_positions() -> None:
 def test_the_item_round_trips() -> None:
     original = ClosureCalendar("site", parse_dates(["2026-04-03"]), "holidays", 3,
                                datetime(2026, 3, 1, tzinfo=UTC), frozenset({"c1"}))
-    item = {**original.to_item(), "used_by": {"c1"}}
-    assert ClosureCalendar.from_item(item) == original
-    assert original.revision_item()["sk"] == "REVISION#000000000003"
+    item = {**calendar_item(original), "used_by": {"c1"}}
+    assert calendar_of(item) == original
+    assert calendar_revision_item(original)["sk"] == "REVISION#000000000003"
 
 
 # -- windows -----------------------------------------------------------------------------------------
@@ -188,8 +190,8 @@ def test_only_a_change_of_dates_re_syncs_the_calendars_checklists() -> None:
 
 def test_schedule_sync_reads_the_calendars_of_the_checklist() -> None:
     table = InMemoryTable(calendars={"site": calendar("2026-03-03")})
-    item = checklist(None, recurrence="DTSTART;TZID=Europe/Berlin:20260301T060000\nRRULE:FREQ=DAILY;COUNT=3",
-                     revision=1).to_item()
+    item = checklist_item(checklist(None, recurrence="DTSTART;TZID=Europe/Berlin:20260301T060000\nRRULE:FREQ=DAILY;"
+                                    "COUNT=3", revision=1))
     table.checklist_items["c"] = item
     schedules = InMemorySchedules()
     result = sync_checklist("c", table=table, schedules=schedules, target=Target("arn:sm", "arn:role", "arn:dlq", 3),

@@ -104,3 +104,32 @@ def test_the_cli_calls_use_cases_not_adapters(path: Path) -> None:
               if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
               and node.func.attr in TARGET_ADAPTERS]
     assert not found, f"{_name(path)} reaches the adapters; give it a use case in missed_checks_ops: {found}"
+
+
+# -- the table's keys and item shapes are the adapter's alone (#35 item 2) ---------------------------
+KEYS = "missed_checks.aws.table.keys"
+KEY_USERS = [path for root in (SRC / "missed_checks", SRC / "missed_checks_ops", SRC / "missed_checks_local",
+                               ROOT / "functions") for path in sorted(root.rglob("*.py"))
+             if ADAPTERS not in path.parents]
+
+
+def test_keys_are_checked_everywhere_but_the_adapters() -> None:
+    names = {_name(path) for path in KEY_USERS}
+    assert {"functions/schedule_sync/app.py", "src/missed_checks/reporting/fleet_report.py",
+            "src/missed_checks/evaluation/missed_check.py", "src/missed_checks_ops/checklists.py"} <= names
+    assert not (SRC / "missed_checks" / "keys.py").exists()
+
+
+@pytest.mark.parametrize("path", KEY_USERS, ids=_name)
+def test_nothing_outside_the_adapters_knows_the_keys(path: Path) -> None:
+    """Keys and item shapes live in ``missed_checks.aws.table``: the domain, the handlers, the operator
+    package and the emulator speak domain types (tests and tools/ may read the keys)."""
+    tree = ast.parse(path.read_text(), str(path))
+    found = [f"line {line}: import {module}" for line, module in _imports(tree)
+             if module in (KEYS, "missed_checks.keys") or module.startswith(f"{KEYS}.")
+             or module.startswith("missed_checks.keys.")]
+    found += [f"line {node.lineno}: .{node.attr}" for node in ast.walk(tree)
+              if isinstance(node, ast.Attribute) and node.attr in ("to_item", "from_item", "revision_item")
+              and isinstance(node.value, ast.Name) and node.value.id in ("Checklist", "ClosureCalendar",
+                                                                         "OutOfServicePeriod")]
+    assert not found, f"{_name(path)} knows the table's keys or items; ask missed_checks.aws.table: {found}"

@@ -3,8 +3,9 @@ from datetime import UTC, datetime, timedelta
 
 from boto3.dynamodb.types import TypeSerializer
 
+from missed_checks.aws.table.windows import judged_window_fields, missed_check_item
 from missed_checks.equipment.assignments import Assignment
-from missed_checks.evaluation.missed_check import judge, judged_window_fields, missed_check_item
+from missed_checks.evaluation.missed_check import MissedCheck, judge
 from missed_checks.performed_checks.performed_check import PerformedCheck, Timeliness, timeliness
 from missed_checks_local.testing.metering import item_size
 
@@ -53,8 +54,8 @@ def test_judge_misses_exactly_the_counted_equipment_without_a_check():
 
 def test_missed_check_record_is_keyed_for_idempotency_in_no_index_and_under_one_write_unit():
     execution = "arn:aws:states:us-east-1:123456789012:execution:EvaluationStateMachine-ABCDEFGHIJKL:" + "x" * 80
-    item = missed_check_item(checklist_id="c" * 64, equipment_id="e" * 128, window=WINDOW,
-                             judged_at=EVALUATE_AT, execution=execution)
+    item = missed_check_item(MissedCheck(checklist_id="c" * 64, equipment_id="e" * 128, window=WINDOW,
+                                         judged_at=EVALUATE_AT, execution=execution))
     assert (item["pk"], item["sk"]) == (f"MISSED#{'c' * 64}", f"2026-03-02T05:00:00Z#{'e' * 128}")
     assert not {name for name in item if name.startswith("gsi")}  # no index copies: one write unit
     assert item_size({k: TypeSerializer().serialize(v) for k, v in item.items()}) < 1024  # even at the longest ids

@@ -6,6 +6,7 @@ from decimal import Decimal
 
 import pytest
 
+from missed_checks.aws.table.checklists import checklist_item, checklist_of
 from missed_checks.checklists.checklist import Checklist
 from missed_checks.checklists.durations import Duration, parse_duration
 from missed_checks.errors import InvalidInput
@@ -70,13 +71,13 @@ def test_a_number_from_the_table_and_a_repeated_address_are_accepted_once() -> N
 def test_the_checklist_item_keeps_notify_and_a_broken_one_is_kept_as_it_is() -> None:
     settings = NotifySettings.parse(FULL, WINDOW)
     checklist = Checklist("fl", "DTSTART:20260302T060000Z\nRRULE:FREQ=DAILY", window="PT8H", notify=settings)
-    item = checklist.to_item()
+    item = checklist_item(checklist)
     assert item["notify"]["remind_before"] == ["PT2H30M", "PT1H"]
-    assert Checklist.from_item(item).notify == settings
+    assert checklist_of(item).notify == settings
     broken = {**item, "notify": {"to": "not-an-address"}}
-    read = Checklist.from_item(broken)
+    read = checklist_of(broken)
     assert read.notify is None and read.extra["notify"] == {"to": "not-an-address"}
-    assert "notify" not in Checklist("fl", "DTSTART:20260302T060000Z\nRRULE:FREQ=DAILY").to_item()
+    assert "notify" not in checklist_item(Checklist("fl", "DTSTART:20260302T060000Z\nRRULE:FREQ=DAILY"))
 
 
 def test_the_id_is_deterministic_and_tells_kind_window_occasion_and_recipient_apart() -> None:

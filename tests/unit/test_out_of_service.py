@@ -8,6 +8,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from missed_checks.aws.table.out_of_service import period_item, period_of
 from missed_checks.checklists.recurrence import OccurrenceWindow
 from missed_checks.equipment.out_of_service import MAX_REASON_CHARS, OutOfServicePeriod, excused_equipment, overlapping
 from missed_checks.errors import InvalidInput
@@ -104,10 +105,10 @@ def test_ending_early_refuses_what_cannot_be(at: datetime, now: datetime, messag
 
 def test_the_stored_form_reads_back_equal() -> None:
     for stored in (period(), period(end=None), period().ended(FROM + timedelta(days=1), by="x", now=FROM)):
-        item = stored.to_item()
+        item = period_item(stored)
         assert (item["pk"], item["sk"], item["type"]) == (
             "OUT_OF_SERVICE", f"{item['from']}#FL-001", "out_of_service")
-        assert OutOfServicePeriod.from_item(item) == stored
+        assert period_of(item) == stored
         assert ("to" in item) == (stored.end is not None)
 
 

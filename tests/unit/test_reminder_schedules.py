@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from missed_checks.checklists.checklist import Checklist, Status
+from missed_checks.aws.table.checklists import checklist_item, checklist_record
+from missed_checks.checklists.checklist import Checklist, ChecklistRecord, Status
 from missed_checks.checklists.durations import parse_duration
 from missed_checks.checklists.schedule import DesiredSchedule, Target
 from missed_checks.checklists.schedule_sync import Action, needs_sync, sync_checklist
@@ -84,8 +85,8 @@ class Table:
     def __init__(self, item: dict[str, Any] | None) -> None:
         self.item = item
 
-    def get_checklist_item(self, checklist_id: str) -> dict[str, Any] | None:
-        return self.item
+    def get_checklist_record(self, checklist_id: str) -> ChecklistRecord | None:
+        return None if self.item is None else checklist_record(self.item)
 
     def record_schedule_sync(self, checklist_id: str, revision: int, *, schedule: Any, error: Any) -> bool:
         assert self.item is not None
@@ -122,13 +123,13 @@ def sync(table: Table, schedules: Schedules, reminders: Target | None = REMINDER
 
 
 def test_sync_creates_replaces_and_deletes_the_reminder_schedules_with_the_checklist() -> None:
-    table, schedules = Table(checklist().to_item()), Schedules()
+    table, schedules = Table(checklist_item(checklist())), Schedules()
     assert sync(table, schedules) is Action.CREATED
     assert set(schedules.existing) == {"fl", "_r0.fl", "_s0.fl", "_r1.fl", "_s1.fl"}
     assert table.item is not None and table.item["schedule"]["reminders"] == ["_r0.fl", "_s0.fl", "_r1.fl", "_s1.fl"]
     schedules.calls.clear()
     assert sync(table, schedules) is Action.UNCHANGED and schedules.calls == []  # nothing changed: no call
-    fewer = checklist(notify=NotifySettings(to=("crew@example.com",), remind_before=("PT1H",))).to_item()
+    fewer = checklist_item(checklist(notify=NotifySettings(to=("crew@example.com",), remind_before=("PT1H",))))
     table.item = {**fewer, "schedule": table.item["schedule"]}
     assert sync(table, schedules) is Action.UPDATED
     assert set(schedules.existing) == {"fl", "_r0.fl", "_s0.fl"}
@@ -140,15 +141,15 @@ def test_sync_creates_replaces_and_deletes_the_reminder_schedules_with_the_check
 
 def test_without_a_reminder_target_nothing_changes_for_the_evaluation_schedule() -> None:
     with_notify, without = Schedules(), Schedules()
-    sync(Table(checklist().to_item()), with_notify, reminders=None)
-    sync(Table(checklist(notify=None).to_item()), without)
+    sync(Table(checklist_item(checklist())), with_notify, reminders=None)
+    sync(Table(checklist_item(checklist(notify=None))), without)
     assert with_notify.calls == without.calls == ["upsert fl"]
 
 
 def test_a_change_of_leads_wakes_schedule_sync_and_a_change_of_addresses_does_not() -> None:
-    old = checklist().to_item()
-    fewer = checklist(notify=NotifySettings(to=("crew@example.com",), remind_before=("PT1H",))).to_item()
-    others = checklist(notify=NotifySettings(to=("x@example.com",), remind_before=TOLD.remind_before)).to_item()
+    old = checklist_item(checklist())
+    fewer = checklist_item(checklist(notify=NotifySettings(to=("crew@example.com",), remind_before=("PT1H",))))
+    others = checklist_item(checklist(notify=NotifySettings(to=("x@example.com",), remind_before=TOLD.remind_before)))
     assert needs_sync("MODIFY", old, fewer)
     assert not needs_sync("MODIFY", old, others)
 

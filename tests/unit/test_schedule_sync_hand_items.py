@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from missed_checks.checklists.checklist import Checklist
+from missed_checks.aws.table.checklists import checklist_of
 from missed_checks.checklists.schedule import Target
 from missed_checks.checklists.schedule_sync import Action, sync_checklist, takes_effect_at
 from missed_checks.errors import InvalidInput, InvalidRecurrence
@@ -103,14 +103,14 @@ def test_an_id_scheduler_cannot_name_still_takes_the_invalid_rule_path() -> None
 
 
 def test_the_key_names_the_checklist_not_a_hand_edited_attribute() -> None:
-    checklist = Checklist.from_item(item(checklist_id="someone-else"))
+    checklist = checklist_of(item(checklist_id="someone-else"))
     assert checklist.checklist_id == "forklift"
     with pytest.raises(InvalidInput, match="checklist_id"):
-        Checklist.from_item({"recurrence": RULE})
+        checklist_of({"recurrence": RULE})
 
 
 def test_a_number_stored_as_window_is_named_as_such() -> None:
-    checklist = Checklist.from_item(item(window=Decimal(8), grace=""))
+    checklist = checklist_of(item(window=Decimal(8), grace=""))
     assert checklist.grace is None  # an empty attribute is no attribute
     with pytest.raises(InvalidRecurrence) as caught:
         checklist.parsed()

@@ -14,7 +14,7 @@ import pytest
 from cfnlint.decode import decode
 from samtranslator.translator.transform import transform
 
-from missed_checks import keys
+from missed_checks.aws.table import keys
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE, _ = decode(str(ROOT / "template.yaml"))

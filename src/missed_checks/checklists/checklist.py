@@ -5,19 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
-from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
-from missed_checks import identifiers, keys
-from missed_checks.checklists.closure_calendar import ClosureCalendar, closed_dates, validate_closed_on
+from missed_checks import identifiers
+from missed_checks.checklists.closure_calendar import ClosureCalendar, closed_dates
 from missed_checks.checklists.recurrence import Recurrence, parse_recurrence
-from missed_checks.errors import InvalidInput, InvalidRecurrence, describe
+from missed_checks.errors import InvalidInput, InvalidRecurrence
 from missed_checks.notifications.notification import NotifySettings
-from missed_checks.timefmt import parse_instant, to_utc_iso
-
-_PK_PREFIX = keys.checklist_pk("")
-_MAX_REVISION = 10**15  # far beyond any number of edits; bounds the conversion of a hand-written number
+from missed_checks.timefmt import to_utc_iso
 
 # The fields that decide the schedule and the windows: a change to any of them is a
 # "recurrence change" (the watermark jumps forward, the schedule is replaced).
@@ -107,13 +103,11 @@ class Checklist:
     def with_changes(self, **changes: Any) -> Checklist:
         return replace(self, **changes)
 
-    # -- table item ---------------------------------------------------------------------
-    def to_item(self) -> dict[str, Any]:
-        item: dict[str, Any] = {
-            **keys.checklist_key(self.checklist_id),
-            "type": "checklist",
-            "gsi2pk": keys.CHECKLISTS_INDEX_PK,
-            "gsi2sk": self.checklist_id,
+    # -- the document form ------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """The checklist's own fields as the commands show them and the table adapter stores them
+        (:mod:`missed_checks.aws.table.checklists`): instants in UTC ISO, absent ones left out."""
+        document: dict[str, Any] = {
             "checklist_id": self.checklist_id,
             "name": self.name,
             "recurrence": self.recurrence,
@@ -121,105 +115,34 @@ class Checklist:
             "revision": self.revision,
         }
         if self.closed_on:  # closure calendars (#23 item 2)
-            item["closed_on"] = list(self.closed_on)
+            document["closed_on"] = list(self.closed_on)
         for name in ("timezone", "window", "grace"):
             value = getattr(self, name)
             if value:
-                item[name] = value
+                document[name] = value
         for name in ("created_at", "updated_at", "evaluated_until", "effective_from"):
             value = getattr(self, name)
             if value is not None:
-                item[name] = to_utc_iso(value)
+                document[name] = to_utc_iso(value)
         if self.notify is not None and not self.notify.is_empty:  # notifications (#18)
-            item["notify"] = self.notify.to_dict()
-        return item
-
-    @classmethod
-    def from_item(cls, item: dict[str, Any]) -> Checklist:
-        """Read a table item, tolerating a hand-edited one: whatever its attributes, the only error
-        is :class:`InvalidInput` naming the attribute (a missing recurrence, an instant that is not
-        one, a revision that is not a whole number). The rule fields are kept as they are (an empty
-        string counts as absent) so that :meth:`parsed` judges them, types included."""
-
-        def instant(name: str) -> datetime | None:
-            value = item.get(name)
-            return None if value is None or value == "" else parse_instant(value, name)
-
-        def rule_field(name: str) -> Any:
-            value = item.get(name)
-            return None if value is None or value == "" else value
-
-        if item.get("recurrence") is None or item.get("recurrence") == "":
-            raise InvalidInput("recurrence", "the checklist item has no recurrence attribute")
-        status_value = item.get("status")
-        if status_value is None or status_value == "":
-            status_value = Status.ACTIVE.value
-        try:
-            status = Status(status_value.upper() if isinstance(status_value, str) else status_value)
-        except (ValueError, TypeError):
-            raise InvalidInput("status", f"{describe(status_value)} is not ACTIVE or PAUSED") from None
-        name = item.get("name")
-        known = {"pk", "sk", "type", "gsi2pk", "gsi2sk", "checklist_id", "name", "recurrence", "status",
-                 "revision", "timezone", "window", "grace", "created_at", "updated_at", "evaluated_until",
-                 "effective_from", "closed_on"}
-        notify = _notify_of(item)  # notifications (#18)
-        if notify is not None:
-            known = {*known, "notify"}
-        return cls(
-            checklist_id=_checklist_id_of(item),
-            name=name if isinstance(name, str) else "" if name is None else str(name),
-            recurrence=item["recurrence"],
-            timezone=rule_field("timezone"),
-            window=rule_field("window"),
-            grace=rule_field("grace"),
-            status=status,
-            created_at=instant("created_at"),
-            updated_at=instant("updated_at"),
-            evaluated_until=instant("evaluated_until"),
-            effective_from=instant("effective_from"),
-            revision=revision_of(item),
-            closed_on=validate_closed_on(item.get("closed_on")),
-            extra={k: v for k, v in item.items() if k not in known},
-            notify=notify,
-        )
+            document["notify"] = self.notify.to_dict()
+        return document
 
 
-def revision_of(item: dict[str, Any]) -> int:
-    """The item's ``revision`` (0 when absent); InvalidInput when it is not a whole number >= 0.
+@dataclass(frozen=True)
+class ChecklistRecord:
+    """A checklist as schedule-sync reads it from storage, whatever a hand edit made of it: the
+    checklist, or why it cannot be read, and the sync's own notes as they are stored."""
 
-    Every conditional write of the checklist compares it, so a value that cannot be written back
-    as the same number (a string, a fraction) is refused rather than rounded.
-    """
-    value = item.get("revision")
-    if value is None:
-        return 0
-    if (isinstance(value, bool) or not isinstance(value, int | Decimal)
-            or (isinstance(value, Decimal) and not value.is_finite())
-            or not 0 <= value <= _MAX_REVISION or value != int(value)):
-        raise InvalidInput("revision", f"is {describe(value)}, not a whole number >= 0")
-    return int(value)
-
-
-def _checklist_id_of(item: dict[str, Any]) -> str:
-    """The id the item's key names (the schedule and every evaluation use it, so a hand-edited
-    ``checklist_id`` attribute cannot point them at another checklist)."""
-    pk = item.get("pk")
-    if isinstance(pk, str) and pk.startswith(_PK_PREFIX) and len(pk) > len(_PK_PREFIX):
-        return pk.removeprefix(_PK_PREFIX)
-    attribute = item.get("checklist_id")
-    if not isinstance(attribute, str) or not attribute:
-        raise InvalidInput("checklist_id", f"the item has no checklist key (pk {describe(pk)})")
-    return attribute
-
-
-# -- notifications (#18) ------------------------------------------------------------------------------
-def _notify_of(item: dict[str, Any]) -> NotifySettings | None:
-    """The item's ``notify`` block; None when absent, or when a hand edit made it unreadable (it then
-    stays in ``extra`` as it is, and the notifier tells nobody until it is fixed)."""
-    value = item.get("notify")
-    if value is None:
-        return None
-    try:
-        return NotifySettings.parse(value, window=None)
-    except InvalidInput:
-        return None
+    has_revision: bool
+    """False for a checklist written by hand without one (the sync gives it the one a new one has)."""
+    revision: int
+    """Its revision; 0 when it has none or it is unreadable (then :attr:`problem` says why)."""
+    checklist: Checklist | None
+    """None when it cannot be read (:attr:`problem`)."""
+    problem: InvalidInput | None = None
+    """Why the revision or the checklist cannot be read (naming the attribute)."""
+    schedule: object = None
+    """The sync's note of the schedule it applied, as stored (anything, after a hand edit)."""
+    sync_error: object = None
+    """The sync's note of the error it reported, as stored."""

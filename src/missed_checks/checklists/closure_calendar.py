@@ -16,15 +16,15 @@ references at most :data:`MAX_CALENDARS_PER_CHECKLIST` calendars.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from missed_checks import identifiers, keys
+from missed_checks import identifiers
 from missed_checks.checklists.recurrence import LAST_YEAR
 from missed_checks.errors import InvalidInput, describe, shorten
-from missed_checks.timefmt import FIRST_YEAR, parse_instant, to_utc_iso
+from missed_checks.timefmt import FIRST_YEAR, to_utc_iso
 
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
@@ -96,19 +96,10 @@ def validate_closed_on(values: object, field: str = "closed_on") -> tuple[str, .
     return tuple(seen)
 
 
-MAX_BY_CHARS = 128
-
-
 def validate_author(value: object, field: str = "by") -> str:
-    """Who puts a calendar revision: one line of text (1-128 characters), or InvalidInput naming ``field``."""
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidInput(field, f"is {describe(value)}: give who puts the calendar (a non-empty text)")
-    text = value.strip()
-    if len(text) > MAX_BY_CHARS:
-        raise InvalidInput(field, f"is {len(text)} characters long; keep it to {MAX_BY_CHARS}")
-    if any(ord(char) < 32 for char in text):
-        raise InvalidInput(field, "must be one line of text (no newlines or control characters)")
-    return text
+    """Who puts a calendar revision: one line of text (:func:`missed_checks.identifiers.one_line`,
+    1-128 characters), or InvalidInput naming ``field``."""
+    return identifiers.one_line(value, field, "who puts the calendar")
 
 
 @dataclass(frozen=True)
@@ -126,48 +117,6 @@ class ClosureCalendar:
     updated_by: str | None = None
     """Who put this revision (None: a revision written before authors were kept). With
     :attr:`updated_at`, kept for good on the revision's own record."""
-
-    def to_item(self) -> dict[str, Any]:
-        item: dict[str, Any] = {
-            **keys.calendar_key(self.calendar_id),
-            "type": "calendar",
-            "gsi2pk": keys.CALENDARS_INDEX_PK,
-            "gsi2sk": self.calendar_id,
-            "calendar_id": self.calendar_id,
-            "dates": [d.isoformat() for d in self.dates],
-            "description": self.description,
-            "revision": self.revision,
-        }
-        if self.updated_at is not None:
-            item["updated_at"] = to_utc_iso(self.updated_at)
-        if self.updated_by is not None:
-            item["updated_by"] = self.updated_by
-        return item
-
-    def revision_item(self) -> dict[str, Any]:
-        """The calendar as this revision defined it, kept for good: a judged window names the
-        revision it was judged by, and this record says which dates that was."""
-        return {**self.to_item(), **keys.calendar_revision_key(self.calendar_id, self.revision),
-                "type": "calendar_revision", "gsi2pk": None, "gsi2sk": None}
-
-    @classmethod
-    def from_item(cls, item: Mapping[str, Any]) -> ClosureCalendar:
-        """Read a table item; a hand-edited one fails with InvalidInput naming the attribute."""
-        calendar_id = validate_calendar_id(item.get("calendar_id"), "calendar_id")
-        revision = item.get("revision", 0)
-        if isinstance(revision, bool) or not isinstance(revision, int) and type(revision).__name__ != "Decimal":
-            raise InvalidInput("revision", f"is {describe(revision)}, not a whole number")
-        used_by = item.get("used_by") or set()
-        updated_at = item.get("updated_at")
-        return cls(
-            calendar_id=calendar_id,
-            dates=parse_dates(list(item.get("dates") or []), "dates"),
-            description=validate_description(item.get("description") or ""),
-            revision=int(revision),
-            updated_at=parse_instant(updated_at, "updated_at") if updated_at else None,
-            used_by=frozenset(str(c) for c in used_by),
-            updated_by=str(item["updated_by"]) if item.get("updated_by") else None,
-        )
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -21,7 +21,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Protocol
 
-from missed_checks.checklists.checklist import RULE_FIELDS, Checklist, revision_of
+from missed_checks.checklists.checklist import RULE_FIELDS, Checklist, ChecklistRecord
 from missed_checks.checklists.schedule import DesiredSchedule, Target, desired_schedule
 from missed_checks.errors import InvalidInput, ScheduleRejected
 from missed_checks.notifications.reminders import desired_reminders, reminder_schedule_names
@@ -50,7 +50,7 @@ class SyncResult:
 
 
 class Table(Protocol):
-    def get_checklist_item(self, checklist_id: str) -> dict[str, Any] | None: ...
+    def get_checklist_record(self, checklist_id: str) -> ChecklistRecord | None: ...
 
     def record_schedule_sync(self, checklist_id: str, revision: int, *, schedule: Mapping[str, Any] | None,
                              error: Mapping[str, Any] | None) -> bool: ...
@@ -130,25 +130,26 @@ def sync_checklist(
     """Bring the checklist's schedule (and, with ``reminder_target``, its reminder schedules: #18)
     in step with its item. ``known_reminders``: the reminder schedules the checklist's last item
     noted (a stream record's old image), deleted with it; None: unknown, every possible name is."""
-    item = table.get_checklist_item(checklist_id)
+    item = table.get_checklist_record(checklist_id)
     if item is None:
         if reminder_target is not None:
             _delete_reminders(schedules, list(known_reminders) if known_reminders is not None
                               else reminder_schedule_names(checklist_id))
         deleted = schedules.delete(checklist_id)
         return SyncResult(checklist_id, Action.DELETED if deleted else Action.UNCHANGED, "checklist deleted")
-    if "revision" not in item:
+    if not item.has_revision:
         # Written by hand without one: every note below is conditional on the revision, so give it
         # the one a fresh item has (no-op when it appeared meanwhile).
         table.adopt_checklist(checklist_id)
-    recorded = _mapping(item.get("schedule"))
+    recorded = _mapping(item.schedule)
+    revision = item.revision
+    if item.checklist is None:
+        # An unreadable revision (0: the notes cannot match it) or checklist: the schedule is still
+        # deleted and the DLQ told.
+        return _reject(checklist_id, revision, item, item.problem or InvalidInput("checklist", "unreadable"), table,
+                       schedules, now, report_rejected)
     try:
-        revision = revision_of(item)
-    except InvalidInput as invalid:
-        # The notes cannot match this revision; the schedule is still deleted and the DLQ told.
-        return _reject(checklist_id, 0, item, invalid, table, schedules, now, report_rejected)
-    try:
-        checklist = table.with_closures(Checklist.from_item(item))
+        checklist = table.with_closures(item.checklist)
         desired = desired_schedule(checklist, group_name, now)
         reminders = (desired_reminders(checklist, group_name, now)
                      if reminder_target is not None and desired is not None else [])
@@ -165,7 +166,7 @@ def sync_checklist(
     fingerprint = desired.fingerprint(target)
     if reminders and reminder_target is not None:  # the reminders' requests change it too (#18)
         fingerprint = _combined(fingerprint, [reminder.fingerprint(reminder_target) for reminder in reminders])
-    if recorded.get("fingerprint") == fingerprint and not item.get("sync_error"):
+    if recorded.get("fingerprint") == fingerprint and not item.sync_error:
         return SyncResult(checklist_id, Action.UNCHANGED, "schedule already matches")
     try:
         applied = schedules.upsert(desired, target, probably_exists=bool(recorded.get("fingerprint")))
@@ -200,12 +201,12 @@ def sync_checklist(
     return SyncResult(checklist_id, Action(applied), f"{desired.expression} in {desired.timezone}")
 
 
-def _reject(checklist_id: str, revision: int, item: Mapping[str, Any], invalid: InvalidInput, table: Table,
+def _reject(checklist_id: str, revision: int, item: ChecklistRecord, invalid: InvalidInput, table: Table,
             schedules: Schedules, now: datetime, report_rejected: Rejected) -> SyncResult:
     """An unusable rule: no schedule may fire for it. Note the error on the item (once per revision)
     and hand it to the dead-letter queue so an operator sees it."""
     error = {"field": invalid.field, "message": invalid.message}
-    previous = _mapping(item.get("sync_error"))
+    previous = _mapping(item.sync_error)
     if (previous.get("field"), previous.get("message"), previous.get("revision")) == (
         error["field"], error["message"], revision
     ):
@@ -214,7 +215,7 @@ def _reject(checklist_id: str, revision: int, item: Mapping[str, Any], invalid: 
         schedules.delete(checklist_id)
     except ScheduleRejected:
         pass  # an id Scheduler refuses as a name: no schedule by that name can exist
-    _delete_reminders(schedules, [str(name) for name in _mapping(item.get("schedule")).get("reminders") or []])
+    _delete_reminders(schedules, [str(name) for name in _mapping(item.schedule).get("reminders") or []])
     # Dead-letter first: if noting the error on the item then fails, the retry reports again rather
     # than never (at least once).
     report_rejected(checklist_id, error, revision)

@@ -14,21 +14,19 @@ See docs/out-of-service.md.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from missed_checks import keys
 from missed_checks.checklists.recurrence import OccurrenceWindow
 from missed_checks.equipment.assignments import validate_equipment_id
 from missed_checks.errors import InvalidInput, describe
+from missed_checks.identifiers import one_line
 from missed_checks.timefmt import Instant, parse_instant, to_utc_iso
 
 MAX_REASON_CHARS = 500
 """A reason is a sentence or two ("gearbox replaced in the workshop"), not a document."""
-MAX_BY_CHARS = 128
-ITEM_TYPE = "out_of_service"
 
 
 def _aware(value: object, field: str) -> datetime:
@@ -41,23 +39,12 @@ def _aware(value: object, field: str) -> datetime:
     return parse_instant(to_utc_iso(value), field).astimezone(value.tzinfo)
 
 
-def _text(value: object, field: str, limit: int, what: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidInput(field, f"give {what} (a non-empty text)")
-    text = value.strip()
-    if len(text) > limit:
-        raise InvalidInput(field, f"is {len(text)} characters long; keep it to {limit}")
-    if any(ord(char) < 32 and char not in "\t" for char in text):
-        raise InvalidInput(field, "must be one line of text (no newlines or control characters)")
-    return text
-
-
 @dataclass(frozen=True)
 class OutOfServicePeriod:
     """Equipment out of service over ``[start, end)`` (``end`` None: until further notice).
 
     ``start`` and ``end`` are the user's ``from`` and ``to``. Build one with :meth:`create`, which
-    validates every field; the table reads stored ones back with :meth:`from_item`."""
+    validates every field; the table adapter reads stored ones back as they were written."""
 
     equipment_id: str
     start: datetime
@@ -89,8 +76,8 @@ class OutOfServicePeriod:
             equipment_id=equipment,
             start=begins,
             end=ends,
-            reason=_text(reason, "reason", MAX_REASON_CHARS, "the reason it is out of service"),
-            recorded_by=_text(recorded_by, "by", MAX_BY_CHARS, "who records it"),
+            reason=one_line(reason, "reason", "the reason it is out of service", MAX_REASON_CHARS),
+            recorded_by=one_line(recorded_by, "by", "who records it"),
             recorded_at=_aware(recorded_at, "recorded_at"),
         )
 
@@ -129,7 +116,7 @@ class OutOfServicePeriod:
         if self.end is not None and when >= self.end:
             raise InvalidInput("at", f"{to_utc_iso(when)} is not before the period's to ({to_utc_iso(self.end)}): "
                                      "ending early shortens a period; record a new period to lengthen it")
-        ended_by = _text(by, "by", MAX_BY_CHARS, "who ends it")
+        ended_by = one_line(by, "by", "who ends it")
         if self.ended_at is None:
             return replace(self, end=when, planned_end=self.end, ended_by=ended_by, ended_at=now)
         # ended early before: that ending stays on record as it was, and the plan stays the first one
@@ -163,27 +150,6 @@ class OutOfServicePeriod:
         if self.earlier_endings:
             document["earlier_endings"] = [dict(ending) for ending in self.earlier_endings]
         return document
-
-    def to_item(self) -> dict[str, Any]:
-        """The table item: in the fleet's one out-of-service partition, sorted by ``from``."""
-        return {**keys.out_of_service_key(to_utc_iso(self.start), self.equipment_id), "type": ITEM_TYPE,
-                **{name: value for name, value in self.to_dict().items() if value is not None}}
-
-    @classmethod
-    def from_item(cls, item: Mapping[str, Any]) -> OutOfServicePeriod:
-        return cls(
-            equipment_id=str(item["equipment_id"]),
-            start=parse_instant(item["from"], "from"),
-            end=parse_instant(item["to"], "to") if item.get("to") else None,
-            reason=str(item.get("reason", "")),
-            recorded_by=str(item.get("recorded_by", "")),
-            recorded_at=parse_instant(item["recorded_at"], "recorded_at"),
-            planned_end=parse_instant(item["planned_to"], "planned_to") if item.get("planned_to") else None,
-            ended_by=str(item["ended_by"]) if item.get("ended_by") else None,
-            ended_at=parse_instant(item["ended_at"], "ended_at") if item.get("ended_at") else None,
-            earlier_endings=tuple({str(k): str(v) for k, v in ending.items()}
-                                  for ending in item.get("earlier_endings") or () if isinstance(ending, Mapping)),
-        )
 
 
 def overlaps(start: Instant, end: Instant | None, other_start: Instant, other_end: Instant | None) -> bool:

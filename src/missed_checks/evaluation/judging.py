@@ -37,7 +37,7 @@ from missed_checks.contracts import (
     parse,
 )
 from missed_checks.dead_letters import failed_window_message
-from missed_checks.evaluation.missed_check import judge, missed_check_item
+from missed_checks.evaluation.missed_check import MissedCheck, judge
 from missed_checks.evaluation.planning import Outcome, plan_evaluation
 from missed_checks.evaluation.ports import (
     Announcer,
@@ -73,10 +73,10 @@ def judge_shards(store: ShardStore, checklist_id: str, window: OccurrenceWindow,
                                 out_of_service),
             shards))
         judged_at = now()
-        items = [missed_check_item(checklist_id=checklist_id, equipment_id=equipment_id, window=window,
-                                   judged_at=judged_at, execution=execution)
-                 for judgement in judgements for equipment_id in judgement.missed]
-        recorded = sum(pool.map(store.put_missed_check, items))
+        missed = [MissedCheck(checklist_id=checklist_id, equipment_id=equipment_id, window=window,
+                              judged_at=judged_at, execution=execution)
+                  for judgement in judgements for equipment_id in judgement.missed]
+        recorded = sum(pool.map(store.put_missed_check, missed))
     return BatchCounts(
         shards=list(shards),
         counted=sum(len(j.counted) for j in judgements),

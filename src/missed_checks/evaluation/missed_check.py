@@ -1,19 +1,17 @@
-"""Missed checks: judging one occurrence window for a set of equipment, and the durable record."""
+"""Missed checks: judging one occurrence window for a set of equipment, and the durable record
+(stored by :mod:`missed_checks.aws.table.windows`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
 
-from missed_checks import keys
 from missed_checks.checklists.recurrence import OccurrenceWindow
 from missed_checks.equipment.assignments import Assignment
 from missed_checks.equipment.out_of_service import OutOfServicePeriod, excused_equipment
 from missed_checks.performed_checks.performed_check import PerformedCheck, Timeliness, timeliness
-from missed_checks.timefmt import to_utc_iso
 
 
 @dataclass(frozen=True)
@@ -79,48 +77,14 @@ def judge(window: OccurrenceWindow, assignments: Iterable[Assignment],
     )
 
 
-def missed_check_item(
-    *,
-    checklist_id: str,
-    equipment_id: str,
-    window: OccurrenceWindow,
-    judged_at: datetime,
-    execution: str,
-) -> dict[str, Any]:
-    """The durable record: keyed by (checklist, window start, equipment), so writing it is idempotent.
+@dataclass(frozen=True)
+class MissedCheck:
+    """The durable record of one miss: (checklist, window, equipment) identify it, so writing it is
+    idempotent; when it was judged and by which execution. The rule it was judged by is kept once per
+    window, on the judged-window record the evaluation opens before any of the window's missed checks."""
 
-    It stays under 1 KB (one write unit) and lands in no index: the rule it was judged by is kept
-    once per window, on the judged-window record (:func:`judged_window_fields`), which the
-    evaluation writes before any of the window's missed checks."""
-    start = to_utc_iso(window.start)
-    return {
-        **keys.missed_key(checklist_id, start, equipment_id),
-        "type": "missed_check",
-        "checklist_id": checklist_id,
-        "equipment_id": equipment_id,
-        "window_start": start,
-        "window_end": to_utc_iso(window.end),
-        "evaluate_at": to_utc_iso(window.evaluate_at),
-        "window_local_start": window.start.isoformat(),
-        "judged_at": to_utc_iso(judged_at),
-        "execution": execution,
-    }
-
-
-def judged_window_fields(checklist_id: str, window: OccurrenceWindow, judged_by: Mapping[str, Any]) -> dict[str, Any]:
-    """What the judged-window record holds from the moment its window is first judged: the window,
-    the rule it is judged by (kept as first written: later edits never rewrite it), and its entry
-    in the fleet's ByPeriod index (one per window, so the fleet report finds every checklist,
-    deleted ones included, without an index entry per missed check)."""
-    start = to_utc_iso(window.start)
-    return {
-        "type": "judged_window",
-        "checklist_id": checklist_id,
-        "window_start": start,
-        "window_end": to_utc_iso(window.end),
-        "evaluate_at": to_utc_iso(window.evaluate_at),
-        "window_local_start": window.start.isoformat(),
-        "judged_by": {k: v for k, v in judged_by.items() if v},
-        "gsi2pk": keys.fleet_windows_pk(start[:7]),
-        "gsi2sk": keys.fleet_windows_sk(start, checklist_id),
-    }
+    checklist_id: str
+    equipment_id: str
+    window: OccurrenceWindow
+    judged_at: datetime
+    execution: str

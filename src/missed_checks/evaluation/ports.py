@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from missed_checks.contracts import JudgedWindowDetail
     from missed_checks.equipment.assignments import Assignment
     from missed_checks.equipment.out_of_service import OutOfServicePeriod
+    from missed_checks.evaluation.missed_check import MissedCheck
     from missed_checks.notifications.notification import Notification
     from missed_checks.performed_checks.performed_check import PerformedCheck
 
@@ -79,7 +80,7 @@ class WindowRecords(Protocol):
         """Start the window's record (the window and the rule it is judged by; the first rule stays)."""
         ...
 
-    def put_missed_check(self, item: Mapping[str, Any]) -> bool:
+    def put_missed_check(self, check: MissedCheck) -> bool:
         """Write a missed check unless it exists: True when written now."""
         ...
 

@@ -31,12 +31,12 @@ from datetime import UTC, datetime, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from missed_checks import identifiers, keys
-from missed_checks.aws.table import ChecklistTable, NotFound
+from missed_checks import identifiers
 from missed_checks.checklists.checklist import Checklist, Status, validate_checklist_id
 from missed_checks.checklists.recurrence import OccurrenceWindow
-from missed_checks.equipment.assignments import SHARD_COUNT, Assignment, shard_of, validate_equipment_id
-from missed_checks.errors import InvalidInput
+from missed_checks.equipment.assignments import SHARD_COUNT, Assignment, validate_equipment_id
+from missed_checks.errors import InvalidInput, NotFound
+from missed_checks.reporting.ports import ReportReader
 from missed_checks.reporting.report import (
     MissedRecord,
     OutOfService,
@@ -44,7 +44,6 @@ from missed_checks.reporting.report import (
     WindowOutcome,
     attached_checks,
     checklist_report,
-    judged_window,
     total,
     with_recorded_at,
 )
@@ -125,7 +124,7 @@ def _assignment_dict(assignment: Assignment) -> dict[str, Any]:
                         for assigned, unassigned in periods]}
 
 
-def out_of_service_of(table: ChecklistTable, start: datetime, equipment_ids: Sequence[str] = ()) -> list[OutOfService]:
+def out_of_service_of(table: ReportReader, start: datetime, equipment_ids: Sequence[str] = ()) -> list[OutOfService]:
     """The out-of-service periods that can excuse a window starting from ``start`` (one Query of the
     fleet's out-of-service partition: every period not ended by ``start``), as the report takes them."""
     periods = table.out_of_service_periods(start, None, equipment_ids or None)
@@ -134,7 +133,7 @@ def out_of_service_of(table: ChecklistTable, start: datetime, equipment_ids: Seq
 
 
 def build_report(
-    table: ChecklistTable,
+    table: ReportReader,
     start: datetime,
     end: datetime,
     *,
@@ -175,17 +174,11 @@ def build_report(
     return report
 
 
-def _recorded_at(table: ChecklistTable, checks: Sequence[tuple[str, str, str]]) -> dict[tuple[str, str, str], str]:
+def _recorded_at(table: ReportReader, checks: Sequence[tuple[str, str, str]]) -> dict[tuple[str, str, str], str]:
     """When each of ``checks`` (checklist, equipment, performed_at) was recorded: one BatchGetItem
     of those performed-check items (only the checks attached to a missed-check record)."""
-    wanted = [keys.performed_key(checklist_id, shard_of(equipment_id), equipment_id, performed_at)
-              for checklist_id, equipment_id, performed_at in dict.fromkeys(checks)]
-    found = {}
-    for item in table.batch_get(wanted) if wanted else ():
-        if item.get("recorded_at"):
-            key = (str(item["checklist_id"]), str(item["equipment_id"]), str(item["performed_at"]))
-            found[key] = str(item["recorded_at"])
-    return found
+    wanted = list(dict.fromkeys(checks))
+    return table.recorded_at_of(wanted) if wanted else {}
 
 
 def _info(checklist: Checklist) -> ChecklistInfo:
@@ -219,8 +212,8 @@ def _windows(checklist: Checklist, report: Report) -> list[Any]:
         return []
 
 
-def _judged(table: ChecklistTable, checklist_id: str, report: Report) -> list[OccurrenceWindow]:
-    return [judged_window(item) for item in table.judged_windows(checklist_id, report.start, report.end)]
+def _judged(table: ReportReader, checklist_id: str, report: Report) -> list[OccurrenceWindow]:
+    return table.judged_windows_of(checklist_id, report.start, report.end)
 
 
 def _rows(checklist: Checklist | str, judged: list[OccurrenceWindow], current: list[Any],
@@ -256,7 +249,7 @@ def _checks_until(windows: Iterable[Any], report: Report) -> str:
 
 
 # -- whole checklists -----------------------------------------------------------------------------
-def _by_checklist(table: ChecklistTable, report: Report, checklist_ids: Sequence[str],
+def _by_checklist(table: ReportReader, report: Report, checklist_ids: Sequence[str],
                   progress: Progress | None) -> None:
     judged_ids: set[str] | None = None  # checklists with a window judged in the period (the fleet)
     deleted: list[str] = []
@@ -264,7 +257,7 @@ def _by_checklist(table: ChecklistTable, report: Report, checklist_ids: Sequence
         checklists: list[Checklist | str] = []
         for checklist_id in dict.fromkeys(checklist_ids):
             found = table.get_checklist(checklist_id)
-            if found is None and not table.judged_windows(checklist_id, report.start, report.end):
+            if found is None and not table.judged_windows_of(checklist_id, report.start, report.end):
                 raise NotFound(f"checklist {checklist_id!r} does not exist")
             checklists.append(checklist_id if found is None else found)
     else:
@@ -298,21 +291,17 @@ def _by_checklist(table: ChecklistTable, report: Report, checklist_ids: Sequence
                 progress(checklist_id)
 
 
-def _performed_shard(table: ChecklistTable, checklist_id: str, shard: int, low: str,
+def _performed_shard(table: ReportReader, checklist_id: str, shard: int, low: str,
                      high: str) -> list[tuple[str, str]]:
     return table.performed_check_keys(checklist_id, shard, low, high)
 
 
-_MISSED_ATTRIBUTES = ("checklist_id", "equipment_id", "window_start", "window_end", "dismissal", "judged_at")
-
-
-def _missed_of_checklist(table: ChecklistTable, checklist_id: str, report: Report) -> list[MissedRecord]:
-    items = table.missed_checks_of_checklist(checklist_id, report.start, report.end, _MISSED_ATTRIBUTES)
-    return [MissedRecord.from_item(item) for item in items]
+def _missed_of_checklist(table: ReportReader, checklist_id: str, report: Report) -> list[MissedRecord]:
+    return table.missed_records_of_checklist(checklist_id, report.start, report.end)
 
 
 # -- named equipment ------------------------------------------------------------------------------
-def _by_equipment(table: ChecklistTable, report: Report, equipment_ids: list[str], only: set[str],
+def _by_equipment(table: ReportReader, report: Report, equipment_ids: list[str], only: set[str],
                   progress: Progress | None) -> None:
     checklists: dict[str, Checklist | str] = {}  # a deleted checklist by its id
     # checklist id -> (judged windows, current-rule windows), read once for all the equipment
@@ -332,9 +321,9 @@ def _by_equipment(table: ChecklistTable, report: Report, equipment_ids: list[str
                      for a in assignments), default=high)
         performed: dict[str, list[str]] = defaultdict(list)
         missed: dict[str, list[MissedRecord]] = defaultdict(list)
-        for item in table.missed_checks_of_equipment(equipment_id, [a.checklist_id for a in assignments],
-                                                     report.start, report.end):
-            missed[str(item["checklist_id"])].append(MissedRecord.from_item(item))
+        for checklist_id, record in table.missed_records_of_equipment(
+                equipment_id, [a.checklist_id for a in assignments], report.start, report.end):
+            missed[checklist_id].append(record)
         for checklist_id, performed_at in table.performed_checks_of_equipment(equipment_id, low, until):
             if checklist_id in windows and not (only and checklist_id not in only):
                 performed[checklist_id].append(performed_at)

@@ -263,9 +263,7 @@ def _print_preview(document: dict[str, Any], out: Output) -> None:
 
 
 def _checklist_document(checklist: Checklist) -> dict[str, Any]:
-    item = checklist.to_item()
-    for name in ("pk", "sk", "type", "gsi2pk", "gsi2sk"):
-        item.pop(name, None)
+    item = checklist.to_dict()
     item.update({k: v for k, v in checklist.extra.items() if k in ("schedule", "sync_error")})
     if checklist.watermark is not None:
         # Windows ending at or before this instant are never judged (again).

@@ -2,7 +2,7 @@
 
 Shared by the Lambda handlers, the command line and the local runtime, so all of them write the
 same items (see README "Data model"). One module per kind of item, over one low-level client
-(:mod:`.base`); the keys are :mod:`missed_checks.keys`' alone:
+(:mod:`.base`); the keys are :mod:`.keys`' alone:
 
 * :mod:`.checklists`: checklists and their evaluated-until watermark;
 * :mod:`.assignments`: equipment assignments;
@@ -17,7 +17,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from missed_checks import keys
+from missed_checks.aws.table import keys
 from missed_checks.aws.table.assignments import AssignmentItems
 from missed_checks.aws.table.base import (
     THROTTLING_CODES,
@@ -35,8 +35,18 @@ from missed_checks.aws.table.windows import WindowItems
 from missed_checks.evaluation.ports import WindowClaim
 from missed_checks.timefmt import to_utc_iso
 
-__all__ = ["THROTTLING_CODES", "ChecklistTable", "Conflict", "NotFound", "WindowClaim", "deserialize", "error_code",
-           "raise_transient", "serialize"]
+__all__ = ["THROTTLING_CODES", "ChecklistTable", "Conflict", "NotFound", "WindowClaim", "calendar_named_by",
+           "checklist_named_by", "deserialize", "error_code", "raise_transient", "serialize"]
+
+
+def checklist_named_by(pk: str) -> str | None:
+    """The checklist whose item a partition key (a stream record's ``pk``) belongs to; None for any other."""
+    return keys.checklist_id_of(pk)
+
+
+def calendar_named_by(pk: str) -> str | None:
+    """The closure calendar whose item a partition key belongs to; None for any other."""
+    return keys.calendar_id_of(pk)
 
 
 class ChecklistTable(AssignmentItems, PerformedCheckItems, WindowItems, OutOfServiceItems, ClientRequestItems):

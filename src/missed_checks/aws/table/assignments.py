@@ -8,7 +8,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from missed_checks import keys
+from missed_checks.aws.table import keys
 from missed_checks.aws.table.base import condition_item, error_code, serialize
 from missed_checks.aws.table.checklists import ChecklistItems
 from missed_checks.equipment.assignments import Assignment, shard_of, validate_equipment_id

@@ -17,9 +17,12 @@ from typing import Any, cast
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
-from missed_checks import identifiers, keys
+from missed_checks import identifiers
 from missed_checks.aws.clients import ServiceAdapter
-from missed_checks.errors import InvalidInput, MissedChecksError, TransientError, shorten
+from missed_checks.aws.table import keys
+from missed_checks.errors import Conflict, InvalidInput, NotFound, TransientError, shorten
+
+__all__ = ["Conflict", "NotFound"]  # the domain's (missed_checks.errors), raised here too
 
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
@@ -31,14 +34,6 @@ THROTTLING_CODES = {
     "InternalServerError",
     "ServiceUnavailable",
 }
-
-
-class NotFound(MissedChecksError):
-    """The item the caller named does not exist."""
-
-
-class Conflict(MissedChecksError):
-    """The item changed or is in a state that forbids the change (e.g. dismissed twice)."""
 
 
 def serialize(item: Mapping[str, Any]) -> dict[str, Any]:

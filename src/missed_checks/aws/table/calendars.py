@@ -25,7 +25,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from missed_checks import keys
+from missed_checks.aws.table import keys
 from missed_checks.aws.table.base import (
     Conflict,
     TableClient,
@@ -36,10 +36,13 @@ from missed_checks.aws.table.base import (
 )
 from missed_checks.checklists.closure_calendar import (
     ClosureCalendar,
+    parse_dates,
     validate_author,
     validate_calendar_id,
     validate_description,
 )
+from missed_checks.errors import InvalidInput, describe
+from missed_checks.timefmt import parse_instant, to_utc_iso
 
 _REVISION_PREFIX = "REVISION#"
 
@@ -55,7 +58,7 @@ class CalendarReferenceError(Conflict):
 class CalendarItems(TableClient):
     def get_calendar(self, calendar_id: str) -> ClosureCalendar | None:
         item = self._get(keys.calendar_key(validate_calendar_id(calendar_id)))
-        return None if item is None else ClosureCalendar.from_item(item)
+        return None if item is None else calendar_of(item)
 
     def get_calendars(self, calendar_ids: Iterable[str]) -> dict[str, ClosureCalendar | None]:
         """Each calendar by id (None when it does not exist); strongly consistent reads, one per
@@ -65,12 +68,12 @@ class CalendarItems(TableClient):
     def list_calendars(self) -> list[ClosureCalendar]:
         items = self.query(keys.BY_PERIOD_INDEX, KeyConditionExpression="gsi2pk = :pk",
                            ExpressionAttributeValues=serialize({":pk": keys.CALENDARS_INDEX_PK}))
-        return [ClosureCalendar.from_item(item) for item in items]
+        return [calendar_of(item) for item in items]
 
     def calendar_revision(self, calendar_id: str, revision: int) -> ClosureCalendar | None:
         """The calendar as revision ``revision`` defined it (kept after the calendar is deleted)."""
         item = self._get(keys.calendar_revision_key(validate_calendar_id(calendar_id), revision))
-        return None if item is None else ClosureCalendar.from_item(item)
+        return None if item is None else calendar_of(item)
 
     def put_calendar(self, calendar_id: str, dates: Sequence[date], *, now: datetime,
                      description: str | None = None, by: str | None = None) -> ClosureCalendar:
@@ -87,7 +90,7 @@ class CalendarItems(TableClient):
                          else current.description if current else ""),
             revision=revision + 1, updated_at=now, used_by=current.used_by if current else frozenset(),
             updated_by=author)
-        item = calendar.to_item()
+        item = calendar_item(calendar)
         owned = [name for name in item if name not in ("pk", "sk")]
         removed = [] if author is not None or current is None or current.updated_by is None else ["updated_by"]
         condition = ("attribute_exists(pk) AND revision = :expected" if current
@@ -102,7 +105,7 @@ class CalendarItems(TableClient):
                         "ConditionExpression": condition,
                         "ExpressionAttributeNames": {f"#{name}": name for name in [*owned, *removed]},
                         "ExpressionAttributeValues": serialize(values)}},
-            {"Put": {"TableName": self.name, "Item": serialize(calendar.revision_item()),
+            {"Put": {"TableName": self.name, "Item": serialize(calendar_revision_item(calendar)),
                      "ConditionExpression": "attribute_not_exists(pk)"}},
         ], f"calendar {calendar_id} changed while being written; try again")
         return calendar
@@ -175,3 +178,50 @@ class CalendarItems(TableClient):
             reasons = [str(reason.get("Code") or "None")
                        for reason in error.response.get("CancellationReasons", [])]
             raise CalendarReferenceError(conflict, reasons) from None
+
+
+# -- the calendar items -------------------------------------------------------------------------------
+def calendar_item(calendar: ClosureCalendar) -> dict[str, Any]:
+    """The calendar's item: its key, its entry in the ByPeriod list of calendars, its fields (its
+    ``used_by`` is written only by the checklists' transactions)."""
+    item: dict[str, Any] = {
+        **keys.calendar_key(calendar.calendar_id),
+        "type": "calendar",
+        "gsi2pk": keys.CALENDARS_INDEX_PK,
+        "gsi2sk": calendar.calendar_id,
+        "calendar_id": calendar.calendar_id,
+        "dates": [d.isoformat() for d in calendar.dates],
+        "description": calendar.description,
+        "revision": calendar.revision,
+    }
+    if calendar.updated_at is not None:
+        item["updated_at"] = to_utc_iso(calendar.updated_at)
+    if calendar.updated_by is not None:
+        item["updated_by"] = calendar.updated_by
+    return item
+
+
+def calendar_revision_item(calendar: ClosureCalendar) -> dict[str, Any]:
+    """The calendar as this revision defined it, kept for good: a judged window names the
+    revision it was judged by, and this record says which dates that was."""
+    return {**calendar_item(calendar), **keys.calendar_revision_key(calendar.calendar_id, calendar.revision),
+            "type": "calendar_revision", "gsi2pk": None, "gsi2sk": None}
+
+
+def calendar_of(item: Mapping[str, Any]) -> ClosureCalendar:
+    """Read a calendar (or revision) item; a hand-edited one fails with InvalidInput naming the attribute."""
+    calendar_id = validate_calendar_id(item.get("calendar_id"), "calendar_id")
+    revision = item.get("revision", 0)
+    if isinstance(revision, bool) or not isinstance(revision, int) and type(revision).__name__ != "Decimal":
+        raise InvalidInput("revision", f"is {describe(revision)}, not a whole number")
+    used_by = item.get("used_by") or set()
+    updated_at = item.get("updated_at")
+    return ClosureCalendar(
+        calendar_id=calendar_id,
+        dates=parse_dates(list(item.get("dates") or []), "dates"),
+        description=validate_description(item.get("description") or ""),
+        revision=int(revision),
+        updated_at=parse_instant(updated_at, "updated_at") if updated_at else None,
+        used_by=frozenset(str(c) for c in used_by),
+        updated_by=str(item["updated_by"]) if item.get("updated_by") else None,
+    )

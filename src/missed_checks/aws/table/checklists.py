@@ -1,26 +1,40 @@
-"""Checklist items and their evaluated-until watermark item (an item of its own beside each)."""
+"""Checklist items and their evaluated-until watermark item (an item of its own beside each).
+
+The item's shape is this module's alone: :func:`checklist_item` writes a :class:`Checklist`,
+:func:`checklist_of` reads one back (tolerating a hand-edited item). What a put may change and
+when its rule takes effect is :mod:`missed_checks.checklists.saving`'s; this module only writes."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 from botocore.exceptions import ClientError
 
-from missed_checks import clock, keys
+from missed_checks import clock
+from missed_checks.aws.table import keys
 from missed_checks.aws.table.base import Conflict, NotFound, error_code, serialize
 from missed_checks.aws.table.calendars import CalendarItems, CalendarReferenceError
-from missed_checks.checklists.checklist import Checklist, Status, validate_checklist_id
-from missed_checks.checklists.closure_calendar import validate_closed_on
-from missed_checks.errors import InvalidInput, InvalidRecurrence
+from missed_checks.checklists.checklist import Checklist, ChecklistRecord, Status
+from missed_checks.checklists.closure_calendar import ClosureCalendar, validate_closed_on
+from missed_checks.errors import InvalidInput, describe
 from missed_checks.notifications.notification import NotifySettings
-from missed_checks.timefmt import to_utc_iso
+from missed_checks.timefmt import parse_instant, to_utc_iso
+
+_PK_PREFIX = keys.checklist_pk("")
+_MAX_REVISION = 10**15  # far beyond any number of edits; bounds the conversion of a hand-written number
 
 
 class ChecklistItems(CalendarItems):
     def get_checklist_item(self, checklist_id: str) -> dict[str, Any] | None:
         return self._get(keys.checklist_key(checklist_id))
+
+    def get_checklist_record(self, checklist_id: str) -> ChecklistRecord | None:
+        """The checklist item as schedule-sync reads it, whatever a hand edit made of it (None: no item)."""
+        item = self.get_checklist_item(checklist_id)
+        return None if item is None else checklist_record(item)
 
     def get_checklist(self, checklist_id: str) -> Checklist | None:
         """The checklist with its evaluated-until watermark (an item of its own): one Query."""
@@ -31,7 +45,7 @@ class ChecklistItems(CalendarItems):
         item = items.get(keys.CHECKLIST_SK)
         if item is None:
             return None
-        checklist = Checklist.from_item(_with_watermark(item, items.get(keys.WATERMARK_SK, {}).get("evaluated_until")))
+        checklist = checklist_of(_with_watermark(item, items.get(keys.WATERMARK_SK, {}).get("evaluated_until")))
         return self.with_closures(checklist)
 
     def with_closures(self, checklist: Checklist) -> Checklist:
@@ -46,81 +60,30 @@ class ChecklistItems(CalendarItems):
                                 ExpressionAttributeValues=serialize({":pk": keys.CHECKLISTS_INDEX_PK})))
         watermarks = {item["pk"]: item.get("evaluated_until") for item in
                       self.batch_get([{"pk": item["pk"], "sk": keys.WATERMARK_SK} for item in items])}
-        checklists = [Checklist.from_item(_with_watermark(item, watermarks.get(item["pk"]))) for item in items]
+        checklists = [checklist_of(_with_watermark(item, watermarks.get(item["pk"]))) for item in items]
         calendars = self.get_calendars(c for checklist in checklists for c in checklist.closed_on)
         return [checklist.with_changes(closures={c: calendars[c] for c in checklist.closed_on})
                 if checklist.closed_on else checklist for checklist in checklists]
 
-    def put_checklist(
-        self,
-        checklist_id: str,
-        *,
-        recurrence: str,
-        now: datetime,
-        name: str = "",
-        timezone: str | None = None,
-        window: str | None = None,
-        grace: str | None = None,
-        validate: bool = True,
-        closed_on: Sequence[str] | None = None,
-        notify: NotifySettings | None = None,
-    ) -> Checklist:
-        """Create a checklist or edit an existing one.
-
-        A new checklist takes effect now; an edit that changes the rule (recurrence, time zone,
-        window or grace) takes effect now (``effective_from``), so the new rule never judges
-        windows that closed before it existed. ``validate=False`` writes the rule unchecked, as a
-        hand edit in the console would (schedule-sync then reports it). ``notify`` (#18) replaces
-        who is told (an empty one tells nobody); None keeps what the checklist has.
-
-        ``closed_on`` (None: keep the current list) names closure calendars; each must exist
-        (InvalidInput ``closed_on[1]: no calendar 'x'``), and the checklist and every calendar
-        reference it adds or drops are written in one transaction (:mod:`.calendars`). Changing it is
-        not a rule change: only windows not judged yet are affected.
-        """
-        validate_checklist_id(checklist_id)
-        wanted = None if closed_on is None else validate_closed_on(list(closed_on))
-        current = self.get_checklist(checklist_id)
-        base = current or Checklist(checklist_id=checklist_id, recurrence=recurrence, created_at=now,
-                                    effective_from=now)
-        updated = base.with_changes(
-            recurrence=recurrence, name=name or base.name, timezone=timezone or None, window=window or None,
-            grace=grace or None, updated_at=now, revision=base.revision + 1,
-        )
-        # closure calendars (#23 item 2): each named one must exist; written with the checklist
-        before = current.closed_on if current else ()
-        if wanted is not None:
-            updated = updated.with_changes(closed_on=wanted)
-        calendars = self.get_calendars([*updated.closed_on, *before]) if (updated.closed_on or before) else {}
-        for index, calendar_id in enumerate(updated.closed_on):
-            if calendars.get(calendar_id) is None:
-                raise InvalidInput(f"closed_on[{index}]", f"no calendar {calendar_id!r} (create it first: "
-                                   f"missed-checks calendar put {calendar_id} --date YYYY-MM-DD)")
-        if updated.closed_on or before:
-            updated = updated.with_changes(closures={c: calendars[c] for c in updated.closed_on})
-        if notify is not None:  # notifications (#18)
-            updated = updated.with_changes(notify=notify)
-        if validate:
-            rule = updated.parsed()
-            if updated.notify is not None:  # a lead must still fit the (possibly new) rule's windows
-                NotifySettings.parse(updated.notify.to_dict(), rule)
-        elif updated.notify is not None and updated.notify.remind_before and notify is None:
-            _kept_leads_fit(updated)
-        if current is not None and updated.rule() != current.rule():
-            updated = updated.with_changes(effective_from=now)
+    def write_checklist(self, checklist: Checklist, current: Checklist | None,
+                        calendars: Mapping[str, ClosureCalendar | None]) -> None:
+        """Write a checklist :func:`missed_checks.checklists.saving.save_checklist` decided: created
+        (conditional on no item) when ``current`` is None, else the fields a user owns, conditional on
+        ``current``'s revision (Conflict when it changed meanwhile). With ``calendars`` (every calendar
+        it references or referenced, as read), the checklist and each reference it adds or drops are
+        one transaction, each conditional on the calendar existing (:mod:`.calendars`)."""
         if calendars:
-            self._write_with_references(updated, current, calendars)
+            self._write_with_references(checklist, current, calendars)
         elif current is None:
-            self._create_checklist(updated)
+            self._create_checklist(checklist)
         else:
-            self._update_checklist(updated, current.revision)
-        return updated
+            self._update_checklist(checklist, current.revision)
 
     def _write_with_references(self, checklist: Checklist, current: Checklist | None,
-                               calendars: Mapping[str, Any]) -> None:
+                               calendars: Mapping[str, ClosureCalendar | None]) -> None:
         """The checklist write and its calendar references in one transaction (closure calendars)."""
         if current is None:
-            write = {"Put": {"TableName": self.name, "Item": serialize(checklist.to_item()),
+            write = {"Put": {"TableName": self.name, "Item": serialize(checklist_item(checklist)),
                              "ConditionExpression": "attribute_not_exists(pk)"}}
         else:
             write = {"Update": {"TableName": self.name, "Key": serialize(keys.checklist_key(checklist.checklist_id)),
@@ -138,7 +101,7 @@ class ChecklistItems(CalendarItems):
 
     def _create_checklist(self, checklist: Checklist) -> None:
         try:
-            self._request("put_item", Item=serialize(checklist.to_item()),
+            self._request("put_item", Item=serialize(checklist_item(checklist)),
                                  ConditionExpression="attribute_not_exists(pk)")
         except ClientError as error:
             if error_code(error) == "ConditionalCheckFailedException":
@@ -161,7 +124,7 @@ class ChecklistItems(CalendarItems):
     @staticmethod
     def _update_request(checklist: Checklist, expected_revision: int) -> dict[str, Any]:
         """The UpdateItem of the fields a user owns, conditional on the revision read."""
-        item = checklist.to_item()
+        item = checklist_item(checklist)
         owned: tuple[str, ...] = ("name", "recurrence", "timezone", "window", "grace", "status", "updated_at",
                                   "effective_from", "revision", "closed_on")
         if "notify" not in checklist.extra:  # notifications (#18); a hand-edited, unreadable one is left as it is
@@ -308,13 +271,119 @@ def _with_watermark(item: Mapping[str, Any], watermark: object) -> dict[str, Any
 
 
 
-def _kept_leads_fit(checklist: Checklist) -> None:
-    """Reminders a put kept (#18) must still fit the windows the put may have changed (shorter than
-    the window, long enough to fire before it closes); an unchecked rule (``validate=False``) that
-    does not parse is left for schedule-sync to report."""
+
+# -- the checklist item -------------------------------------------------------------------------------
+def checklist_item(checklist: Checklist) -> dict[str, Any]:
+    """The checklist's item: its key, its entry in the ByPeriod list of checklists, then its fields."""
+    return {**keys.checklist_key(checklist.checklist_id), "type": "checklist",
+            "gsi2pk": keys.CHECKLISTS_INDEX_PK, "gsi2sk": checklist.checklist_id, **checklist.to_dict()}
+
+
+_KNOWN = frozenset({"pk", "sk", "type", "gsi2pk", "gsi2sk", "checklist_id", "name", "recurrence", "status", "revision",
+                    "timezone", "window", "grace", "created_at", "updated_at", "evaluated_until", "effective_from",
+                    "closed_on"})
+
+
+def checklist_of(item: Mapping[str, Any]) -> Checklist:
+    """Read a checklist item, tolerating a hand-edited one: whatever its attributes, the only error
+    is :class:`InvalidInput` naming the attribute (a missing recurrence, an instant that is not
+    one, a revision that is not a whole number). The rule fields are kept as they are (an empty
+    string counts as absent) so that :meth:`Checklist.parsed` judges them, types included."""
+
+    def instant(name: str) -> datetime | None:
+        value = item.get(name)
+        return None if value is None or value == "" else parse_instant(value, name)
+
+    def rule_field(name: str) -> Any:
+        value = item.get(name)
+        return None if value is None or value == "" else value
+
+    if item.get("recurrence") is None or item.get("recurrence") == "":
+        raise InvalidInput("recurrence", "the checklist item has no recurrence attribute")
+    status_value = item.get("status")
+    if status_value is None or status_value == "":
+        status_value = Status.ACTIVE.value
     try:
-        rule = checklist.parsed()
-    except InvalidRecurrence:
-        return
-    if checklist.notify is not None:
-        NotifySettings.parse(checklist.notify.to_dict(), rule)
+        status = Status(status_value.upper() if isinstance(status_value, str) else status_value)
+    except (ValueError, TypeError):
+        raise InvalidInput("status", f"{describe(status_value)} is not ACTIVE or PAUSED") from None
+    name = item.get("name")
+    known = set(_KNOWN)
+    notify = _notify_of(item)  # notifications (#18)
+    if notify is not None:
+        known.add("notify")
+    return Checklist(
+        checklist_id=_checklist_id_of(item),
+        name=name if isinstance(name, str) else "" if name is None else str(name),
+        recurrence=item["recurrence"],
+        timezone=rule_field("timezone"),
+        window=rule_field("window"),
+        grace=rule_field("grace"),
+        status=status,
+        created_at=instant("created_at"),
+        updated_at=instant("updated_at"),
+        evaluated_until=instant("evaluated_until"),
+        effective_from=instant("effective_from"),
+        revision=revision_of(item),
+        closed_on=validate_closed_on(item.get("closed_on")),
+        extra={k: v for k, v in item.items() if k not in known},
+        notify=notify,
+    )
+
+
+def checklist_record(item: Mapping[str, Any]) -> ChecklistRecord:
+    """What schedule-sync reads of a checklist item (:class:`ChecklistRecord`): its revision (0 when
+    unreadable), the checklist or why it cannot be read, and the sync's own notes as they are."""
+    checklist: Checklist | None = None
+    try:
+        revision, problem = revision_of(item), None
+    except InvalidInput as invalid:
+        revision, problem = 0, invalid
+    if problem is None:
+        try:
+            checklist = checklist_of(item)
+        except InvalidInput as invalid:
+            problem = invalid
+    return ChecklistRecord(has_revision="revision" in item, revision=revision,
+                           checklist=checklist, problem=problem, schedule=item.get("schedule"),
+                           sync_error=item.get("sync_error"))
+
+
+def revision_of(item: Mapping[str, Any]) -> int:
+    """The item's ``revision`` (0 when absent); InvalidInput when it is not a whole number >= 0.
+
+    Every conditional write of the checklist compares it, so a value that cannot be written back
+    as the same number (a string, a fraction) is refused rather than rounded.
+    """
+    value = item.get("revision")
+    if value is None:
+        return 0
+    if (isinstance(value, bool) or not isinstance(value, int | Decimal)
+            or (isinstance(value, Decimal) and not value.is_finite())
+            or not 0 <= value <= _MAX_REVISION or value != int(value)):
+        raise InvalidInput("revision", f"is {describe(value)}, not a whole number >= 0")
+    return int(value)
+
+
+def _checklist_id_of(item: Mapping[str, Any]) -> str:
+    """The id the item's key names (the schedule and every evaluation use it, so a hand-edited
+    ``checklist_id`` attribute cannot point them at another checklist)."""
+    pk = item.get("pk")
+    if isinstance(pk, str) and pk.startswith(_PK_PREFIX) and len(pk) > len(_PK_PREFIX):
+        return pk.removeprefix(_PK_PREFIX)
+    attribute = item.get("checklist_id")
+    if not isinstance(attribute, str) or not attribute:
+        raise InvalidInput("checklist_id", f"the item has no checklist key (pk {describe(pk)})")
+    return attribute
+
+
+def _notify_of(item: Mapping[str, Any]) -> NotifySettings | None:
+    """The item's ``notify`` block (#18); None when absent, or when a hand edit made it unreadable (it
+    then stays in ``extra`` as it is, and the notifier tells nobody until it is fixed)."""
+    value = item.get("notify")
+    if value is None:
+        return None
+    try:
+        return NotifySettings.parse(value, window=None)
+    except InvalidInput:
+        return None

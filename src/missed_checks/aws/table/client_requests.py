@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from missed_checks import keys
+from missed_checks.aws.table import keys
 from missed_checks.aws.table.base import TableClient, serialize
 from missed_checks.evaluation.ports import ClientRequest
 from missed_checks.timefmt import to_utc_iso

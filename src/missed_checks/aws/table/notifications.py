@@ -16,8 +16,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from missed_checks import keys
-from missed_checks.aws.table import ChecklistTable
+from missed_checks.aws.table import ChecklistTable, keys
 from missed_checks.aws.table.base import TableClient, condition_item, deserialize, error_code, serialize
 from missed_checks.checklists.recurrence import OccurrenceWindow
 from missed_checks.equipment.assignments import SHARD_COUNT

@@ -7,18 +7,20 @@ reads the periods overlapping a range the same way, for a set of equipment.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
 from botocore.exceptions import ClientError
 
-from missed_checks import keys
+from missed_checks.aws.table import keys
 from missed_checks.aws.table.base import Conflict, NotFound, TableClient, condition_item, error_code, serialize
 from missed_checks.equipment.assignments import validate_equipment_id
 from missed_checks.equipment.out_of_service import OutOfServicePeriod
 from missed_checks.errors import InvalidInput
-from missed_checks.timefmt import to_utc_iso
+from missed_checks.timefmt import parse_instant, to_utc_iso
+
+ITEM_TYPE = "out_of_service"
 
 
 class OutOfServiceItems(TableClient):
@@ -45,8 +47,8 @@ class OutOfServiceItems(TableClient):
         items = self.query(KeyConditionExpression=condition, FilterExpression=filters, ConsistentRead=True,
                            ExpressionAttributeNames=names, ExpressionAttributeValues=serialize(values))
         chosen = None if wanted is None else set(wanted)
-        periods = [OutOfServicePeriod.from_item(item) for item in items
-                   if item.get("type") == "out_of_service" and (chosen is None or item["equipment_id"] in chosen)]
+        periods = [period_of(item) for item in items
+                   if item.get("type") == ITEM_TYPE and (chosen is None or item["equipment_id"] in chosen)]
         return sorted(periods, key=lambda p: (p.start, p.equipment_id))
 
     def out_of_service_of_equipment(self, equipment_id: str) -> list[OutOfServicePeriod]:
@@ -68,13 +70,13 @@ class OutOfServiceItems(TableClient):
                                        f"{to_utc_iso(other.start)} {until} ({other.reason}): a new period must not "
                                        "overlap it (end it early with back-in-service, or choose other dates)")
         try:
-            self._request("put_item", Item=serialize(period.to_item()), ConditionExpression="attribute_not_exists(pk)",
-                          ReturnValuesOnConditionCheckFailure="ALL_OLD")
+            self._request("put_item", Item=serialize(period_item(period)),
+                          ConditionExpression="attribute_not_exists(pk)", ReturnValuesOnConditionCheckFailure="ALL_OLD")
         except ClientError as error:
             if error_code(error) != "ConditionalCheckFailedException":
                 raise
             old = condition_item(error)
-            if old is not None and (earlier := OutOfServicePeriod.from_item(old)).same_as(period):
+            if old is not None and (earlier := period_of(old)).same_as(period):
                 return earlier, False  # the same period, recorded concurrently: the first record stays
             raise Conflict(f"a period of {period.equipment_id} from {to_utc_iso(period.start)} was recorded "
                            "meanwhile; list them and try again") from None
@@ -92,7 +94,7 @@ class OutOfServiceItems(TableClient):
             since = (f" (its last period ended {to_utc_iso(last[-1].end)})" if last and last[-1].end else "")
             raise NotFound(f"{equipment_id} is not out of service at {to_utc_iso(at)}{since}")
         ended = current.ended(at, by=by, now=now)
-        item = ended.to_item()
+        item = period_item(ended)
         unchanged = "#to = :old" if current.end else "attribute_exists(pk) AND attribute_not_exists(#to)"
         update = "SET #to = :to, ended_by = :by, ended_at = :at"
         values: dict[str, Any] = {":to": item["to"], ":by": item["ended_by"], ":at": item["ended_at"]}
@@ -128,10 +130,34 @@ class OutOfServiceItems(TableClient):
         item = self._get(key)
         if item is None:
             raise NotFound(f"{equipment_id} has no out-of-service period from {to_utc_iso(start)}")
-        period = OutOfServicePeriod.from_item(item)
+        period = period_of(item)
         period.require_planned(now)
         if not self._conditional("delete_item", Key=serialize(key), ConditionExpression="#from > :now",
                                  ExpressionAttributeNames={"#from": "from"},
                                  ExpressionAttributeValues=serialize({":now": to_utc_iso(now)})):
             raise Conflict(f"the period of {equipment_id} from {to_utc_iso(start)} changed meanwhile; list it")
         return period
+
+
+# -- the period's item --------------------------------------------------------------------------------
+def period_item(period: OutOfServicePeriod) -> dict[str, Any]:
+    """The table item: in the fleet's one out-of-service partition, sorted by ``from``."""
+    return {**keys.out_of_service_key(to_utc_iso(period.start), period.equipment_id), "type": ITEM_TYPE,
+            **{name: value for name, value in period.to_dict().items() if value is not None}}
+
+
+def period_of(item: Mapping[str, Any]) -> OutOfServicePeriod:
+    """A stored period, read back as it was written."""
+    return OutOfServicePeriod(
+        equipment_id=str(item["equipment_id"]),
+        start=parse_instant(item["from"], "from"),
+        end=parse_instant(item["to"], "to") if item.get("to") else None,
+        reason=str(item.get("reason", "")),
+        recorded_by=str(item.get("recorded_by", "")),
+        recorded_at=parse_instant(item["recorded_at"], "recorded_at"),
+        planned_end=parse_instant(item["planned_to"], "planned_to") if item.get("planned_to") else None,
+        ended_by=str(item["ended_by"]) if item.get("ended_by") else None,
+        ended_at=parse_instant(item["ended_at"], "ended_at") if item.get("ended_at") else None,
+        earlier_endings=tuple({str(k): str(v) for k, v in ending.items()}
+                              for ending in item.get("earlier_endings") or () if isinstance(ending, Mapping)),
+    )

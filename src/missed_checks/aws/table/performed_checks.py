@@ -3,12 +3,12 @@ written once (a conditional put), so who recorded one and when is never rewritte
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
 
-from missed_checks import keys
+from missed_checks.aws.table import keys
 from missed_checks.aws.table.base import TableClient
 from missed_checks.checklists.checklist import validate_checklist_id
 from missed_checks.equipment.assignments import SHARD_COUNT, shard_of, validate_equipment_id
@@ -75,6 +75,18 @@ class PerformedCheckItems(TableClient):
         found = {}
         for item in self.batch_get(item_keys, consistent=True):
             found[(str(item["checklist_id"]), str(item["equipment_id"]), str(item["performed_at"]))] = _record(item)
+        return found
+
+    def recorded_at_of(self, checks: Sequence[CheckKey]) -> dict[CheckKey, str]:
+        """When each of these checks (checklist, equipment, performed_at) was recorded, for those on
+        record with a ``recorded_at``: one BatchGetItem (100 keys a request)."""
+        wanted = [keys.performed_key(checklist_id, shard_of(equipment_id), equipment_id, performed_at)
+                  for checklist_id, equipment_id, performed_at in dict.fromkeys(checks)]
+        found = {}
+        for item in self.batch_get(wanted) if wanted else ():
+            if item.get("recorded_at"):
+                key = (str(item["checklist_id"]), str(item["equipment_id"]), str(item["performed_at"]))
+                found[key] = str(item["recorded_at"])
         return found
 
     def performed_checks(self, checklist_id: str, shard: int, start: datetime, end: datetime) -> list[PerformedCheck]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from missed_checks import keys
+from missed_checks.aws.table import keys
 from missed_checks.aws.table.base import TableClient, deserialize, serialize
 from missed_checks.aws.table.notifications import NotifierTable
 from missed_checks.errors import InvalidInput

@@ -8,7 +8,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from missed_checks import keys
+from missed_checks.aws.table import keys
 from missed_checks.aws.table.base import (
     Conflict,
     NotFound,
@@ -20,9 +20,12 @@ from missed_checks.aws.table.base import (
 )
 from missed_checks.checklists.recurrence import OccurrenceWindow
 from missed_checks.errors import InvalidInput
-from missed_checks.evaluation.missed_check import judged_window_fields
+from missed_checks.evaluation.missed_check import MissedCheck
 from missed_checks.evaluation.ports import ClaimHolder, WindowClaim
+from missed_checks.reporting.report import MissedRecord, judged_window
 from missed_checks.timefmt import to_utc_iso
+
+_MISSED_ATTRIBUTES = ("checklist_id", "equipment_id", "window_start", "window_end", "dismissal", "judged_at")
 
 
 class WindowItems(TableClient):
@@ -109,6 +112,10 @@ class WindowItems(TableClient):
                                   keys.judged_window_key(checklist_id, high)["sk"])
         return [item for item in items if item["window_start"] < high and item.get("execution")]
 
+    def judged_windows_of(self, checklist_id: str, start: datetime, end: datetime) -> list[OccurrenceWindow]:
+        """:meth:`judged_windows`, as the windows the evaluation judged (the report's reader)."""
+        return [judged_window(item) for item in self.judged_windows(checklist_id, start, end)]
+
     def mark_window_announced(self, checklist_id: str, window_start: str) -> None:
         self._request("update_item", Key=serialize(keys.judged_window_key(checklist_id, window_start)),
                       UpdateExpression="SET announced = :yes", ExpressionAttributeValues=serialize({":yes": True}))
@@ -125,9 +132,10 @@ class WindowItems(TableClient):
                     found.add(str(item["checklist_id"]))
         return sorted(found)
 
-    def put_missed_check(self, item: Mapping[str, Any]) -> bool:
+    def put_missed_check(self, check: MissedCheck) -> bool:
         """Conditional put: True when written now, False when it was already recorded (a re-run)."""
-        return self._conditional("put_item", Item=serialize(item), ConditionExpression="attribute_not_exists(pk)")
+        return self._conditional("put_item", Item=serialize(missed_check_item(check)),
+                                 ConditionExpression="attribute_not_exists(pk)")
 
     def missed_checks_of_checklist(self, checklist_id: str, start: datetime, end: datetime,
                                    attributes: Sequence[str] = ()) -> list[dict[str, Any]]:
@@ -135,6 +143,17 @@ class WindowItems(TableClient):
         items = self._query_range(keys.missed_pk(checklist_id), to_utc_iso(start), to_utc_iso(end),
                                   attributes=attributes)
         return [item for item in items if item["window_start"] < to_utc_iso(end)]
+
+    def missed_records_of_checklist(self, checklist_id: str, start: datetime, end: datetime) -> list[MissedRecord]:
+        """:meth:`missed_checks_of_checklist` as the report reads them (projected to what it needs)."""
+        return [MissedRecord.from_item(item)
+                for item in self.missed_checks_of_checklist(checklist_id, start, end, _MISSED_ATTRIBUTES)]
+
+    def missed_records_of_equipment(self, equipment_id: str, checklist_ids: Iterable[str], start: datetime,
+                                    end: datetime) -> list[tuple[str, MissedRecord]]:
+        """:meth:`missed_checks_of_equipment` as the report reads them: (checklist id, record)."""
+        return [(str(item["checklist_id"]), MissedRecord.from_item(item))
+                for item in self.missed_checks_of_equipment(equipment_id, checklist_ids, start, end)]
 
     def missed_equipment_of_window(self, checklist_id: str, window_start: datetime) -> list[str]:
         """Equipment with a missed check for the window starting at ``window_start``: one Query."""
@@ -198,3 +217,44 @@ def _months(first: str, last: str) -> Iterator[str]:
         yield f"{year:04d}-{month:02d}"
         year, month = (year + 1, 1) if month == 12 else (year, month + 1)
 
+
+# -- the items ----------------------------------------------------------------------------------------
+def missed_check_item(check: MissedCheck) -> dict[str, Any]:
+    """The durable record: keyed by (checklist, window start, equipment), so writing it is idempotent.
+
+    It stays under 1 KB (one write unit) and lands in no index: the rule it was judged by is kept
+    once per window, on the judged-window record (:func:`judged_window_fields`), which the
+    evaluation writes before any of the window's missed checks."""
+    window = check.window
+    start = to_utc_iso(window.start)
+    return {
+        **keys.missed_key(check.checklist_id, start, check.equipment_id),
+        "type": "missed_check",
+        "checklist_id": check.checklist_id,
+        "equipment_id": check.equipment_id,
+        "window_start": start,
+        "window_end": to_utc_iso(window.end),
+        "evaluate_at": to_utc_iso(window.evaluate_at),
+        "window_local_start": window.start.isoformat(),
+        "judged_at": to_utc_iso(check.judged_at),
+        "execution": check.execution,
+    }
+
+
+def judged_window_fields(checklist_id: str, window: OccurrenceWindow, judged_by: Mapping[str, Any]) -> dict[str, Any]:
+    """What the judged-window record holds from the moment its window is first judged: the window,
+    the rule it is judged by (kept as first written: later edits never rewrite it), and its entry
+    in the fleet's ByPeriod index (one per window, so the fleet report finds every checklist,
+    deleted ones included, without an index entry per missed check)."""
+    start = to_utc_iso(window.start)
+    return {
+        "type": "judged_window",
+        "checklist_id": checklist_id,
+        "window_start": start,
+        "window_end": to_utc_iso(window.end),
+        "evaluate_at": to_utc_iso(window.evaluate_at),
+        "window_local_start": window.start.isoformat(),
+        "judged_by": {k: v for k, v in judged_by.items() if v},
+        "gsi2pk": keys.fleet_windows_pk(start[:7]),
+        "gsi2sk": keys.fleet_windows_sk(start, checklist_id),
+    }

@@ -1,0 +1,179 @@
+"""Single-table keys: the one place that knows how items are laid out.
+
+See README "Data model". Instants in keys are UTC ISO strings (``timefmt.to_utc_iso``), so a
+``BETWEEN`` on a sort key is a time range.
+"""
+
+from __future__ import annotations
+
+CHECKLIST_SK = "CHECKLIST"
+CHECKLISTS_INDEX_PK = "CHECKLISTS"
+BY_EQUIPMENT_INDEX = "ByEquipment"
+BY_PERIOD_INDEX = "ByPeriod"
+# Sorts after every character our ids and instants use: the top of a BETWEEN range.
+HIGH = "~"
+
+
+_CHECKLIST_PK_PREFIX = "CHECKLIST#"
+
+
+def checklist_pk(checklist_id: str) -> str:
+    return f"{_CHECKLIST_PK_PREFIX}{checklist_id}"
+
+
+def checklist_id_of(pk: str) -> str | None:
+    """The checklist id of a checklist partition's key (``CHECKLIST#<id>``), None for any other."""
+    return pk.removeprefix(_CHECKLIST_PK_PREFIX) if pk.startswith(_CHECKLIST_PK_PREFIX) else None
+
+
+def checklist_key(checklist_id: str) -> dict[str, str]:
+    return {"pk": checklist_pk(checklist_id), "sk": CHECKLIST_SK}
+
+
+def assignment_prefix(shard: int | None = None) -> str:
+    return "EQUIPMENT#" if shard is None else f"EQUIPMENT#{shard:02d}#"
+
+
+def assignment_key(checklist_id: str, shard: int, equipment_id: str) -> dict[str, str]:
+    return {"pk": checklist_pk(checklist_id), "sk": f"{assignment_prefix(shard)}{equipment_id}"}
+
+
+WATERMARK_SK = "CHECKLIST#EVALUATED_UNTIL"
+
+
+def watermark_key(checklist_id: str) -> dict[str, str]:
+    """The checklist's evaluated-until watermark, an item of its own beside the checklist item: the
+    evaluation advances it after every window, and the stream filter (``sk = CHECKLIST`` exactly)
+    keeps those writes from waking schedule-sync. ``begins_with(sk, "CHECKLIST")`` reads both."""
+    return {"pk": checklist_pk(checklist_id), "sk": WATERMARK_SK}
+
+
+def judged_window_key(checklist_id: str, window_start: str) -> dict[str, str]:
+    """One record per judged window: its totals and the execution that claimed it (the only one that
+    announces it, so it is announced once)."""
+    return {"pk": checklist_pk(checklist_id), "sk": f"WINDOW#{window_start}"}
+
+
+def equipment_pk(equipment_id: str) -> str:
+    """ByEquipment partition of one piece of equipment: its assignments and performed checks."""
+    return f"EQUIPMENT#{equipment_id}"
+
+
+ASSIGNMENT_INDEX_PREFIX = "ASSIGNMENT#"
+"""ByEquipment sort keys of assignments start with this (performed checks with their instant)."""
+
+
+def assignment_index_sk(checklist_id: str) -> str:
+    return f"{ASSIGNMENT_INDEX_PREFIX}{checklist_id}"
+
+
+def performed_index_sk(performed_at: str, checklist_id: str) -> str:
+    """ByEquipment sort key of a performed check: its instant (UTC ISO) first, so a range is a time range."""
+    return f"{performed_at}#PERFORMED#{checklist_id}"
+
+
+def performed_pk(checklist_id: str, shard: int) -> str:
+    return f"PERFORMED#{checklist_id}#{shard:02d}"
+
+
+def performed_key(checklist_id: str, shard: int, equipment_id: str, performed_at: str) -> dict[str, str]:
+    return {"pk": performed_pk(checklist_id, shard), "sk": f"{performed_at}#{equipment_id}"}
+
+
+def missed_pk(checklist_id: str) -> str:
+    return f"MISSED#{checklist_id}"
+
+
+def missed_key(checklist_id: str, window_start: str, equipment_id: str) -> dict[str, str]:
+    return {"pk": missed_pk(checklist_id), "sk": f"{window_start}#{equipment_id}"}
+
+
+def fleet_windows_pk(month: str) -> str:
+    """ByPeriod partition of the judged windows of every checklist whose window started in ``month``
+    (``YYYY-MM``, UTC): one index entry per judged window, none per missed check."""
+    return f"WINDOWS#{month}"
+
+
+def fleet_windows_sk(window_start: str, checklist_id: str) -> str:
+    """ByPeriod sort key of a judged window: its start (UTC ISO), then the checklist."""
+    return f"{window_start}#{checklist_id}"
+
+
+# -- out of service (issue #23 item 1: docs/out-of-service.md) ----------------------------------------
+OUT_OF_SERVICE_PK = "OUT_OF_SERVICE"
+"""The fleet's one partition of out-of-service periods: few next to the equipment, so judging a batch
+reads the periods overlapping its window with one Query (``sk < <window end>``, filtered on ``to``)."""
+
+
+def out_of_service_key(start: str, equipment_id: str) -> dict[str, str]:
+    """An out-of-service period, sorted by its ``from`` (UTC ISO), then the equipment."""
+    return {"pk": OUT_OF_SERVICE_PK, "sk": f"{start}#{equipment_id}"}
+
+
+# -- closure calendars (#23 item 2) ---------------------------------------------------------------
+CALENDAR_SK = "CALENDAR"
+CALENDARS_INDEX_PK = "CALENDARS"
+"""ByPeriod partition listing every calendar (sort key: its id), as ``CHECKLISTS`` lists checklists."""
+_CALENDAR_PK_PREFIX = "CALENDAR#"
+
+
+def calendar_pk(calendar_id: str) -> str:
+    return f"{_CALENDAR_PK_PREFIX}{calendar_id}"
+
+
+def calendar_id_of(pk: str) -> str | None:
+    """The calendar id of a calendar partition's key (``CALENDAR#<id>``), None for any other."""
+    return pk.removeprefix(_CALENDAR_PK_PREFIX) if pk.startswith(_CALENDAR_PK_PREFIX) else None
+
+
+def calendar_key(calendar_id: str) -> dict[str, str]:
+    """The calendar item: its dates, revision and the checklists that reference it (``used_by``).
+    The stream filter passes ``sk = CALENDAR`` exactly, so schedule-sync re-syncs its checklists."""
+    return {"pk": calendar_pk(calendar_id), "sk": CALENDAR_SK}
+
+
+def calendar_revision_key(calendar_id: str, revision: int) -> dict[str, str]:
+    """A calendar as one revision defined it (never rewritten): what a judged window's
+    ``judged_by.closed_on`` revision refers to."""
+    return {"pk": calendar_pk(calendar_id), "sk": f"REVISION#{revision:012d}"}
+
+
+# -- notifications (#18, people in the loop): one record per notification, by its deterministic id --
+NOTIFICATION_SK = "NOTIFICATION"
+
+
+def notification_key(notification_id: str) -> dict[str, str]:
+    """The once-only record of one notification (``missed_checks.notifications.notification.notification_id``)."""
+    return {"pk": f"NOTIFICATION#{notification_id}", "sk": NOTIFICATION_SK}
+
+
+def notifications_pk(month: str) -> str:
+    """ByPeriod partition of the notifications first claimed in ``month`` (``YYYY-MM``, UTC)."""
+    return f"NOTIFICATIONS#{month}"
+
+
+def notifications_sk(claimed_at: str, notification_id: str) -> str:
+    """ByPeriod sort key of a notification: when it was first claimed (UTC ISO), then its id."""
+    return f"{claimed_at}#{notification_id}"
+
+
+# -- client requests (the HTTP API's idempotency keys, issue #19) --------------------------------
+CLIENT_REQUEST_SK = "REQUEST"
+
+
+def client_request_key(caller: str, idempotency_key: str) -> dict[str, str]:
+    """One item per (caller, idempotency key): the request's fingerprint, when it was recorded and
+    what it wrote, so a retry with the same key answers the same and never records twice."""
+    return {"pk": f"REQUEST#{caller}#{idempotency_key}", "sk": CLIENT_REQUEST_SK}
+
+
+# -- digest subscriptions (issue 18, the digest) ---------------------------------------------------
+SUBSCRIPTION_SK = "SUBSCRIPTION"
+SUBSCRIPTIONS_INDEX_PK = "SUBSCRIPTIONS"
+"""ByPeriod partition listing every digest subscription (sort key: its id)."""
+
+
+def subscription_key(subscription_id: str) -> dict[str, str]:
+    """A digest subscription's item. Its sort key is not ``CHECKLIST``, so schedule-sync's stream
+    filter never wakes for it."""
+    return {"pk": f"SUBSCRIPTION#{subscription_id}", "sk": SUBSCRIPTION_SK}

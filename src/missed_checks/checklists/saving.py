@@ -1,0 +1,91 @@
+"""Saving a checklist: the one use case every writer of a checklist goes through (the operator's
+``checklist put``, the emulator's scenarios and seeders, the tools). Validate everything, decide
+what the checklist becomes, then write it through :class:`missed_checks.checklists.ports.ChecklistStore`.
+
+The rules: a new checklist takes effect now; an edit that changes the rule (recurrence, time zone,
+window or grace) takes effect now (``effective_from``), so the new rule never judges windows that
+closed before it existed; every closure calendar it names must exist; every reminder lead must fit
+the (possibly new) rule's windows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from missed_checks.checklists.checklist import Checklist, validate_checklist_id
+from missed_checks.checklists.closure_calendar import validate_closed_on
+from missed_checks.checklists.ports import ChecklistStore
+from missed_checks.errors import InvalidInput, InvalidRecurrence
+from missed_checks.notifications.notification import NotifySettings
+
+
+def save_checklist(
+    store: ChecklistStore,
+    checklist_id: str,
+    *,
+    recurrence: str,
+    now: datetime,
+    name: str = "",
+    timezone: str | None = None,
+    window: str | None = None,
+    grace: str | None = None,
+    validate: bool = True,
+    closed_on: Sequence[str] | None = None,
+    notify: NotifySettings | None = None,
+) -> Checklist:
+    """Create a checklist or edit an existing one; returns it as written.
+
+    ``validate=False`` writes the rule unchecked, as a hand edit in the console would (schedule-sync
+    then reports it). ``notify`` (#18) replaces who is told (an empty one tells nobody); None keeps
+    what the checklist has.
+
+    ``closed_on`` (None: keep the current list) names closure calendars; each must exist
+    (InvalidInput ``closed_on[1]: no calendar 'x'``), and the checklist and every calendar
+    reference it adds or drops are written together. Changing it is not a rule change: only windows
+    not judged yet are affected.
+    """
+    validate_checklist_id(checklist_id)
+    wanted = None if closed_on is None else validate_closed_on(list(closed_on))
+    current = store.get_checklist(checklist_id)
+    base = current or Checklist(checklist_id=checklist_id, recurrence=recurrence, created_at=now,
+                                effective_from=now)
+    updated = base.with_changes(
+        recurrence=recurrence, name=name or base.name, timezone=timezone or None, window=window or None,
+        grace=grace or None, updated_at=now, revision=base.revision + 1,
+    )
+    # closure calendars (#23 item 2): each named one must exist; written with the checklist
+    before = current.closed_on if current else ()
+    if wanted is not None:
+        updated = updated.with_changes(closed_on=wanted)
+    calendars = store.get_calendars([*updated.closed_on, *before]) if (updated.closed_on or before) else {}
+    for index, calendar_id in enumerate(updated.closed_on):
+        if calendars.get(calendar_id) is None:
+            raise InvalidInput(f"closed_on[{index}]", f"no calendar {calendar_id!r} (create it first: "
+                               f"missed-checks calendar put {calendar_id} --date YYYY-MM-DD)")
+    if updated.closed_on or before:
+        updated = updated.with_changes(closures={c: calendars[c] for c in updated.closed_on})
+    if notify is not None:  # notifications (#18)
+        updated = updated.with_changes(notify=notify)
+    if validate:
+        rule = updated.parsed()
+        if updated.notify is not None:  # a lead must still fit the (possibly new) rule's windows
+            NotifySettings.parse(updated.notify.to_dict(), rule)
+    elif updated.notify is not None and updated.notify.remind_before and notify is None:
+        _kept_leads_fit(updated)
+    if current is not None and updated.rule() != current.rule():
+        updated = updated.with_changes(effective_from=now)
+    store.write_checklist(updated, current, calendars)
+    return updated
+
+
+def _kept_leads_fit(checklist: Checklist) -> None:
+    """Reminders a put kept (#18) must still fit the windows the put may have changed (shorter than
+    the window, long enough to fire before it closes); an unchecked rule (``validate=False``) that
+    does not parse is left for schedule-sync to report."""
+    try:
+        rule = checklist.parsed()
+    except InvalidRecurrence:
+        return
+    if checklist.notify is not None:
+        NotifySettings.parse(checklist.notify.to_dict(), rule)
