@@ -21,7 +21,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from missed_checks.errors import InvalidInput, describe, shorten
 
-__all__ = ["KINDS", "Kind", "markdown_table", "validate_timezone", "zone"]
+__all__ = ["KINDS", "MAX_AUTHOR_CHARS", "Kind", "markdown_table", "one_line", "validate_timezone", "zone"]
 
 
 @dataclass(frozen=True)
@@ -130,3 +130,21 @@ def _load(name: str, field: str) -> ZoneInfo:
     if found is None:
         raise InvalidInput(field, f"{shorten(name)} is not an IANA time zone: give one such as Europe/Berlin or UTC")
     return found
+
+
+MAX_AUTHOR_CHARS = 128
+"""Who records something (a calendar revision, an out-of-service period, its early ending): a name."""
+
+
+def one_line(value: object, field: str, what: str, limit: int = MAX_AUTHOR_CHARS) -> str:
+    """Text a person gives (who records something, why): stripped, 1-``limit`` characters, one line
+    (no newline, tab or other control character); InvalidInput naming ``field`` otherwise, saying
+    ``what`` to give when it is missing or blank."""
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInput(field, f"is {describe(value)}: give {what} (a non-empty text)")
+    text = value.strip()
+    if len(text) > limit:
+        raise InvalidInput(field, f"is {len(text)} characters long; keep it to {limit}")
+    if any(ord(char) < 32 for char in text):
+        raise InvalidInput(field, "must be one line of text (no newlines or control characters)")
+    return text
