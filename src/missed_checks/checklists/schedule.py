@@ -5,17 +5,20 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from missed_checks.checklists.checklist import Checklist, Status
-from missed_checks.checklists.schedule_expression import schedule_for
+from missed_checks.checklists.schedule_expression import ScheduleSpec, firing_wall_time, schedule_for
 
 TARGET_INPUT_TEMPLATE = ('{{"kind": "scheduler", "checklist_id": "{checklist_id}", '
                          '"instant": "<aws.scheduler.scheduled-time>"}}')
 """The execution input of every firing, and so the body of a firing Scheduler could not deliver
 (``missed_checks.dead_letters.SchedulerLetter``: ``kind`` is its dead-letter tag)."""
 MAXIMUM_EVENT_AGE_SECONDS = 86400
+CATCH_UP_DELAY = timedelta(minutes=1)
+"""A single-window rule whose one firing instant has passed unjudged is fired this long after the
+sync (rounded up to the minute) instead: Scheduler never gets an ``at()`` in the past."""
 
 
 @dataclass(frozen=True)
@@ -89,9 +92,12 @@ def desired_schedule(checklist: Checklist, group_name: str, now: datetime) -> De
     recurrence = checklist.parsed()
     if recurrence.closed_dates and not recurrence.has_windows():
         return None
-    spec = schedule_for(recurrence)
-    if spec.end_date is not None and spec.end_date <= now:
+    found: ScheduleSpec | None = schedule_for(recurrence)
+    if found is not None and found.expression.startswith("at("):
+        found = _one_time(checklist, found, now)  # never an at() in the past (#30 item 2)
+    if found is None or (found.end_date is not None and found.end_date <= now):
         return None
+    spec = found
     # Scheduler refuses a StartDate more than 5 minutes in the past (and a past one means nothing):
     # only a rule that has not started yet keeps it.
     start_date = spec.start_date if spec.start_date is not None and spec.start_date > now else None
@@ -106,3 +112,28 @@ def desired_schedule(checklist: Checklist, group_name: str, now: datetime) -> De
         exact=spec.exact and not recurrence.closed_dates,
         target_input=TARGET_INPUT_TEMPLATE.format(checklist_id=checklist.checklist_id),
     )
+
+
+def _one_time(checklist: Checklist, spec: ScheduleSpec, now: datetime) -> ScheduleSpec | None:
+    """A single-window rule's ``at()`` schedule, never in the past (#30 item 2).
+
+    Its one window is judged by one firing at or after its ``evaluate_at``. When that instant has
+    passed by the time of the sync (a stream record retried or redriven late, a re-sync after an
+    edit of who is told, a calendar change), nothing fired for it, or what fired was judged:
+
+    * the window ends at or before the checklist's watermark (judged, or closed before the rule
+      took effect, which the contract never judges): no schedule is needed (None);
+    * otherwise the window closed while nothing judged it, and the contract says it must still be
+      judged: the schedule fires once, :data:`CATCH_UP_DELAY` after the sync, and that firing's
+      evaluation judges every window due by then after the watermark (docs/evaluation.md), this
+      one. The same target, retry policy and dead-letter queue as any firing.
+    """
+    window = checklist.parsed().first_window()
+    if window.evaluate_at > now:
+        return spec
+    watermark = checklist.watermark
+    if watermark is not None and window.end <= watermark:
+        return None
+    zone = checklist.parsed().zone
+    wall = firing_wall_time(now + CATCH_UP_DELAY, zone)
+    return ScheduleSpec(f"at({wall:%Y-%m-%dT%H:%M:%S})", spec.timezone, None, None, spec.exact)
