@@ -97,8 +97,9 @@ def report_event(query: dict[str, str], headers: dict[str, str] | None = None) -
 
 
 def test_the_report_function_answers_json_and_csv_with_the_commands_rows(stack: Any) -> None:
+    from missed_checks.api.parameters import period_bound
     from missed_checks.reporting.fleet_report import build_report
-    from missed_checks.reporting.report_formats import csv_text, period_bound
+    from missed_checks.reporting.report_formats import csv_text
 
     later = MONDAY_EVALUATE_AT + timedelta(hours=1)  # Monday's window closed, not judged yet: pending
     clock.set_source(lambda: later)

@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 
 from missed_checks import identifiers
+from missed_checks.api.parameters import period_bound
 from missed_checks.checklists.checklist import validate_checklist_id
 from missed_checks.checklists.closure_calendar import validate_calendar_id
 from missed_checks.equipment.assignments import validate_equipment_id
 from missed_checks.errors import InvalidInput
 from missed_checks.notifications.digest import validate_subscription_id
 from missed_checks.performed_checks.recording import validate_idempotency_key
-from missed_checks.reporting.report_formats import period_bound, zone_of
 from missed_checks_local.product.scenario import Scenario
 from missed_checks_ops.cli.main import main
 
@@ -102,7 +102,7 @@ BAD_ZONES = {"a directory of the zone database": "Europe", "too long": "A" * 10_
 @pytest.mark.parametrize("name", BAD_ZONES.values(), ids=list(BAD_ZONES))
 def test_a_zone_that_is_not_one_is_refused_naming_the_field(name: str) -> None:
     with pytest.raises(InvalidInput) as refused:
-        zone_of(name, "tz")
+        identifiers.zone(name, "tz")
     assert refused.value.field == "tz"
     assert len(refused.value.message) < 200 and "site-packages" not in refused.value.message
     with pytest.raises(InvalidInput):

@@ -1,6 +1,7 @@
-"""The fleet report as CSV and JSON, and the bounds of its range: one definition for the
-``report`` command (:mod:`missed_checks_ops.report_output`) and the HTTP API's ``GET /report``
-(``functions/api_report``), so both answer the same rows and columns.
+"""The fleet report as CSV and JSON: one definition for the ``report`` command
+(:mod:`missed_checks_ops.report_output`) and the HTTP API's ``GET /report`` (``functions/api_report``),
+so both answer the same rows and columns. Both read the bounds of its range with
+:func:`missed_checks.api.parameters.period_bound` and its zone with :func:`missed_checks.identifiers.zone`.
 
 Pure: no AWS call, no file; the report is read by :func:`missed_checks.reporting.fleet_report.build_report`.
 """
@@ -10,12 +11,8 @@ from __future__ import annotations
 import csv
 import io
 import json
-from datetime import datetime
 from typing import Any
-from zoneinfo import ZoneInfo
 
-from missed_checks import identifiers
-from missed_checks.api import parameters
 from missed_checks.reporting.fleet_report import Report
 from missed_checks.reporting.report import COLUMNS
 
@@ -38,15 +35,3 @@ def csv_text(report: Report) -> str:
 
 def json_text(report: Report) -> str:
     return json.dumps(report.to_dict(), indent=2) + "\n"
-
-
-def zone_of(name: object, field: str = "tz") -> ZoneInfo:
-    """The zone of a ``tz`` (the API's query parameter, the commands' ``--tz``): one check for both
-    (:func:`missed_checks.identifiers.zone`); an empty name is refused, never read as UTC."""
-    return identifiers.zone(name, field)
-
-
-def period_bound(text: str, field: str, zone_name: str) -> datetime:
-    """A date (``YYYY-MM-DD``: its midnight in ``zone_name``) or an instant with an offset
-    (:func:`missed_checks.api.parameters.period_bound`)."""
-    return parameters.period_bound(text, field, zone_name)

@@ -35,7 +35,6 @@ from rich.table import Table
 
 from missed_checks import clock
 from missed_checks.errors import InvalidInput, MissedChecksError
-from missed_checks.reporting import report_formats
 from missed_checks.timefmt import parse_instant
 from missed_checks_ops.cli.streams import (
     EXIT_BAD_INPUT,
@@ -672,9 +671,3 @@ def instant_arg(text: str | None, field: str, default_now: bool = True) -> datet
             raise InvalidInput(field, "required")
         return clock.now()
     return parse_instant(text, field)
-
-
-def period_bound(text: str, field: str, zone_name: str) -> datetime:
-    """A date (midnight in ``zone_name``) or an instant with an offset (the API's ``GET /report`` reads
-    its range the same way: :func:`missed_checks.reporting.report_formats.period_bound`)."""
-    return report_formats.period_bound(text, field, zone_name)

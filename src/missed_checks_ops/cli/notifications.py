@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from missed_checks.api.parameters import period_bound
 from missed_checks.checklists.checklist import validate_checklist_id
 from missed_checks.errors import InvalidInput
 from missed_checks.notifications.notification import Kind
-from missed_checks_ops.cli.common import RECORD_FORMATS, add_command, add_group, period_bound, target_of
+from missed_checks_ops.cli.common import RECORD_FORMATS, add_command, add_group, target_of
 from missed_checks_ops.notifications import list_notifications
 from missed_checks_ops.target import LOCAL_ENDPOINT
 

@@ -7,17 +7,16 @@ import argparse
 import getpass
 from typing import Any
 
-from missed_checks import clock
+from missed_checks import clock, identifiers
+from missed_checks.api.parameters import period_bound
 from missed_checks.equipment.out_of_service import OutOfServicePeriod
 from missed_checks.errors import InvalidInput
-from missed_checks.reporting.report_formats import zone_of
 from missed_checks_ops.cli.common import (
     RECORD_FORMATS,
     RESULT_FORMATS,
     Output,
     add_command,
     instant_arg,
-    period_bound,
     target_of,
 )
 from missed_checks_ops.inputs import within_item_size
@@ -156,7 +155,7 @@ def _row(period: OutOfServicePeriod) -> dict[str, Any]:
 
 
 def out_of_service_list(args: argparse.Namespace) -> int:
-    zone_of(args.tz, "tz")  # checked even when no date is given to read in it
+    identifiers.zone(args.tz, "tz")  # checked even when no date is given to read in it
     start = period_bound(args.start, "from", args.tz) if args.start else None
     end = period_bound(args.end, "to", args.tz) if args.end else None
     if start is not None and end is not None and end <= start:

@@ -6,11 +6,11 @@ import argparse
 import sys
 from typing import Any
 
-from missed_checks import clock
+from missed_checks import clock, identifiers
+from missed_checks.api.parameters import period_bound
 from missed_checks.checklists.checklist import validate_checklist_id
 from missed_checks.equipment.assignments import validate_equipment_id
 from missed_checks.errors import InvalidInput
-from missed_checks.reporting.report_formats import zone_of
 from missed_checks.timefmt import parse_instant
 from missed_checks_ops.cli.common import (
     RECORD_FORMATS,
@@ -20,7 +20,6 @@ from missed_checks_ops.cli.common import (
     add_group,
     close_output,
     open_output,
-    period_bound,
     progress_bar,
     target_of,
 )
@@ -111,7 +110,8 @@ def report_command(args: argparse.Namespace) -> int:
                               equipment_ids=args.equipment, progress=lambda _name: advance(1),
                               detail=fmt in ("html", "json"))
     try:
-        write_report(report, fmt, out, zone=zone_of(args.tz, "tz"), zone_name=args.tz, console=stdout_console(out))
+        write_report(report, fmt, out, zone=identifiers.zone(args.tz, "tz"), zone_name=args.tz,
+                     console=stdout_console(out))
     except BaseException:
         if args.output:
             out.close()
