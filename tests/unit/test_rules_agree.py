@@ -11,7 +11,8 @@ UTC ISO strings as stored, the evaluation aware datetimes in the checklist's zon
 * **outcome**: the evaluation's verdict (performed, excused, missed) is the report's outcome of the
   judged window (on time or late, excused, and missed once the missed-check record exists);
 * **window**: the windows the evaluation plans to judge at an instant (closed by it, ending after
-  the watermark) are the report's windows not judged yet (pending).
+  the watermark) are the report's windows not judged yet (pending); the window equipment status
+  shows as current is the one a check done now counts in, for the evaluation and the report.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from hypothesis import strategies as st
 from missed_checks.checklists.recurrence import OccurrenceWindow, parse_recurrence
 from missed_checks.equipment.assignments import Assignment
 from missed_checks.equipment.out_of_service import OutOfServicePeriod
+from missed_checks.equipment.status import current_or_next_window
 from missed_checks.evaluation.missed_check import Judgement, judge
 from missed_checks.performed_checks.performed_check import PerformedCheck, timeliness
 from missed_checks.reporting.report import (
@@ -44,7 +46,7 @@ BERLIN = ZoneInfo("Europe/Berlin")
 BASE = datetime(2026, 3, 28, 20, 0, tzinfo=UTC)  # the grid crosses the spring-forward night
 STEP = timedelta(minutes=15)
 CHECKLIST, EQUIPMENT = "forklift-daily", "FL-1"
-ASSIGNMENT = Assignment(CHECKLIST, EQUIPMENT, BASE - timedelta(days=1))
+ASSIGNMENT = Assignment(CHECKLIST, EQUIPMENT, datetime(2026, 3, 1, tzinfo=UTC))
 LATER = BASE + timedelta(days=30)
 """The report's "now": every window of the grid has closed."""
 
@@ -140,3 +142,22 @@ def test_report_and_planning_agree_on_the_windows_due(day: int, watermark: int, 
                      current=rule.windows(first, LATER), watermark=mark, outcomes=outcomes)
     assert [o.window_start for o in outcomes if o.outcome == PENDING] == [to_utc_iso(w.start) for w in due]
     assert all(w.closed_by(instant) and not w.settled_by(mark) for w in due)
+
+
+@given(day=st.integers(26, 30), now=st.integers(0, 12 * 24 * 4), window=st.sampled_from(["PT30M", "PT8H", "PT20H"]),
+       grace=st.sampled_from(["PT0S", "PT15M", "PT2H"]))
+def test_status_and_judging_agree_on_the_current_window(day: int, now: int, window: str, grace: str) -> None:
+    rule = parse_recurrence(f"DTSTART;TZID=Europe/Berlin:202603{day}T013000\nRRULE:FREQ=DAILY;COUNT=5",
+                            window=window, grace=grace)
+    instant = (datetime(2026, 3, 25, tzinfo=UTC) + now * STEP).astimezone(BERLIN)
+    shown = current_or_next_window(rule, instant)
+    counting = [w for w in rule.windows(instant - timedelta(days=3), instant + STEP)
+                if judged(w, [instant], []).performed]  # the windows the evaluation counts a check done now in
+    if shown is not None and shown.start <= instant:
+        assert counting == [shown]
+        assert [o.outcome for o in reported(shown, [instant], [])] == [
+            timeliness(instant, shown.start, shown.end, shown.evaluate_at).value]  # type: ignore[union-attr]
+    else:
+        assert counting == []
+        assert shown is None or shown == next(rule.iter_windows(instant))
+

@@ -129,10 +129,10 @@ def _one_time(checklist: Checklist, spec: ScheduleSpec, now: datetime) -> Schedu
       one. The same target, retry policy and dead-letter queue as any firing.
     """
     window = checklist.parsed().first_window()
-    if window.evaluate_at > now:
+    if not window.closed_by(now):
         return spec
     watermark = checklist.watermark
-    if watermark is not None and window.end <= watermark:
+    if watermark is not None and window.settled_by(watermark):
         return None
     zone = checklist.parsed().zone
     wall = firing_wall_time(now + CATCH_UP_DELAY, zone)

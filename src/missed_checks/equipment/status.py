@@ -25,7 +25,7 @@ from missed_checks.checklists.checklist import Checklist, Status
 from missed_checks.checklists.recurrence import OccurrenceWindow, Recurrence
 from missed_checks.checklists.recurrence.limits import iso
 from missed_checks.equipment.assignments import Assignment
-from missed_checks.performed_checks.performed_check import timeliness
+from missed_checks.performed_checks.performed_check import counting_windows, timeliness
 from missed_checks.timefmt import parse_instant, to_utc_iso
 
 MISS_LOOKBACK = timedelta(days=92)
@@ -81,13 +81,8 @@ class ChecklistStatus:
 def current_or_next_window(rule: Recurrence, now: datetime) -> OccurrenceWindow | None:
     """The latest window with ``start <= now < evaluate_at``, else the first starting after now
     (None when the recurrence has ended)."""
-    current = None
-    for window in rule.iter_windows(now - rule.evaluation_offset.longest_elapsed() - timedelta(minutes=1)):
-        if window.start > now:
-            return current or window
-        if timeliness(now, window.start, window.end, window.evaluate_at) is not None:
-            current = window  # a check done now would count in it
-    return current
+    current = counting_windows(rule, now)  # the windows a check done now would count in
+    return current[-1] if current else next(rule.iter_windows(now), None)
 
 
 def status_of(reader: StatusReader, equipment_id: str, now: datetime) -> list[ChecklistStatus]:

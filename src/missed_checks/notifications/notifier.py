@@ -167,7 +167,7 @@ def reminder_notifications(store: NotifierStore, checklist_id: str, lead_text: s
     window = reminder_window(checklist.parsed(), lead, instant)
     at = reminder_instant(window, lead) if window is not None else None
     watermark = checklist.watermark
-    if window is None or at is None or (watermark is not None and window.end <= watermark):
+    if window is None or at is None or (watermark is not None and window.settled_by(watermark)):
         return []
     start = to_utc_iso(window.start)
     if all(store.notification_sent(notification_id(Kind.REMINDER, checklist_id, start, lead_text, to))

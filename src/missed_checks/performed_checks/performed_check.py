@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import StrEnum
 
+from missed_checks.checklists.recurrence import OccurrenceWindow, Recurrence
 from missed_checks.timefmt import Instant
 
 
@@ -32,3 +33,11 @@ def timeliness(performed_at: Instant, start: Instant, end: Instant, evaluate_at:
     if end <= performed_at < evaluate_at:
         return Timeliness.LATE
     return None
+
+
+def counting_windows(rule: Recurrence, performed_at: datetime) -> list[OccurrenceWindow]:
+    """The windows of ``rule`` a check performed at ``performed_at`` counts in (:func:`timeliness`:
+    on time or late), oldest first; at most one for a rule whose windows do not overlap."""
+    lookback = rule.evaluation_offset.longest_elapsed() + timedelta(minutes=1)
+    return [w for w in rule.windows(performed_at - lookback, performed_at + timedelta(seconds=1))
+            if timeliness(performed_at, w.start, w.end, w.evaluate_at) is not None]

@@ -43,7 +43,7 @@ from missed_checks.checklists.checklist import Checklist, validate_checklist_id
 from missed_checks.equipment.assignments import validate_equipment_id
 from missed_checks.errors import InvalidInput, MissedChecksError, describe
 from missed_checks.evaluation.ports import CheckKey, CheckRecord, ClientRequest, RecordingStore, check_key
-from missed_checks.performed_checks.performed_check import PerformedCheck, timeliness
+from missed_checks.performed_checks.performed_check import PerformedCheck, counting_windows
 from missed_checks.timefmt import parse_instant, to_utc_iso
 
 MAX_FUTURE_SKEW = timedelta(minutes=5)
@@ -271,10 +271,8 @@ def warnings_for(checklist: Checklist, row: Row) -> str | None:
         rule = checklist.parsed()
     except InvalidInput:  # a broken rule: its checklist's own record says so (checklist show)
         return None
-    span = rule.evaluation_offset.longest_elapsed() + timedelta(minutes=1)
-    containing = [w for w in rule.windows(check.performed_at - span, check.performed_at + timedelta(seconds=1))
-                  if timeliness(check.performed_at, w.start, w.end, w.evaluate_at) is not None]
-    if created is not None and check.performed_at < created and not any(w.end > created for w in containing):
+    containing = counting_windows(rule, check.performed_at)
+    if created is not None and check.performed_at < created and all(w.settled_by(created) for w in containing):
         return (f"{where}{check.equipment_id} at {at}: recorded, but it was performed before checklist "
                 f"{check.checklist_id!r} was created ({to_utc_iso(created)}), so no window of it judges this check "
                 "and it counts in no report: is the date right?")
