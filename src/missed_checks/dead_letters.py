@@ -10,6 +10,7 @@ is Lambda's own OnFailure record of a stream batch, which cannot carry a tag.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -202,20 +203,70 @@ class StreamBatchLetter:
 
 @dataclass(frozen=True)
 class SchedulerLetter:
-    """A schedule's target input (``missed_checks.checklists.schedule.TARGET_INPUT_TEMPLATE``), and so the body
-    of a firing EventBridge Scheduler could not deliver (its dead-letter queue; the message
-    attributes ``ERROR_CODE`` and ``ERROR_MESSAGE`` say why)."""
+    """A firing EventBridge Scheduler could not deliver: the schedule's target input
+    (``missed_checks.checklists.schedule.TARGET_INPUT_TEMPLATE``), read from the dead letter's body
+    or, when the body is not that, from Scheduler's message attributes (:func:`scheduler_firing`)."""
 
     kind: Literal["scheduler"]
     checklist_id: str
     instant: str
 
     def view(self, attributes: Mapping[str, str]) -> LetterView:
-        code = attributes.get("ERROR_CODE", "")
+        code, message = attributes.get("ERROR_CODE", ""), attributes.get("ERROR_MESSAGE", "")
         return LetterView("scheduler", Replay.EVALUATE_AT_INSTANT,
                           f"firing not started ({code}): {self.checklist_id} at {self.instant} never started an "
-                          "evaluation", checklist_id=self.checklist_id, instant=_utc(self.instant), error=code,
-                          cause=attributes.get("ERROR_MESSAGE", ""))
+                          f"evaluation: {message or 'no message'} ({_attempts(attributes)})",
+                          checklist_id=self.checklist_id, instant=_utc(self.instant), error=code, cause=message)
+
+
+SCHEDULER_ATTRIBUTES = ("ERROR_CODE", "ERROR_MESSAGE", "EXECUTION_ID", "EXHAUSTED_RETRY_CONDITION",
+                        "IS_PAYLOAD_TRUNCATED", "RETRY_ATTEMPTS", "SCHEDULED_TIME", "SCHEDULE_ARN", "TARGET_ARN")
+"""The message attributes of an EventBridge Scheduler dead-letter event (Scheduler User Guide,
+"Configuring a dead-letter queue for EventBridge Scheduler", Retrieve the dead-letter event:
+https://docs.aws.amazon.com/scheduler/latest/UserGuide/configuring-schedule-dlq.html). Its body is
+"a JSON payload containing invocation details": in the guide's example the target's request
+(``{"MessageBody": ..., "QueueUrl": ...}`` for SQS SendMessage), for a templated Step Functions
+target the execution input or a StartExecution request wrapping it; it is cut short when
+``IS_PAYLOAD_TRUNCATED`` is ``true``. So the firing is read from the body when it can be, else
+from ``SCHEDULE_ARN`` (the schedule is named after its checklist) and ``SCHEDULED_TIME``."""
+
+
+def _attempts(attributes: Mapping[str, str]) -> str:
+    retries = attributes.get("RETRY_ATTEMPTS")
+    condition = attributes.get("EXHAUSTED_RETRY_CONDITION")
+    if condition:  # present only for an error Scheduler retried (the guide)
+        return f"given up after {retries or '?'} retries ({condition})"
+    return "not retried: a permanent error" if "ERROR_CODE" in attributes else "no retry details"
+
+
+def _unwrapped(body: object) -> object:
+    """The execution input inside a StartExecution request (``input``/``Input`` beside the state
+    machine's ARN), decoded; any other body as it is."""
+    if isinstance(body, Mapping) and ({"stateMachineArn", "StateMachineArn"} & set(body)):
+        inner = body.get("input", body.get("Input"))
+        if isinstance(inner, str):
+            try:
+                return json.loads(inner)
+            except ValueError:
+                return inner
+        return inner
+    return body
+
+
+def scheduler_firing(attributes: Mapping[str, str]) -> SchedulerLetter | str:
+    """The firing an EventBridge Scheduler dead letter names by its attributes (its body did not say
+    it), or why it cannot be replayed (a sentence)."""
+    schedule_arn, scheduled = attributes.get("SCHEDULE_ARN", ""), attributes.get("SCHEDULED_TIME", "")
+    name = schedule_arn.rsplit("/", 1)[-1] if ":schedule/" in schedule_arn else ""
+    if not name or not scheduled:
+        body = "cut short (IS_PAYLOAD_TRUNCATED)" if attributes.get("IS_PAYLOAD_TRUNCATED") == "true" else "unreadable"
+        return (f"an EventBridge Scheduler dead letter whose body is {body} and whose attributes lack "
+                f"{'SCHEDULE_ARN' if not name else 'SCHEDULED_TIME'}: which checklist and instant it was cannot be "
+                "known, so it cannot be replayed; `missed-checks rerun` starts the evaluation by hand")
+    if name.startswith("_"):
+        return (f"an EventBridge Scheduler dead letter of schedule {name} (not a checklist's evaluation schedule) "
+                "whose body is not its input: it cannot be replayed")
+    return SchedulerLetter(kind="scheduler", checklist_id=name, instant=scheduled)
 
 
 # -- notifications (#18): the notification dead-letter queue ---------------------------------------------
@@ -358,8 +409,16 @@ def decode_dead_letter(body: object) -> DeadLetter | None:
 
 
 def read_dead_letter(body: object, attributes: Mapping[str, str] | None = None) -> LetterView:
-    """What a dead letter says (its message ``attributes`` too: Scheduler's reasons)."""
-    letter = decode_dead_letter(body)
+    """What a dead letter says (its message ``attributes`` too: Scheduler's reasons, and for
+    Scheduler's own dead letter the firing when its body does not say it: :func:`scheduler_firing`)."""
+    attributes = attributes or {}
+    letter = decode_dead_letter(_unwrapped(body))
+    if letter is None and {"SCHEDULE_ARN", "ERROR_CODE"} <= set(attributes):  # Scheduler's, its body unreadable
+        firing = scheduler_firing(attributes)
+        if isinstance(firing, str):
+            code, message = attributes.get("ERROR_CODE", ""), attributes.get("ERROR_MESSAGE", "")
+            return LetterView("scheduler", Replay.NONE, f"{firing} ({code}: {message})", error=code, cause=message)
+        letter = firing
     if letter is None:
         return LetterView("unknown", Replay.NONE, f"{_UNKNOWN}: {str(body)[:200]}")
-    return letter.view(attributes or {})
+    return letter.view(attributes)

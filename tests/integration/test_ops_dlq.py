@@ -10,9 +10,9 @@ from moto.events.models import EventsBackend
 from ops_support import BERLIN_WORKDAYS, Cli, ops_runtime, utc
 
 from missed_checks.aws.table import ChecklistTable, serialize
-from missed_checks.aws.table.keys import assignment_key
-from missed_checks.checklists.saving import save_checklist
+from missed_checks.dead_letters import SCHEDULER_ATTRIBUTES
 from missed_checks.equipment.assignments import shard_of
+from missed_checks.keys import assignment_key
 from missed_checks_local.runtime import LocalRuntime
 from missed_checks_ops.rerun import wait_for
 
@@ -71,7 +71,7 @@ def finish(runtime: LocalRuntime, replayed: dict) -> list[str]:
 
 def test_schedule_sync_queue_invalid_checklist(runtime: LocalRuntime, cli: Cli) -> None:
     # A hand edit the recurrence engine would have refused: schedule-sync reports it to its DLQ.
-    save_checklist(table_of(runtime), "handmade", recurrence="RRULE:FREQ=SECONDLY", timezone="Europe/Berlin",
+    table_of(runtime).put_checklist("handmade", recurrence="RRULE:FREQ=SECONDLY", timezone="Europe/Berlin",
                                     now=runtime.clock.now(), validate=False)
     runtime.settle()
     listed = cli.ok("dlq", "list", "--queue", "schedule-sync")["schedule-sync"]
@@ -143,7 +143,7 @@ def test_evaluation_queue_failed_window_and_failed_run(runtime: LocalRuntime, cl
     assert cli.ok("dlq", "list", "--queue", "evaluation")["evaluation"] == []
 
     # A run that fails before any window (the rule became unreadable): dead-lettered with its instant.
-    save_checklist(table, "forklift-daily", recurrence="RRULE:FREQ=SECONDLY", timezone="Europe/Berlin",
+    table.put_checklist("forklift-daily", recurrence="RRULE:FREQ=SECONDLY", timezone="Europe/Berlin",
                         now=runtime.clock.now(), validate=False)
     runtime.clock.advance_to(utc("2026-03-03T15:00:00Z"))
     failed = cli("rerun", "--checklist", "forklift-daily", "--at", "2026-03-03T14:00:00Z", "--wait", "--format", "json")
@@ -170,6 +170,10 @@ def test_scheduler_queue_failed_firing_and_an_unknown_message(runtime: LocalRunt
     assert letter["instant"] == "2026-03-02T13:30:00Z"
     assert letter["error"] == "AccessDeniedException" and "StartExecution" in letter["cause"]
     assert letter["attributes"]["SCHEDULE_ARN"].endswith("/forklift-daily")
+    # The emulator's dead letter has the attributes AWS documents (a permanent error: not retried).
+    assert set(SCHEDULER_ATTRIBUTES) - {"EXHAUSTED_RETRY_CONDITION"} == set(letter["attributes"])
+    assert letter["attributes"]["SCHEDULED_TIME"] == "2026-03-02T13:30:00Z"
+    assert "not retried: a permanent error" in letter["summary"]
     people = cli("dlq", "list")
     assert people.code == 0 and "AccessDeniedException" in people.out
 

@@ -109,3 +109,47 @@ def test_a_schedules_target_input_is_a_tagged_scheduler_letter() -> None:
                                                                    "2026-03-02T13:30:00Z")
     said = read_dead_letter(json.loads(body))
     assert (said.kind, said.checklist_id, said.instant) == ("scheduler", "fl", "2026-03-02T13:30:00Z")
+
+
+# -- what EventBridge Scheduler really sends (#30 item 3) ---------------------------------------------
+SCHEDULER_SENT = {
+    "ERROR_CODE": "AccessDeniedException",
+    "ERROR_MESSAGE": "not authorized to perform: states:StartExecution",
+    "EXECUTION_ID": "ad06616e51cdf74a",
+    "IS_PAYLOAD_TRUNCATED": "false",
+    "RETRY_ATTEMPTS": "0",
+    "SCHEDULED_TIME": "2026-03-02T13:30:00Z",
+    "SCHEDULE_ARN": "arn:aws:scheduler:us-east-1:123456789012:schedule/missed-checks/fl",
+    "TARGET_ARN": "arn:aws:states:us-east-1:123456789012:stateMachine:evaluate",
+}
+"""The attributes of Scheduler's dead-letter event (Scheduler User Guide, "Configuring a dead-letter
+queue", Retrieve the dead-letter event): a permanent error has no EXHAUSTED_RETRY_CONDITION."""
+
+
+@pytest.mark.parametrize("body", [
+    TAGGED["scheduler"],  # the execution input itself
+    {"stateMachineArn": SCHEDULER_SENT["TARGET_ARN"], "input": json.dumps(TAGGED["scheduler"])},  # a request
+    "{\"stateMachineArn\": \"arn:aws:states:us-east-1:1:stateM",  # cut short (IS_PAYLOAD_TRUNCATED)
+])
+def test_a_scheduler_dead_letter_is_replayable_whatever_its_body_and_says_why_it_failed(body: object) -> None:
+    attributes = {**SCHEDULER_SENT, "IS_PAYLOAD_TRUNCATED": "true" if isinstance(body, str) else "false"}
+    said = read_dead_letter(body, attributes)
+    assert (said.kind, said.replay) == ("scheduler", Replay.EVALUATE_AT_INSTANT)
+    assert (said.checklist_id, said.instant) == ("fl", "2026-03-02T13:30:00Z")
+    assert (said.error, said.cause) == ("AccessDeniedException", SCHEDULER_SENT["ERROR_MESSAGE"])
+    assert "not retried: a permanent error" in said.summary and "states:StartExecution" in said.summary
+
+
+def test_a_retried_error_says_how_often() -> None:
+    said = read_dead_letter(TAGGED["scheduler"], {**SCHEDULER_SENT, "ERROR_CODE": "ThrottlingException",
+                                                  "RETRY_ATTEMPTS": "10",
+                                                  "EXHAUSTED_RETRY_CONDITION": "MaximumRetryAttempts"})
+    assert "given up after 10 retries (MaximumRetryAttempts)" in said.summary
+
+
+def test_a_scheduler_dead_letter_that_names_no_firing_says_it_cannot_be_replayed() -> None:
+    attributes = {key: value for key, value in SCHEDULER_SENT.items() if key != "SCHEDULED_TIME"}
+    said = read_dead_letter("not json", {**attributes, "IS_PAYLOAD_TRUNCATED": "true"})
+    assert said.replay is Replay.NONE and said.kind == "scheduler"
+    assert "cannot be replayed" in said.summary and "SCHEDULED_TIME" in said.summary
+    assert said.error == "AccessDeniedException"

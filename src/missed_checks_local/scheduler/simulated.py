@@ -21,8 +21,8 @@ out when AWS would fire each one, and at that instant invokes the target as Sche
   ``RetryPolicy.MaximumRetryAttempts``, all at the same simulated instant, no backoff), then
   sent to the target's ``DeadLetterConfig`` queue: body = the input, message attributes
   ``ERROR_CODE``, ``ERROR_MESSAGE``, ``EXECUTION_ID``, ``SCHEDULE_ARN``, ``TARGET_ARN``,
-  ``RETRY_ATTEMPTS`` and ``EXHAUSTED_RETRY_CONDITION``. ERROR_CODE is the target service's error
-  code (``StateMachineDoesNotExist``...).
+  ``RETRY_ATTEMPTS``, ``SCHEDULED_TIME``, ``IS_PAYLOAD_TRUNCATED`` and ``EXHAUSTED_RETRY_CONDITION``
+  (AWS's list). ERROR_CODE is the target service's error code (``StateMachineDoesNotExist``...).
 * ``ActionAfterCompletion: DELETE`` deletes an ``at()`` schedule after it fired.
 
 Firings of all schedules come out in time order (ties by schedule name). Failures can be
@@ -461,6 +461,8 @@ class SimulatedScheduler:
             "SCHEDULE_ARN": attribute(state.definition["Arn"]),
             "TARGET_ARN": attribute(target["Arn"]),
             "RETRY_ATTEMPTS": attribute(firing.attempts - 1),
+            "SCHEDULED_TIME": attribute(scheduled_time_text(firing.scheduled_time)),
+            "IS_PAYLOAD_TRUNCATED": attribute("false"),  # the attributes AWS documents (configuring-schedule-dlq)
         }
         if retryable:
             attributes["EXHAUSTED_RETRY_CONDITION"] = attribute("MaximumRetryAttempts")
