@@ -213,26 +213,19 @@ class WindowOutcome:
         return parse_instant(self.recorded_at, "recorded_at") - parse_instant(self.closes_at, "closes_at")
 
     def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"checklist_id": self.checklist_id, "equipment_id": self.equipment_id,
-                                "window_start": self.window_start, "window_end": self.window_end,
-                                "outcome": self.outcome}
-        if self.performed_at is not None:
-            data["performed_at"] = self.performed_at
-        late_by = self.late_by
-        if late_by is not None:
-            data["late_by_s"] = int(late_by.total_seconds())
-        if self.judged_at is not None:
-            data["judged_at"] = self.judged_at
-        if self.recorded_at is not None:
-            data["recorded_at"] = self.recorded_at
-        after = self.recorded_after_close
-        if after is not None:
-            data["recorded_after_close_s"] = int(after.total_seconds())
-        if self.dismissal is not None:
-            data["dismissal"] = self.dismissal.to_dict()
-        if self.out_of_service is not None:
-            data["out_of_service"] = self.out_of_service.to_dict()
-        return data
+        late_by, after = self.late_by, self.recorded_after_close
+        optional = {  # each only when it has a value, in this order
+            "performed_at": self.performed_at,
+            "late_by_s": None if late_by is None else int(late_by.total_seconds()),
+            "judged_at": self.judged_at,
+            "recorded_at": self.recorded_at,
+            "recorded_after_close_s": None if after is None else int(after.total_seconds()),
+            "dismissal": None if self.dismissal is None else self.dismissal.to_dict(),
+            "out_of_service": None if self.out_of_service is None else self.out_of_service.to_dict(),
+        }
+        return {"checklist_id": self.checklist_id, "equipment_id": self.equipment_id,
+                "window_start": self.window_start, "window_end": self.window_end, "outcome": self.outcome,
+                **{name: value for name, value in optional.items() if value is not None}}
 
 
 @dataclass(frozen=True)
