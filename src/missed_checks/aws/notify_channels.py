@@ -19,6 +19,7 @@ from missed_checks.aws.events import SOURCE
 from missed_checks.errors import TransientError
 from missed_checks.evaluation.ports import NotificationChannel
 from missed_checks.notifications.notification import Notification, NotificationRejected
+from missed_checks.notifications.notifying import RecipientRefused
 
 NOTIFICATION_DETAIL_TYPE = "Checklist notification"
 """The detail-type of the event every notification publishes (``source: missed-checks``)."""
@@ -26,6 +27,21 @@ NOTIFICATION_DETAIL_TYPE = "Checklist notification"
 FOOTER = "\n--\nmissed-checks notification {notification_id}\n"
 """Ends every e-mail: the record it can be found by (``notifications list``), for people and for
 the local capture (``missed_checks_local.notifications``)."""
+
+def refused_recipient(code: str, message: str, recipient: str) -> RecipientRefused | None:
+    """SES's refusal of ``recipient`` itself, or None (#30 item 4). In the sandbox SES checks each
+    recipient's identity too: "MessageRejected: Email address is not verified. The following
+    identities failed the check in region ...: <recipient>" (SES Developer Guide, "Moving out of the
+    Amazon SES sandbox": you can send only to verified identities), and a policy that allows
+    ``ses:SendEmail`` on the sender's identity only is refused on the recipient's:
+    "AccessDenied ... not authorized to perform `ses:SendEmail' on resource `...:identity/<recipient>'"."""
+    names_recipient = recipient.lower() in message.lower()
+    if code == "MessageRejected" and "not verified" in message and names_recipient:
+        return RecipientRefused(recipient, message)
+    if code in {"AccessDenied", "AccessDeniedException"} and f"identity/{recipient}".lower() in message.lower():
+        return RecipientRefused(recipient, message)
+    return None
+
 
 _SES_REFUSALS = {"MessageRejected", "MailFromDomainNotVerifiedException", "InvalidParameterValue",
                  "AccountSendingPausedException", "ConfigurationSetDoesNotExist"}
@@ -54,6 +70,10 @@ class SesChannel(ServiceAdapter):
             )
         except ClientError as error:
             code = str(error.response.get("Error", {}).get("Code", ""))
+            refused = refused_recipient(code, str(error.response.get("Error", {}).get("Message", "")),
+                                        notification.recipient)
+            if refused is not None:
+                raise refused from error
             if code in _SES_REFUSALS:
                 raise NotificationRejected(f"SES refused the message to {notification.recipient}: {error}") from error
             raise TransientError(f"SES: {error}") from error

@@ -25,7 +25,7 @@ from missed_checks.evaluation.ports import NotificationChannel, NotificationReco
 from missed_checks.notifications.digest import Subscription, digest_id
 from missed_checks.notifications.digest_email import COUNT_COLUMNS, render_digest, render_text, subject, worst_first
 from missed_checks.notifications.notification import Kind, Notification
-from missed_checks.notifications.notifying import Delivery, deliver
+from missed_checks.notifications.notifying import Delivery, RecipientRefused, deliver
 from missed_checks.reporting.fleet_report import Report, build_report
 from missed_checks.reporting.report import TOTAL
 from missed_checks.timefmt import to_utc_iso
@@ -119,13 +119,16 @@ class DigestOutcome:
     """The first address's digest."""
     deliveries: tuple[tuple[Digest, Delivery], ...] = ()
     """Each address's digest and what became of it."""
+    refused: tuple[RecipientRefused, ...] = ()
+    """The addresses SES refused for good (#30 item 4): not retried, each named."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"subscription_id": self.subscription_id,
                 "delivery": self.delivery.value if self.delivery else "no-subscription",
                 **({"digest": self.digest.to_dict()} if self.digest else {}),
                 **({"deliveries": [{"to": d.notification.recipient, "id": d.digest_id, "delivery": delivery.value}
-                                   for d, delivery in self.deliveries]} if len(self.deliveries) > 1 else {})}
+                                   for d, delivery in self.deliveries]} if len(self.deliveries) > 1 else {}),
+                **({"refused": [{"to": r.recipient, "error": str(r)} for r in self.refused]} if self.refused else {})}
 
 
 def send_digest(table: DigestStore, channels: Sequence[NotificationChannel], subscription_id: str,
@@ -139,12 +142,17 @@ def send_digest(table: DigestStore, channels: Sequence[NotificationChannel], sub
         return DigestOutcome(subscription_id, None)
     results: list[tuple[Digest, Delivery]] = []
     failure: Exception | None = None
+    refused: list[RecipientRefused] = []
     for digest in build_digests(table, subscription, instant):
         try:
             results.append((digest, deliver(digest.notification, table, channels, now)))
+        except RecipientRefused as error:  # permanent for that address (its record says why): not retried
+            refused.append(error)
         except Exception as error:  # noqa: BLE001 - raised below, once the other addresses were tried
             failure = failure or error
     if failure is not None:
         raise failure
+    if not results:
+        raise refused[0]
     summary = Delivery.SENT if any(d is Delivery.SENT for _, d in results) else results[0][1]
-    return DigestOutcome(subscription_id, summary, results[0][0], tuple(results))
+    return DigestOutcome(subscription_id, summary, results[0][0], tuple(results), tuple(refused))

@@ -29,11 +29,19 @@ from missed_checks.checklists.recurrence import OccurrenceWindow
 from missed_checks.checklists.recurrence.windows import resolve_local
 from missed_checks.equipment.assignments import Assignment
 from missed_checks.evaluation.ports import NotificationChannel, NotificationRecords
-from missed_checks.notifications.notification import Kind, Notification, NotifySettings, listed, local_time
+from missed_checks.notifications.notification import (
+    Kind,
+    Notification,
+    NotificationRejected,
+    NotifySettings,
+    listed,
+    local_time,
+)
 from missed_checks.timefmt import to_utc_iso
 
 __all__ = [
-    "CLAIM_LEASE", "Delivery", "Excused", "Run", "deliver", "escalation_runs", "escalations", "missed_alerts",
+    "CLAIM_LEASE", "Delivery", "Excused", "RecipientRefused", "Run", "deliver", "escalation_runs", "escalations",
+    "missed_alerts",
     "reminder_instant", "reminders", "undone_equipment",
 ]
 
@@ -182,6 +190,20 @@ def reminders(checklist: Checklist, settings: NotifySettings, window: Occurrence
     return _for_each(settings.to, lambda to: Notification(
         kind=Kind.REMINDER, checklist_id=checklist.checklist_id, window_start=start, recipient=to,
         equipment=tuple(undone), subject=subject, body=body, occasion=lead))
+
+
+class RecipientRefused(NotificationRejected):
+    """The e-mail service refused one recipient for good (#30 item 4): in the SES sandbox an
+    unverified recipient ("Email address is not verified. The following identities failed the
+    check ..."), or a recipient identity the sender may not send to. Permanent for that recipient:
+    not retried; the record, the log and the dead letter say so; the other recipients still get
+    theirs."""
+
+    def __init__(self, recipient: str, reason: str) -> None:
+        super().__init__(f"SES refused recipient {recipient}: {reason}; in the SES sandbox every recipient must be "
+                         "verified")
+        self.recipient = recipient
+        self.reason = reason
 
 
 # -- sending once -------------------------------------------------------------------------------------
