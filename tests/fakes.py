@@ -4,18 +4,24 @@
   schedule-sync's ``Table``, with the conditional writes' semantics of
   :class:`missed_checks.aws.table.ChecklistTable` (a missed check written once, a performed check
   written once with its first recorded_by and recorded_at, one claimant per window,
-  ``newly_recorded`` and ``announced`` kept by a retry of the claimant, the watermark only forward)
-  and a log of every write, in order, so tests can say what came last;
+  ``newly_recorded`` and ``announced`` kept by a retry of the claimant, the watermark only forward),
+  each conditional write atomic as the table's are (concurrent writers: one wins), and a log of
+  every write, in order, so tests can say what came last;
+* :class:`InMemoryNotificationRecords`: the notifications' :class:`missed_checks.evaluation.ports.NotificationRecords`;
 * :class:`RecordingAnnouncer`: the evaluation's :class:`missed_checks.evaluation.ports.Announcer`;
 * :class:`InMemorySchedules`: schedule-sync's ``Schedules``.
+
+``tests/contract/`` runs one suite of storage behaviours on these and on the DynamoDB adapter alike.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any
+import functools
+import threading
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Any, TypeVar
 
 from missed_checks.aws.table.checklists import checklist_record
 from missed_checks.checklists.checklist import Checklist, ChecklistRecord
@@ -33,11 +39,25 @@ from missed_checks.evaluation.ports import (
     ChecksWritten,
     ClaimHolder,
     ClientRequest,
+    NotificationClaim,
     WindowClaim,
     check_key,
 )
+from missed_checks.notifications.notification import Notification
 from missed_checks.performed_checks.performed_check import PerformedCheck
 from missed_checks.timefmt import to_utc_iso
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _atomic(write: F) -> F:
+    """A conditional write checks and writes in one step, as DynamoDB does: of concurrent writers
+    (judging's threads, concurrent recordings) exactly one finds the item absent."""
+    @functools.wraps(write)
+    def locked(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with self.lock:
+            return write(self, *args, **kwargs)
+    return locked  # type: ignore[return-value]
 
 
 @dataclass
@@ -68,14 +88,27 @@ class InMemoryTable:
     """Operation -> the error its next call raises (once), e.g. ``{"advance_watermark": TransientError()}``."""
     calendars: dict[str, ClosureCalendar] = field(default_factory=dict)
     """Closure calendars by id (schedule-sync's ``with_closures`` reads them)."""
+    lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
 
     # -- arranging ----------------------------------------------------------------------
     def add_checklist(self, checklist: Checklist) -> None:
         self.checklists[checklist.checklist_id] = checklist
 
     def assign(self, checklist_id: str, equipment_ids: Iterable[str], at: datetime) -> None:
-        self.assigned.setdefault(checklist_id, []).extend(
-            Assignment(checklist_id, equipment_id, at) for equipment_id in equipment_ids)
+        """As the table assigns: equipment attached already keeps its assignment (and its date), equipment
+        unassigned earlier starts a new period and keeps the old one."""
+        assigned = self.assigned.setdefault(checklist_id, [])
+        positions = {a.equipment_id: n for n, a in enumerate(assigned)}
+        for equipment_id in dict.fromkeys(equipment_ids):
+            index = positions.get(equipment_id)
+            if index is None:
+                positions[equipment_id] = len(assigned)
+                assigned.append(Assignment(checklist_id, equipment_id, at))
+                continue
+            earlier = assigned[index]
+            if earlier.unassigned_at is not None:
+                assigned[index] = replace(earlier, assigned_at=at, unassigned_at=None, earlier_periods=(
+                    *earlier.earlier_periods, (earlier.assigned_at, earlier.unassigned_at)))
 
     def perform(self, checklist_id: str, equipment_id: str, at: datetime) -> None:
         self.performed.setdefault(checklist_id, []).append(PerformedCheck(checklist_id, equipment_id, at))
@@ -116,6 +149,7 @@ class InMemoryTable:
                        if wanted is None or p.equipment_id in wanted), key=lambda p: (p.start, p.equipment_id))
 
     # -- WindowRecords ------------------------------------------------------------------
+    @_atomic
     def open_window(self, checklist_id: str, window: OccurrenceWindow, judged_by: Mapping[str, Any]) -> None:
         start = to_utc_iso(window.start)
         record = self.windows.setdefault((checklist_id, start), {})
@@ -124,6 +158,7 @@ class InMemoryTable:
         record.setdefault("judged_by", {k: v for k, v in judged_by.items() if v})
         self._write("open_window", start)
 
+    @_atomic
     def put_missed_check(self, check: MissedCheck) -> bool:
         key = (check.checklist_id, to_utc_iso(check.window.start), check.equipment_id)
         if key in self.missed:
@@ -132,6 +167,7 @@ class InMemoryTable:
         self.missed[key] = check
         return True
 
+    @_atomic
     def claim_window(self, checklist_id: str, summary: Mapping[str, Any], execution: str) -> WindowClaim:
         record = self.windows.setdefault((checklist_id, str(summary["window_start"])), {})
         holder = record.get("execution")
@@ -159,6 +195,7 @@ class InMemoryTable:
         self._write("mark_window_announced", window_start)
         self.windows[(checklist_id, window_start)]["announced"] = True
 
+    @_atomic
     def advance_watermark(self, checklist_id: str, to: datetime) -> bool:
         mark = to_utc_iso(to)
         if checklist_id in self.watermarks and self.watermarks[checklist_id] >= mark:
@@ -167,6 +204,7 @@ class InMemoryTable:
         self.watermarks[checklist_id] = mark
         return True
 
+    @_atomic
     def hand_over_window_claim(self, checklist_id: str, window_start: datetime, from_execution: str,
                                to_execution: str) -> bool:
         record = self.windows.get((checklist_id, to_utc_iso(window_start)))
@@ -204,6 +242,7 @@ class InMemoryTable:
         return {(a.checklist_id, a.equipment_id): a for checklist_id in {c for c, _ in pairs}
                 for a in self.assigned.get(checklist_id, []) if (checklist_id, a.equipment_id) in pairs}
 
+    @_atomic
     def record_performed_checks(self, checks: Iterable[PerformedCheck], recorded_at: datetime,
                                 recorded_by: str | None = None) -> ChecksWritten:
         """As the table's conditional puts: a check on record already keeps its record (answered in
@@ -228,6 +267,7 @@ class InMemoryTable:
     def client_request(self, caller: str, idempotency_key: str) -> ClientRequest | None:
         return self.client_requests.get((caller, idempotency_key))
 
+    @_atomic
     def claim_client_request(self, caller: str, idempotency_key: str, fingerprint: str,
                              recorded_at: datetime) -> ClientRequest:
         earlier = self.client_requests.get((caller, idempotency_key))
@@ -243,6 +283,40 @@ class InMemoryTable:
         earlier = self.client_requests[(caller, idempotency_key)]
         self.client_requests[(caller, idempotency_key)] = ClientRequest(earlier.fingerprint, earlier.recorded_at,
                                                                         written)
+
+@dataclass
+class InMemoryNotificationRecords:
+    """An in-memory NotificationRecords with the table adapter's rules (conditional claim, take-over)."""
+
+    items: dict[str, dict[str, object]] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def claim_notification(self, notification: Notification, now: datetime, lease: timedelta) -> NotificationClaim:
+        with self.lock:
+            item = self.items.get(notification.notification_id)
+            if item is None:
+                self.items[notification.notification_id] = {"status": "SENDING", "claimed_at": now, "channels": {}}
+                return NotificationClaim(True, False)
+            if item["status"] == "SENT":
+                return NotificationClaim(False, True)
+            done = tuple(sorted(item["channels"]))  # type: ignore[call-overload]
+            if item["status"] == "FAILED" or (item["status"] == "SENDING" and item["claimed_at"] < now - lease):
+                item.update(status="SENDING", claimed_at=now)
+                return NotificationClaim(True, False, done)
+            return NotificationClaim(False, False, done)
+
+    def mark_channel_sent(self, notification_id: str, channel: str, at: datetime, message_id: str) -> None:
+        self.items[notification_id]["channels"][channel] = message_id  # type: ignore[index]
+
+    def mark_notification_sent(self, notification_id: str, at: datetime) -> None:
+        self.items[notification_id]["status"] = "SENT"
+
+    def mark_notification_failed(self, notification_id: str, at: datetime, error: str) -> None:
+        self.items[notification_id].update(status="FAILED", error=error)
+
+    def notification_sent(self, notification_id: str) -> bool:
+        return self.items.get(notification_id, {}).get("status") == "SENT"
+
 
 @dataclass
 class RecordingAnnouncer:

@@ -15,7 +15,7 @@ from missed_checks.notifications.notification import NotifySettings
 from missed_checks.notifications.notifier import judged_notifications, reminder_notifications
 from missed_checks.notifications.notifying import Delivery, deliver
 from missed_checks.timefmt import to_utc_iso
-from tests.unit.test_notifying import Records
+from tests.fakes import InMemoryNotificationRecords
 
 CREATED = datetime(2026, 3, 1, 9, tzinfo=UTC)
 SETTINGS = NotifySettings(to=("crew@example.com",), remind_before=("PT2H",), escalate_to=("lead@example.com",),
@@ -30,7 +30,7 @@ def day(n: int) -> OccurrenceWindow:
 
 
 @dataclass
-class Store(Records):
+class Store(InMemoryNotificationRecords):
     checklist: Checklist | None = CHECKLIST
     judged: list[OccurrenceWindow] = field(default_factory=list)
     missed: dict[str, set[str]] = field(default_factory=dict)

@@ -14,7 +14,6 @@ from missed_checks.checklists.checklist import Checklist
 from missed_checks.checklists.durations import parse_duration
 from missed_checks.checklists.recurrence import OccurrenceWindow
 from missed_checks.equipment.assignments import Assignment
-from missed_checks.evaluation.ports import NotificationClaim
 from missed_checks.notifications.notification import Kind, Notification, NotificationRejected, NotifySettings
 from missed_checks.notifications.notifying import (
     CLAIM_LEASE,
@@ -27,6 +26,7 @@ from missed_checks.notifications.notifying import (
     reminders,
     undone_equipment,
 )
+from tests.fakes import InMemoryNotificationRecords
 
 BERLIN = ZoneInfo("Europe/Berlin")  # a DST zone
 BRISBANE = ZoneInfo("Australia/Brisbane")  # a non-UTC zone without DST
@@ -144,40 +144,6 @@ def test_a_reminder_lists_counted_not_excused_undone_equipment() -> None:
 
 # -- sending once ----------------------------------------------------------------------------------------
 @dataclass
-class Records:
-    """An in-memory NotificationRecords with the table adapter's rules (conditional claim, take-over)."""
-
-    items: dict[str, dict[str, object]] = field(default_factory=dict)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def claim_notification(self, notification: Notification, now: datetime, lease: timedelta) -> NotificationClaim:
-        with self.lock:
-            item = self.items.get(notification.notification_id)
-            if item is None:
-                self.items[notification.notification_id] = {"status": "SENDING", "claimed_at": now, "channels": {}}
-                return NotificationClaim(True, False)
-            if item["status"] == "SENT":
-                return NotificationClaim(False, True)
-            done = tuple(sorted(item["channels"]))  # type: ignore[call-overload]
-            if item["status"] == "FAILED" or (item["status"] == "SENDING" and item["claimed_at"] < now - lease):
-                item.update(status="SENDING", claimed_at=now)
-                return NotificationClaim(True, False, done)
-            return NotificationClaim(False, False, done)
-
-    def mark_channel_sent(self, notification_id: str, channel: str, at: datetime, message_id: str) -> None:
-        self.items[notification_id]["channels"][channel] = message_id  # type: ignore[index]
-
-    def mark_notification_sent(self, notification_id: str, at: datetime) -> None:
-        self.items[notification_id]["status"] = "SENT"
-
-    def mark_notification_failed(self, notification_id: str, at: datetime, error: str) -> None:
-        self.items[notification_id].update(status="FAILED", error=error)
-
-    def notification_sent(self, notification_id: str) -> bool:
-        return self.items.get(notification_id, {}).get("status") == "SENT"
-
-
-@dataclass
 class Channel:
     name: str
     failures: list[Exception] = field(default_factory=list)
@@ -201,7 +167,7 @@ def clock() -> Iterator[datetime]:
 
 
 def test_a_notification_is_sent_once_whatever_repeats_it() -> None:
-    records, email, events = Records(), Channel("email"), Channel("eventbridge")
+    records, email, events = InMemoryNotificationRecords(), Channel("email"), Channel("eventbridge")
     ticks = clock()
     assert deliver(NOTE, records, [email, events], lambda: next(ticks)) is Delivery.SENT
     for _ in range(3):  # a retry, a duplicate event, a replay
@@ -210,7 +176,7 @@ def test_a_notification_is_sent_once_whatever_repeats_it() -> None:
 
 
 def test_concurrent_deliveries_send_it_once() -> None:
-    records, email = Records(), Channel("email")
+    records, email = InMemoryNotificationRecords(), Channel("email")
     barrier = threading.Barrier(8)
     results: list[Delivery] = []
 
@@ -228,7 +194,7 @@ def test_concurrent_deliveries_send_it_once() -> None:
 
 
 def test_a_failed_channel_marks_it_failed_and_a_retry_uses_only_the_channels_not_used_yet() -> None:
-    records, email = Records(), Channel("email")
+    records, email = InMemoryNotificationRecords(), Channel("email")
     events = Channel("eventbridge", failures=[NotificationRejected("bus refused")])
     with pytest.raises(NotificationRejected):
         deliver(NOTE, records, [email, events], lambda: NOW)
@@ -238,7 +204,7 @@ def test_a_failed_channel_marks_it_failed_and_a_retry_uses_only_the_channels_not
 
 
 def test_an_abandoned_claim_is_taken_over_after_the_lease_only() -> None:
-    records, email = Records(), Channel("email")
+    records, email = InMemoryNotificationRecords(), Channel("email")
     records.claim_notification(NOTE, NOW, CLAIM_LEASE)  # a sender that died after claiming
     assert deliver(NOTE, records, [email], lambda: NOW + CLAIM_LEASE / 2) is Delivery.IN_FLIGHT
     assert deliver(NOTE, records, [email], lambda: NOW + CLAIM_LEASE * 2) is Delivery.SENT
