@@ -13,7 +13,7 @@ from moto.events.models import EventsBackend
 from missed_checks import clock
 from missed_checks.aws.table import ChecklistTable
 from missed_checks.checklists.saving import save_checklist
-from missed_checks.dead_letters import failed_window
+from missed_checks.dead_letters import Replay, failed_window, read_dead_letter
 from missed_checks.equipment.assignments import SHARD_COUNT, shard_of
 from missed_checks.performed_checks.performed_check import PerformedCheck
 from tests.conftest import FAN_OUT
@@ -231,6 +231,61 @@ def test_a_failing_task_lands_in_the_dead_letter_queue_naming_its_window_and_fai
     assert window["start"] == "2026-03-02T06:00:00+01:00"
     if not fanned_out:
         assert message["instant"] == "2026-03-02T13:30:00Z"
+    assert table.get_checklist("forklift").watermark == CREATED
+
+
+def without_cause_as_on_aws(monkeypatch) -> None:
+    """moto hands a Catch ``{"Error": ..., "Cause": ""}`` when the failure gave no cause; AWS leaves
+    ``Cause`` out (a task's ``States.Timeout``, ``States.HeartbeatTimeout``, some ``States.TaskFailed``)."""
+    from moto.stepfunctions.parser.asl.component.state.exec.execute_state import ExecutionState
+
+    def error_output(failure_event):
+        (details,) = failure_event.event_details.values()
+        return {key.capitalize(): details[key] for key in ("error", "cause") if details.get(key) is not None}
+
+    monkeypatch.setattr(ExecutionState, "_construct_error_output_value", staticmethod(error_output))
+
+
+def timing_out(stack, monkeypatch, function: str) -> None:
+    """Every invocation of ``function`` by the state machine times out: ``States.Timeout``, no cause."""
+    from moto.stepfunctions.parser.asl.component.common.timeouts.timeout import EvalTimeoutError
+    from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda_eval_utils
+
+    original = lambda_eval_utils.execute_lambda_function_integration
+
+    def invoke(env, parameters, region, state_credentials):
+        spec = stack.function_by_name(parameters["FunctionName"])
+        if spec is not None and spec.logical_id == function:
+            raise EvalTimeoutError()
+        return original(env=env, parameters=parameters, region=region, state_credentials=state_credentials)
+
+    monkeypatch.setattr(lambda_eval_utils, "execute_lambda_function_integration", invoke)
+
+
+@pytest.mark.parametrize(("function", "dead_letter"), [
+    pytest.param("PlanEvaluationFunction", "evaluation-run", id="plan"),
+    # CloseWindow, not RecordMissedChecks: moto's inline Map turns an iteration's States.* error into
+    # States.Runtime ("Custom Error Names MUST NOT begin with the prefix 'States.'"); AWS keeps it.
+    pytest.param("CloseWindowFunction", "evaluation-window", id="fanned-out",
+                 marks=pytest.mark.stack_parameters(**FAN_OUT)),
+])
+def test_an_error_without_a_cause_still_lands_in_the_dead_letter_queue(fleet, monkeypatch, function, dead_letter):
+    """Reading a missing ``$.error.Cause`` would fail the execution with States.Runtime, which no
+    Catch catches: no dead letter, nothing to replay."""
+    stack, table = fleet
+    without_cause_as_on_aws(monkeypatch)
+    timing_out(stack, monkeypatch, function)
+
+    execution = run(stack, "forklift", MONDAY_EVALUATE_AT)
+
+    assert execution["status"] == "FAILED" and execution.get("error") == "EvaluationFailed", execution.get("cause")
+    (message,) = dead_letters(stack, "EvaluationDeadLetterQueue")
+    assert (message["kind"], message["checklist_id"]) == (dead_letter, "forklift")
+    assert message["error"] == "States.Timeout", message
+    assert message["cause"].startswith("Step Functions gave no cause for this error")
+    assert message["execution"] == execution["executionArn"]
+    said = read_dead_letter(message)
+    assert (said.kind, said.replay, said.error) == ("evaluation", Replay.EVALUATE_FROM_NOW, "States.Timeout")
     assert table.get_checklist("forklift").watermark == CREATED
 
 

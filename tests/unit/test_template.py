@@ -23,7 +23,7 @@ ASL_PATH = ROOT / RESOURCES["EvaluationStateMachine"]["Properties"]["DefinitionU
 ASL = json.loads(ASL_PATH.read_text())
 LAMBDA_TRANSIENT_ERRORS = {
     "Lambda.ServiceException", "Lambda.AWSLambdaException", "Lambda.SdkClientException",
-    "Lambda.TooManyRequestsException",
+    "Lambda.TooManyRequestsException", "Lambda.ClientExecutionTimeoutException",
 }
 
 
@@ -86,6 +86,42 @@ def test_every_lambda_task_retries_transient_lambda_errors_and_every_failure_rea
             assert state["Resource"] == "arn:aws:states:::sqs:sendMessage", name
             assert state["Next"] in ("EvaluationFailed", "WindowFailed")
     assert lambda_tasks == 3
+
+
+def reads(value, path):
+    """Whether a Parameters template reads ``path`` anywhere."""
+    if isinstance(value, dict):
+        return any(reads(v, path) for v in value.values())
+    return value == path
+
+
+def transitions(state):
+    """(next state, the Choice rule taken or None) for every way out of ``state``."""
+    yield from ((state[key], None) for key in ("Next", "Default") if key in state)
+    yield from ((rule["Next"], rule) for rule in state.get("Choices", []))
+    yield from ((catch["Next"], None) for catch in state.get("Catch", []))
+
+
+def test_a_dead_letter_reads_the_errors_cause_only_where_it_is_sure_to_be_there():
+    """A caught error may have no Cause (a task's States.Timeout): reading a missing $.error.Cause fails
+    the execution with States.Runtime, which no Catch catches, and the dead letter is never sent. Each
+    state reading it is entered only from a Choice that found it, or a Pass that set it."""
+    readers = 0
+    for scope in [ASL["States"], *(s["ItemProcessor"]["States"] for _, s, _ in all_states(ASL["States"])
+                                   if s["Type"] == "Map")]:
+        for name, state in scope.items():
+            if not reads(state.get("Parameters", {}), "$.error.Cause"):
+                continue
+            readers += 1
+            for other_name, other in scope.items():
+                for target, rule in transitions(other):
+                    if target != name:
+                        continue
+                    sets_it = other["Type"] == "Pass" and other.get("ResultPath") == "$.error.Cause"
+                    found_it = rule is not None and rule == {"Variable": "$.error.Cause", "IsPresent": True,
+                                                             "Next": name}
+                    assert sets_it or found_it, f"{other_name} enters {name} without a sure $.error.Cause"
+    assert readers == 2  # SendWindowToDeadLetterQueue, SendToDeadLetterQueue
 
 
 def test_dead_letter_messages_carry_checklist_window_or_instant_and_execution():
