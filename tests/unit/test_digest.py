@@ -7,6 +7,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from missed_checks.aws.table.subscriptions import subscription_of
 from missed_checks.errors import InvalidInput
 from missed_checks.notifications.digest import MAX_CHECKLISTS, Period, Subscription, digest_id, period_ending
 from missed_checks.notifications.notification import Kind, notification_id
@@ -86,10 +87,10 @@ def test_a_valid_subscription_is_normalised() -> None:
 def test_an_item_round_trips_and_a_hand_edited_one_names_its_attribute() -> None:
     sub = daily(checklists=["forklift-daily"])
     item = {"pk": "SUBSCRIPTION#fleet-daily", "sk": "SUBSCRIPTION", "note": "kept", **sub.to_fields()}
-    read = Subscription.from_item(item)
+    read = subscription_of(item)
     assert read == sub and read.extra == {"note": "kept"}
     with pytest.raises(InvalidInput) as caught:
-        Subscription.from_item({**item, "timezone": "Berlin"})
+        subscription_of({**item, "timezone": "Berlin"})
     assert caught.value.field == "timezone"
 
 
@@ -182,6 +183,6 @@ def test_several_addresses_are_kept_in_order_each_validated_and_repeats_folded()
         assert refused.value.field == field
     # an item an earlier version wrote, with one "address": read as it was, nothing left in extra
     legacy = {**{k: v for k, v in sub.to_fields().items() if k != "addresses"}, "address": "old@example.com"}
-    read = Subscription.from_item(legacy)
+    read = subscription_of(legacy)
     assert read.addresses == ("old@example.com",) and read.extra == {}
-    assert Subscription.from_item(sub.to_fields()).addresses == sub.addresses
+    assert subscription_of(sub.to_fields()).addresses == sub.addresses

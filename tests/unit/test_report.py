@@ -307,15 +307,6 @@ def test_a_paused_or_deleted_checklist_keeps_the_outcomes_of_its_judged_windows(
     assert live == gone == [ReportRow("c", "E1", expected=3, on_time=1, late=1, missed=1)]
 
 
-def test_a_missed_check_item_keeps_its_window_end_and_dismissal() -> None:
-    item = {"equipment_id": "E1", "window_start": "2026-03-02T05:00:00Z", "window_end": "2026-03-02T13:00:00Z",
-            "dismissal": {"reason": "in the workshop", "by": "j.doe", "at": "2026-03-03T08:00:00Z"}}
-    record = MissedRecord.from_item(item)
-    assert record == MissedRecord("E1", "2026-03-02T05:00:00Z", True, "2026-03-02T13:00:00Z",
-                                  Dismissal("in the workshop", "j.doe", "2026-03-03T08:00:00Z"))
-    assert MissedRecord.from_item({"equipment_id": "E1", "window_start": "x"}) == MissedRecord("E1", "x", False)
-
-
 def test_one_check_can_be_late_for_one_window_and_on_time_for_the_next() -> None:
     # 24-hour windows from 06:00 with 2 h grace: 07:00 is late for yesterday and on time for today.
     day0 = datetime(2026, 3, 2, 6, tzinfo=UTC)

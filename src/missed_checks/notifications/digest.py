@@ -23,8 +23,8 @@ Pure domain: no AWS, no clock; every instant is an argument.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from enum import StrEnum
 from typing import Any
@@ -38,7 +38,7 @@ from missed_checks.notifications.notification import Kind, notification_id
 from missed_checks.notifications.notification import validate_address as validate_notify_address
 from missed_checks.notifications.notification import validate_addresses as validate_notify_addresses
 from missed_checks.reporting.report import TOTAL
-from missed_checks.timefmt import parse_instant, to_utc_iso
+from missed_checks.timefmt import to_utc_iso
 
 __all__ = [
     "DAYS",
@@ -171,7 +171,8 @@ def _skipped_on(local_time: time, zone: ZoneInfo, start: date, days: int) -> dat
 
 @dataclass(frozen=True)
 class Subscription:
-    """A validated digest subscription (build it with :meth:`create` or :meth:`from_item`)."""
+    """A validated digest subscription (build it with :meth:`create`, which the table adapter reads
+    stored ones back with too)."""
 
     subscription_id: str
     addresses: tuple[str, ...]
@@ -296,25 +297,6 @@ class Subscription:
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.to_fields(), "schedule": {"expression": self.schedule_expression, "timezone": self.timezone}}
-
-    @classmethod
-    def from_item(cls, item: Mapping[str, Any]) -> Subscription:
-        """Read a table item; a hand-edited one that is not valid any more raises InvalidInput naming
-        the attribute (the same rules as :meth:`create`, except the DST-gap check)."""
-
-        def instant(name: str) -> datetime | None:
-            value = item.get(name)
-            return None if value is None or value == "" else parse_instant(value, name)
-
-        addresses = item.get("addresses")  # an item written before several addresses were kept has "address"
-        subscription = cls.create(item.get("subscription_id"),
-                                  address=list(addresses) if addresses is not None else item.get("address"),
-                                  period=item.get("period"), at=item.get("time"), timezone=item.get("timezone"),
-                                  day=item.get("day"), checklists=item.get("checklists") or ())
-        known = {"pk", "sk", "type", "gsi2pk", "gsi2sk", "created_at", "updated_at", "address",
-                 *subscription.to_fields()}
-        return replace(subscription, created_at=instant("created_at"), updated_at=instant("updated_at"),
-                       extra={k: v for k, v in item.items() if k not in known})
 
 
 def period_ending(period: Period, zone: ZoneInfo, instant: datetime,

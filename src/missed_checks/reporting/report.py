@@ -125,13 +125,6 @@ class OutOfService:
         return {"from": self.start, "to": self.end, "reason": self.reason}
 
 
-def judged_window(item: Mapping[str, Any]) -> OccurrenceWindow:
-    """The window of a judged-window record, as the evaluation judged it."""
-    return OccurrenceWindow(parse_instant(item["window_start"], "window_start"),
-                            parse_instant(item["window_end"], "window_end"),
-                            parse_instant(item["evaluate_at"], "evaluate_at"))
-
-
 @dataclass(frozen=True, slots=True)
 class Dismissal:
     """Why a missed check was excused, by whom and when (UTC ISO instant)."""
@@ -140,19 +133,13 @@ class Dismissal:
     by: str
     at: str
 
-    @classmethod
-    def from_item(cls, value: Any) -> Dismissal | None:
-        if not isinstance(value, Mapping):
-            return None
-        return cls(str(value.get("reason") or ""), str(value.get("by") or ""), str(value.get("at") or ""))
-
     def to_dict(self) -> dict[str, str]:
         return {"reason": self.reason, "by": self.by, "at": self.at}
 
 
 @dataclass(frozen=True)
 class MissedRecord:
-    """What the report needs of a missed-check item."""
+    """What the report needs of a missed check (the table adapter reads it from its item)."""
 
     equipment_id: str
     window_start: str
@@ -163,14 +150,6 @@ class MissedRecord:
     dismissal: Dismissal | None = None
     judged_at: str | None = None
     """When the evaluation wrote the record (UTC ISO instant, as stored)."""
-
-    @classmethod
-    def from_item(cls, item: Mapping[str, Any]) -> MissedRecord:
-        window_end, judged_at = item.get("window_end"), item.get("judged_at")
-        return cls(str(item["equipment_id"]), str(item["window_start"]), bool(item.get("dismissal")),
-                   window_end=None if window_end is None else str(window_end),
-                   dismissal=Dismissal.from_item(item.get("dismissal")),
-                   judged_at=None if judged_at is None else str(judged_at))
 
 
 @dataclass(frozen=True, slots=True)

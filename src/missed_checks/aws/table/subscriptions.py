@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -10,7 +12,7 @@ from missed_checks.aws.table.base import TableClient, deserialize, serialize
 from missed_checks.aws.table.notifications import NotifierTable
 from missed_checks.errors import InvalidInput
 from missed_checks.notifications.digest import Subscription
-from missed_checks.timefmt import to_utc_iso
+from missed_checks.timefmt import parse_instant, to_utc_iso
 
 
 class SubscriptionItems(TableClient):
@@ -41,7 +43,7 @@ class SubscriptionItems(TableClient):
         """The subscription, or None; a hand-edited item that is not valid raises InvalidInput
         naming the attribute."""
         item = self._get(keys.subscription_key(subscription_id))
-        return None if item is None else Subscription.from_item(item)
+        return None if item is None else subscription_of(item)
 
     def digest_subscriptions(self) -> tuple[list[Subscription], list[str]]:
         """Every subscription, by id; and what is wrong with the items that cannot be read (each
@@ -51,7 +53,7 @@ class SubscriptionItems(TableClient):
         for item in self.query(keys.BY_PERIOD_INDEX, KeyConditionExpression="gsi2pk = :pk",
                                ExpressionAttributeValues=serialize({":pk": keys.SUBSCRIPTIONS_INDEX_PK})):
             try:
-                found.append(Subscription.from_item(item))
+                found.append(subscription_of(item))
             except InvalidInput as error:
                 problems.append(f"subscription item {item.get('pk')}: {error}")
         found.sort(key=lambda s: s.subscription_id)
@@ -68,3 +70,21 @@ class SubscriptionItems(TableClient):
 class DigestTable(NotifierTable, SubscriptionItems):
     """What the digest function reads (the subscription, the report's items) and writes (the
     notification record): :class:`missed_checks.notifications.digesting.DigestStore`."""
+
+
+def subscription_of(item: Mapping[str, Any]) -> Subscription:
+    """Read a subscription item; a hand-edited one that is not valid any more raises InvalidInput naming
+    the attribute (the same rules as :meth:`Subscription.create`, except the DST-gap check)."""
+
+    def instant(name: str) -> datetime | None:
+        value = item.get(name)
+        return None if value is None or value == "" else parse_instant(value, name)
+
+    addresses = item.get("addresses")  # an item written before several addresses were kept has "address"
+    subscription = Subscription.create(item.get("subscription_id"),
+                                       address=list(addresses) if addresses is not None else item.get("address"),
+                                       period=item.get("period"), at=item.get("time"), timezone=item.get("timezone"),
+                                       day=item.get("day"), checklists=item.get("checklists") or ())
+    known = {"pk", "sk", "type", "gsi2pk", "gsi2sk", "created_at", "updated_at", "address", *subscription.to_fields()}
+    return replace(subscription, created_at=instant("created_at"), updated_at=instant("updated_at"),
+                   extra={k: v for k, v in item.items() if k not in known})

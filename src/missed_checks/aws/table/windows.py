@@ -22,8 +22,8 @@ from missed_checks.checklists.recurrence import OccurrenceWindow
 from missed_checks.errors import InvalidInput
 from missed_checks.evaluation.missed_check import MissedCheck
 from missed_checks.evaluation.ports import ClaimHolder, WindowClaim
-from missed_checks.reporting.report import MissedRecord, judged_window
-from missed_checks.timefmt import to_utc_iso
+from missed_checks.reporting.report import Dismissal, MissedRecord
+from missed_checks.timefmt import parse_instant, to_utc_iso
 
 _MISSED_ATTRIBUTES = ("checklist_id", "equipment_id", "window_start", "window_end", "dismissal", "judged_at")
 
@@ -114,7 +114,7 @@ class WindowItems(TableClient):
 
     def judged_windows_of(self, checklist_id: str, start: datetime, end: datetime) -> list[OccurrenceWindow]:
         """:meth:`judged_windows`, as the windows the evaluation judged (the report's reader)."""
-        return [judged_window(item) for item in self.judged_windows(checklist_id, start, end)]
+        return [judged_window_of(item) for item in self.judged_windows(checklist_id, start, end)]
 
     def mark_window_announced(self, checklist_id: str, window_start: str) -> None:
         self._request("update_item", Key=serialize(keys.judged_window_key(checklist_id, window_start)),
@@ -146,13 +146,13 @@ class WindowItems(TableClient):
 
     def missed_records_of_checklist(self, checklist_id: str, start: datetime, end: datetime) -> list[MissedRecord]:
         """:meth:`missed_checks_of_checklist` as the report reads them (projected to what it needs)."""
-        return [MissedRecord.from_item(item)
+        return [missed_record_of(item)
                 for item in self.missed_checks_of_checklist(checklist_id, start, end, _MISSED_ATTRIBUTES)]
 
     def missed_records_of_equipment(self, equipment_id: str, checklist_ids: Iterable[str], start: datetime,
                                     end: datetime) -> list[tuple[str, MissedRecord]]:
         """:meth:`missed_checks_of_equipment` as the report reads them: (checklist id, record)."""
-        return [(str(item["checklist_id"]), MissedRecord.from_item(item))
+        return [(str(item["checklist_id"]), missed_record_of(item))
                 for item in self.missed_checks_of_equipment(equipment_id, checklist_ids, start, end)]
 
     def missed_equipment_of_window(self, checklist_id: str, window_start: datetime) -> list[str]:
@@ -258,3 +258,20 @@ def judged_window_fields(checklist_id: str, window: OccurrenceWindow, judged_by:
         "gsi2pk": keys.fleet_windows_pk(start[:7]),
         "gsi2sk": keys.fleet_windows_sk(start, checklist_id),
     }
+
+
+def judged_window_of(item: Mapping[str, Any]) -> OccurrenceWindow:
+    """The window of a judged-window record, as the evaluation judged it."""
+    return OccurrenceWindow(parse_instant(item["window_start"], "window_start"),
+                            parse_instant(item["window_end"], "window_end"),
+                            parse_instant(item["evaluate_at"], "evaluate_at"))
+
+
+def missed_record_of(item: Mapping[str, Any]) -> MissedRecord:
+    """What the report needs of a missed-check item (its dismissal, when it has a readable one)."""
+    window_end, judged_at, dismissal = item.get("window_end"), item.get("judged_at"), item.get("dismissal")
+    return MissedRecord(str(item["equipment_id"]), str(item["window_start"]), bool(dismissal),
+                        window_end=None if window_end is None else str(window_end),
+                        dismissal=Dismissal(str(dismissal.get("reason") or ""), str(dismissal.get("by") or ""),
+                                            str(dismissal.get("at") or "")) if isinstance(dismissal, Mapping) else None,
+                        judged_at=None if judged_at is None else str(judged_at))
