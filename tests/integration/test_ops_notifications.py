@@ -143,3 +143,38 @@ def test_an_event_the_notifier_cannot_handle_lands_in_its_dead_letter_queue(runt
                                    MaxNumberOfMessages=10, MessageAttributeNames=["All"]).get("Messages", [])
     assert [json.loads(m["Body"]) for m in messages] == [event]
     assert messages[0]["MessageAttributes"]["ErrorMessage"]["StringValue"]
+
+
+def test_a_recipient_the_ses_sandbox_refuses_is_named_not_retried_and_the_others_are_sent(
+        runtime: LocalRuntime, cli: Cli, monkeypatch) -> None:
+    """#30 item 4: in the SES sandbox SES sends only to verified recipients ("Moving out of the
+    Amazon SES sandbox"); moto's SES checks only the sender, so it is told to check recipients too."""
+    import moto.ses.models
+
+    def sandbox(backend, source, subject, body, destinations):
+        unverified = [to for addresses in destinations.values() for to in addresses
+                      if not backend._is_verified_address(to)]
+        if unverified:
+            raise moto.ses.models.MessageRejectedError(
+                "Email address is not verified. The following identities failed the check in region US-EAST-1: "
+                + ", ".join(unverified))
+        return original(backend, source, subject, body, destinations)
+
+    original = moto.ses.models.SESBackend.send_email
+    monkeypatch.setattr(moto.ses.models.SESBackend, "send_email", sandbox)
+    put(cli, "--notify-to", "crew@example.com", "--notify-to", "boss@example.com", "--remind-before", "PT2H")
+    cli.ok("equipment", "assign", "--checklist", "forklift-daily", "FL-1")
+    runtime.stack.client("ses").verify_email_identity(EmailAddress="crew@example.com")  # boss@ is not verified
+    runtime.settle()
+    runtime.advance_to(utc("2026-03-02T11:00:00Z"))  # the reminder, to both
+
+    records = cli.ok("notifications", "list", "--from", "2026-03-01", "--to", "2026-03-03")
+    assert sorted((r["to"], r["status"], r["attempts"]) for r in records) == [
+        ("boss@example.com", "FAILED", 1), ("crew@example.com", "SENT", 1)]
+    [letter] = cli.ok("dlq", "list", "--queue", "notification")["notification"]
+    said = ("SES refused recipient boss@example.com: Email address is not verified. The following identities "
+            "failed the check in region US-EAST-1: boss@example.com; in the SES sandbox every recipient must be "
+            "verified")
+    assert said in letter["error"] and "boss@example.com" in letter["summary"]
+    [refused] = [r for r in records if r["to"] == "boss@example.com"]
+    assert said in json.dumps(refused)  # the record says why
