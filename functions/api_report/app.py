@@ -18,6 +18,7 @@ from missed_checks.aws.observability import lambda_handler
 from missed_checks.aws.table import ChecklistTable, NotFound
 from missed_checks.errors import InvalidInput
 from missed_checks.reporting.fleet_report import build_report
+from missed_checks.reporting.ports import ReportReader
 from missed_checks.reporting.report_formats import csv_text, json_text
 
 app = APIGatewayHttpResolver()
@@ -32,7 +33,7 @@ MAX_ANSWER_BYTES = 5_500_000
 FORMATS = ("json", "csv")
 
 
-def table() -> ChecklistTable:
+def table() -> ReportReader:
     """The stack's table (its client is the process's shared one: created once per environment)."""
     return ChecklistTable(settings.required("TABLE_NAME"))
 

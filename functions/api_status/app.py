@@ -16,14 +16,14 @@ from missed_checks.aws import settings
 from missed_checks.aws.observability import lambda_handler
 from missed_checks.aws.table import ChecklistTable, NotFound
 from missed_checks.equipment.assignments import validate_equipment_id
-from missed_checks.equipment.status import status_of
+from missed_checks.equipment.status import StatusReader, status_of
 from missed_checks.timefmt import to_utc_iso
 
 app = APIGatewayHttpResolver()
 http_api.install_problems(app, not_found_errors=(NotFound,))
 
 
-def table() -> ChecklistTable:
+def table() -> StatusReader:
     """The stack's table (its client is the process's shared one: created once per environment)."""
     return ChecklistTable(settings.required("TABLE_NAME"))
 

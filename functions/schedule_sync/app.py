@@ -36,6 +36,9 @@ from missed_checks.checklists.schedule_sync import (
     sync_checklist,
     takes_effect_at,
 )
+from missed_checks.checklists.schedule_sync import (
+    Table as SyncTable,
+)
 from missed_checks.contracts import dump, parse
 from missed_checks.dead_letters import ScheduleSyncLetter
 
@@ -124,7 +127,7 @@ def rejected_reporter(record: DynamoDBRecord) -> Rejected:
     return report_rejected
 
 
-def sync_one(checklist_id: str, table: ChecklistTable, report_rejected: Rejected,
+def sync_one(checklist_id: str, table: SyncTable, report_rejected: Rejected,
              known_reminders: list[str] | None = None) -> None:
     """Bring one checklist's schedule in step (from its current item) and log and count what was done.
     ``known_reminders``: a deleted checklist's reminder schedules, as its old image noted them (#18)."""

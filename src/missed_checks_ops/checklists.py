@@ -9,13 +9,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from missed_checks.aws.table import ChecklistTable, NotFound
+from missed_checks.aws.table import NotFound
 from missed_checks.checklists.checklist import Checklist, validate_checklist_id
 from missed_checks.checklists.recurrence import OccurrenceWindow, Recurrence, parse_recurrence
 from missed_checks.checklists.saving import save_checklist
 from missed_checks.checklists.schedule_expression import schedule_for
 from missed_checks.equipment.assignments import Assignment
 from missed_checks.errors import InvalidInput
+from missed_checks.evaluation.ports import ChecklistReader
 from missed_checks.performed_checks.performed_check import PerformedCheck
 from missed_checks.performed_checks.recording import Problem, Recorded, Row, record_checks, refusals
 from missed_checks.timefmt import to_utc_iso
@@ -89,7 +90,7 @@ def get_checklist(target: StackTarget, checklist_id: str, field: str = "checklis
     return require_checklist(target.table(), validate_checklist_id(checklist_id, field))
 
 
-def require_checklist(table: ChecklistTable, checklist_id: str) -> Checklist:
+def require_checklist(table: ChecklistReader, checklist_id: str) -> Checklist:
     checklist = table.get_checklist(checklist_id)
     if checklist is None:
         raise NotFound(f"checklist {checklist_id!r} does not exist")

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from missed_checks.aws.table import ChecklistTable
 from missed_checks.equipment.assignments import validate_equipment_id
 from missed_checks.equipment.out_of_service import OutOfServicePeriod
+from missed_checks.equipment.ports import OutOfServiceRecords
 from missed_checks.errors import InvalidInput
 from missed_checks_ops.target import StackTarget
 
@@ -29,7 +29,7 @@ class Recorded:
     """False: the same period was recorded already (nothing written)."""
 
 
-def require_known_equipment(table: ChecklistTable, equipment_id: str, field: str = "equipment") -> str:
+def require_known_equipment(table: OutOfServiceRecords, equipment_id: str, field: str = "equipment") -> str:
     """The id, when the equipment is (or was) assigned to an existing checklist; else InvalidInput naming ``field``:
     a typo would otherwise excuse nothing while the real unit is marked missed."""
     equipment_id = validate_equipment_id(equipment_id, field)
@@ -38,7 +38,7 @@ def require_known_equipment(table: ChecklistTable, equipment_id: str, field: str
     return equipment_id
 
 
-def record_period(table: ChecklistTable, period: OutOfServicePeriod) -> Recorded:
+def record_period(table: OutOfServiceRecords, period: OutOfServicePeriod) -> Recorded:
     """Write a validated period of known equipment; refused (nothing written) when it overlaps another."""
     require_known_equipment(table, period.equipment_id)
     return Recorded(*table.record_out_of_service(period))

@@ -27,19 +27,18 @@ from missed_checks.notifications.digest_email import COUNT_COLUMNS, render_diges
 from missed_checks.notifications.notification import Kind, Notification
 from missed_checks.notifications.notifying import Delivery, RecipientRefused, deliver
 from missed_checks.reporting.fleet_report import Report, build_report
+from missed_checks.reporting.ports import ReportReader
 from missed_checks.reporting.report import TOTAL
 from missed_checks.timefmt import to_utc_iso
 
 __all__ = ["Digest", "DigestStore", "build_digest", "build_digests", "send_digest"]
 
 
-class DigestStore(NotificationRecords, Protocol):
-    """What a digest reads (its subscription; the report's items: ``build_report`` takes the table)
-    and writes (the notification's once-only record)."""
+class DigestStore(NotificationRecords, ReportReader, Protocol):
+    """What a digest reads (its subscription; the report's items, :class:`ReportReader`) and writes
+    (the notification's once-only record)."""
 
     def get_subscription(self, subscription_id: str) -> Subscription | None: ...
-
-    def get_checklist(self, checklist_id: str) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -71,14 +70,15 @@ class Digest:
                 "equipment": list(self.notification.equipment), "total": self.report.total.to_dict()}
 
 
-def build_digest(table: Any, subscription: Subscription, instant: datetime, address: str | None = None) -> Digest:
+def build_digest(table: ReportReader, subscription: Subscription, instant: datetime,
+                 address: str | None = None) -> Digest:
     """The digest a firing at ``instant`` sends to ``address`` (default the subscription's first):
     :func:`build_digests`' for that address."""
     wanted = address or subscription.address
     return next(d for d in build_digests(table, subscription, instant) if d.notification.recipient == wanted)
 
 
-def build_digests(table: Any, subscription: Subscription, instant: datetime) -> list[Digest]:
+def build_digests(table: ReportReader, subscription: Subscription, instant: datetime) -> list[Digest]:
     """The digests a firing at ``instant`` sends, one per address of the subscription: the report of
     the period just ended (as of ``instant``, built once) over the subscription's checklists (a
     checklist deleted since is left out, with a warning in the digest), worst first. ``table``:
