@@ -344,9 +344,12 @@ class DigestLetter:
     kind: Literal["digest"]
     subscription_id: str
     instant: str
+    error: str = ""
+    """The digest function's own letter (#30 item 4): the addresses SES refused for good, each named
+    with SES's reason; the firing's other addresses were sent. Empty in Lambda's and Scheduler's."""
 
     def view(self, attributes: Mapping[str, str]) -> LetterView:
-        code, message = async_failure(attributes)
+        code, message = ("RecipientRefused", self.error) if self.error else async_failure(attributes)
         return LetterView("notification", Replay.DIGEST_AGAIN,
                           f"digest {self.subscription_id} fired at {self.instant} not sent: "
                           f"{(message or code or 'failed')[:200]}",

@@ -165,3 +165,48 @@ def test_each_address_of_a_subscription_gets_its_own_digest_once(runtime: LocalR
     again = runtime.lambda_runtime.invoke("DigestFunction", firing)
     assert again.ok and again.result["delivery"] == "already_sent", again
     assert [d["delivery"] for d in again.result["deliveries"]] == ["already_sent", "already_sent"]
+
+
+def test_an_address_the_ses_sandbox_refuses_is_named_not_retried_and_the_others_get_theirs(
+        runtime: LocalRuntime, cli: Cli, monkeypatch) -> None:
+    """#30 item 4: in the SES sandbox only verified recipients get mail; moto's SES checks only the
+    sender, so it is told to check recipients as the sandbox does."""
+    import moto.ses.models
+
+    original = moto.ses.models.SESBackend.send_email
+
+    def sandbox(backend, source, subject, body, destinations):
+        unverified = [to for addresses in destinations.values() for to in addresses
+                      if not backend._is_verified_address(to)]
+        if unverified:
+            raise moto.ses.models.MessageRejectedError(
+                "Email address is not verified. The following identities failed the check in region US-EAST-1: "
+                + ", ".join(unverified))
+        return original(backend, source, subject, body, destinations)
+
+    monkeypatch.setattr(moto.ses.models.SESBackend, "send_email", sandbox)
+    ses = runtime.stack.client("ses")
+    ses.verify_email_identity(EmailAddress="fleet@example.com")  # lead@ is not verified
+    before = len(sent_html(runtime))
+    cli.ok(*SUBSCRIBE[:2], "sandbox-daily", *SUBSCRIBE[3:], "--to", "lead@example.com")
+    runtime.scheduler.refresh()
+    runtime.advance_to(utc("2026-03-02T06:10:00Z"))  # Monday 07:00 Berlin fires Sunday's digest
+    runtime.settle()
+
+    assert [f for f in runtime.failed_invocations if f.function == "DigestFunction"] == []  # not retried
+    assert len(sent_html(runtime, before)) == 1  # fleet@ got its digest
+    said = ("SES refused recipient lead@example.com: Email address is not verified. The following identities "
+            "failed the check in region US-EAST-1: lead@example.com; in the SES sandbox every recipient must be "
+            "verified")
+    record = NotificationItems(runtime.stack.table_name).get_notification(
+        digest_id("sandbox-daily", "lead@example.com", datetime(2026, 2, 28, 23, tzinfo=UTC)))
+    assert record is not None and record["status"] == "FAILED" and said in record["error"]
+    [letter] = cli.ok("dlq", "list", "--queue", "notification")["notification"]
+    assert letter["summary"].startswith("digest sandbox-daily fired at 2026-03-02T06:00:00Z not sent: SES refused "
+                                        "recipient lead@example.com")
+    assert letter["error"] == "RecipientRefused" and said in letter["cause"]
+
+    ses.verify_email_identity(EmailAddress="lead@example.com")  # verified: the replay sends lead@'s only
+    replayed = cli("dlq", "replay", "--queue", "notification")
+    assert replayed.code == 0, replayed.err
+    assert len(sent_html(runtime, before)) == 2
