@@ -26,10 +26,14 @@ Each message is read once, by its ``kind`` tag, with :func:`missed_checks.dead_l
   input the notifier could not handle (the ``Occurrence window judged`` event, a reminder firing
   ``{"kind": "reminder", "checklist_id", "lead", "instant"}``). Replay hands it back to the notifier
   and waits: what was sent already is not sent again.
-* **scheduler** (``SchedulerDeadLetterQueue``): a firing EventBridge Scheduler could not deliver;
-  the body is the schedule's target input ``{"kind": "scheduler", "checklist_id", "instant"}`` and the message
-  attributes say why (``ERROR_CODE``, ``ERROR_MESSAGE``, ``SCHEDULE_ARN`` ...). Replay starts the
-  state machine with that input.
+* **scheduler** (``SchedulerDeadLetterQueue``): a firing EventBridge Scheduler could not deliver,
+  as AWS documents its dead-letter event: the body is invocation details (the target input
+  ``{"kind": "scheduler", "checklist_id", "instant"}``, or a StartExecution request carrying it;
+  cut short when ``IS_PAYLOAD_TRUNCATED``) and the message attributes say why (``ERROR_CODE``,
+  ``ERROR_MESSAGE``, ``RETRY_ATTEMPTS``, ``SCHEDULED_TIME``, ``SCHEDULE_ARN`` ...). The firing is
+  read from the body, else from ``SCHEDULE_ARN`` and ``SCHEDULED_TIME``
+  (:func:`missed_checks.dead_letters.read_dead_letter`); one naming neither is kept, said to be
+  unreplayable. Replay starts the state machine with that input.
 
 A message is deleted only after its replay succeeded, or when a newer dead letter replaces it (the
 replayed evaluation failed again and dead-lettered itself: the replay counts as failed); otherwise
