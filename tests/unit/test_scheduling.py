@@ -114,3 +114,31 @@ def test_every_collected_file_is_scheduled_once_and_the_collection_starts_with_t
     assert collected[:len(first)] == first, "the collection hands the long files out first, in the schedule's order"
     together = next(files for _, _, files in scopes if "tests/e2e/test_real_misses.py" in files)
     assert "tests/e2e/test_report_browser.py" in together, "both read the played real_misses scenario"
+
+
+@pytest.mark.slow
+def test_under_dist_loadfile_files_sharing_a_session_fixture_run_in_one_worker(tmp_path: Path) -> None:
+    """The groups reach pytest-xdist's controller (the workers hand them over in a file): two files
+    that use one session fixture of their ``conftest.py`` run on one worker, a third file beside them
+    may run on the other."""
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "conftest.py").write_text("import pytest\n\n@pytest.fixture(scope='session')\n"
+                                       "def played():\n    return 'once'\n", encoding="utf-8")
+    for name in ("test_reads_a", "test_reads_b"):
+        (suite / f"{name}.py").write_text("def test_one(played):\n    assert played == 'once'\n\n"
+                                          "def test_two(played):\n    assert played == 'once'\n", encoding="utf-8")
+    for name in ("test_other_c", "test_other_d"):
+        (suite / f"{name}.py").write_text("def test_one():\n    pass\n\ndef test_two():\n    pass\n", encoding="utf-8")
+    environment = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    run = subprocess.run([sys.executable, "-m", "pytest", "-p", "tests.conftest", "-n", "2", "--dist", "loadfile",
+                          "-v", "-p", "no:randomly", "-p", "no:cacheprovider", "--rootdir", str(tmp_path), str(suite)],
+                         cwd=ROOT, capture_output=True, text=True, env=environment, timeout=600, check=False)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    workers: dict[str, set[str]] = {}
+    for line in run.stdout.splitlines():
+        if line.startswith("[gw") and "PASSED" in line:
+            worker, file = line.split("]", 1)[0].lstrip("["), line.split("::", 1)[0].rsplit("/", 1)[-1]
+            workers.setdefault(file, set()).add(worker)
+    assert len(workers) == 4, run.stdout[-3000:]
+    assert len(workers["test_reads_a.py"] | workers["test_reads_b.py"]) == 1, workers
