@@ -21,6 +21,7 @@ import threading
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import Any, TypeVar
 
 from missed_checks.aws.table.checklists import checklist_record
@@ -75,7 +76,7 @@ class InMemoryTable:
     writes: list[tuple[str, str]] = field(default_factory=list)
     """Every write, in order: (operation, what), e.g. ``("advance_watermark", "drill")``."""
     notes: list[dict[str, Any]] = field(default_factory=list)
-    """schedule-sync's notes: ``{"revision", "schedule", "error"}``."""
+    """Every note schedule-sync asked to write, written or refused: ``{"revision", "schedule", "error"}``."""
     adopted: int = 0
     out_of_service: list[OutOfServicePeriod] = field(default_factory=list)
     """Out-of-service periods of the fleet (issue #23 item 1)."""
@@ -220,14 +221,32 @@ class InMemoryTable:
         item = self.checklist_items.get(checklist_id)
         return None if item is None else checklist_record(item)
 
+    @_atomic
     def record_schedule_sync(self, checklist_id: str, revision: int, *, schedule: Mapping[str, Any] | None,
                              error: Mapping[str, Any] | None) -> bool:
+        """As the table: noted on the item (each note set, or removed when None) only while the item
+        exists with this revision; False otherwise (``notes`` keeps every note asked for)."""
         assert isinstance(revision, int)
         self.notes.append({"revision": revision, "schedule": schedule, "error": error})
+        item = self.checklist_items.get(checklist_id)
+        stored = None if item is None else item.get("revision")
+        if item is None or isinstance(stored, bool) or not isinstance(stored, int | Decimal) or stored != revision:
+            return False
+        noted = {name: dict(value) for name, value in (("schedule", schedule), ("sync_error", error))
+                 if value is not None}
+        self.checklist_items[checklist_id] = {**{k: v for k, v in item.items() if k not in ("schedule", "sync_error")},
+                                              **noted}
         return True
 
+    @_atomic
     def adopt_checklist(self, checklist_id: str) -> bool:
+        """As the table: an item without a revision gets the one a new checklist has (0); False when it
+        has one already or is gone."""
+        item = self.checklist_items.get(checklist_id)
+        if item is None or "revision" in item:
+            return False
         self.adopted += 1
+        self.checklist_items[checklist_id] = {**item, "revision": 0}
         return True
 
     # -- closure calendars (#23 item 2) -------------------------------------------------

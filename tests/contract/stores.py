@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from missed_checks.aws.table import ChecklistTable
+from missed_checks.aws.table import ChecklistTable, serialize
 from missed_checks.checklists.checklist import Checklist
 from missed_checks.checklists.saving import save_checklist
 from missed_checks.equipment.out_of_service import OutOfServicePeriod
@@ -48,6 +48,10 @@ class InMemoryStore:
     def assign(self, checklist_id: str, equipment_ids: Iterable[str], at: datetime) -> None:
         self.store.assign(checklist_id, equipment_ids, at)
 
+    def hand_written(self, item: dict[str, Any]) -> None:
+        """A checklist item written around the adapter (a hand edit in the console)."""
+        self.store.checklist_items[str(item["checklist_id"])] = item
+
     def unassign(self, checklist_id: str, equipment_id: str, at: datetime) -> None:
         assigned = self.store.assigned[checklist_id]
         assigned[:] = [replace(a, unassigned_at=at) if a.equipment_id == equipment_id else a for a in assigned]
@@ -71,6 +75,10 @@ class DynamoDBStore:
 
     def assign(self, checklist_id: str, equipment_ids: Iterable[str], at: datetime) -> None:
         self.store.assign_equipment(checklist_id, equipment_ids, at)
+
+    def hand_written(self, item: dict[str, Any]) -> None:
+        """A checklist item written around the adapter (a hand edit in the console)."""
+        self.store.client.put_item(TableName=self.store.name, Item=serialize(item))
 
     def unassign(self, checklist_id: str, equipment_id: str, at: datetime) -> None:
         self.store.unassign_equipment(checklist_id, [equipment_id], at)

@@ -2,9 +2,10 @@
 the in-memory fake (``tests/fakes.py``, the fast lane's) and on the DynamoDB adapter
 (:class:`missed_checks.aws.table.ChecklistTable` on moto, the table as ``template.yaml`` declares it).
 
-Every port method of :mod:`missed_checks.evaluation.ports` that the fake implements is here
-(``EvaluationStore``: ChecklistReader, EquipmentReader, WindowRecords, OutOfServiceReader; and
-``RecordingStore``), plus the claim's hand-over a dead-letter replay uses. Each test says what a user
+Every port method the fakes implement is here: :mod:`missed_checks.evaluation.ports`' ``EvaluationStore``
+(ChecklistReader, EquipmentReader, WindowRecords, OutOfServiceReader), ``RecordingStore`` and
+``NotificationRecords``, schedule-sync's ``Table`` (:mod:`missed_checks.checklists.schedule_sync`), and
+the claim's hand-over a dead-letter replay uses. Each test says what a user
 relies on: nothing written twice, nothing lost, nothing rewritten, the order the port promises. Where
 the two disagree, the adapter is the truth and the fake is fixed.
 """
@@ -18,6 +19,8 @@ from datetime import UTC, datetime, timedelta
 from typing import TypeVar
 from zoneinfo import ZoneInfo
 
+from missed_checks.aws.table.checklists import checklist_item
+from missed_checks.checklists.checklist import Checklist
 from missed_checks.checklists.recurrence import OccurrenceWindow, parse_recurrence
 from missed_checks.equipment.assignments import SHARD_COUNT, shard_of
 from missed_checks.equipment.out_of_service import OutOfServicePeriod
@@ -252,12 +255,18 @@ def test_a_claim_is_handed_over_once_by_its_holder_and_only_before_the_announcem
 
 
 # -- EquipmentReader -------------------------------------------------------------------------------
-def test_assignments_are_read_once_each_by_shard_and_counted_over_many_pages(given: Given) -> None:
+def assigned_fleets(given: Given) -> list[str]:
+    """:data:`MANY` pieces assigned to the forklift checklist (returned), one to the crane checklist."""
     given.add_checklist("forklift", T0)
     given.add_checklist("crane", T0)
     equipment = fleet(MANY)
     given.assign("forklift", equipment, T0)
     given.assign("crane", ["cr-1"], T0)
+    return equipment
+
+
+def test_assignments_are_read_once_each_by_shard_and_counted_over_many_pages(given: Given) -> None:
+    equipment = assigned_fleets(given)
     with given.small_pages():
         assert given.store.count_assignments("forklift") == MANY
         everything = given.store.assignments("forklift")
@@ -353,11 +362,7 @@ def test_out_of_service_periods_of_a_large_fleet_are_read_whole_once(given: Give
 
 # -- RecordingStore --------------------------------------------------------------------------------
 def test_the_assignments_of_pairs_are_those_that_exist(given: Given) -> None:
-    given.add_checklist("forklift", T0)
-    given.add_checklist("crane", T0)
-    equipment = fleet(MANY)
-    given.assign("forklift", equipment, T0)
-    given.assign("crane", ["cr-1"], T0)
+    equipment = assigned_fleets(given)
     pairs = {("forklift", e) for e in equipment} | {("crane", "cr-1"), ("crane", "fl-001"), ("trolley", "fl-001")}
     found = given.store.assignments_of_pairs(pairs)
     assert set(found) == {("forklift", e) for e in equipment} | {("crane", "cr-1")}
@@ -440,6 +445,60 @@ def test_concurrent_watermark_advances_leave_the_latest(given: Given) -> None:
     at_once(lambda n: given.store.advance_watermark("forklift", marks[n]))
     checklist = given.store.get_checklist("forklift")
     assert checklist is not None and checklist.evaluated_until == max(marks)
+
+
+# -- schedule-sync's Table: its notes apply to the revision it read -------------------------------
+def hand_written(revision: int | None = 3, **fields: object) -> dict[str, object]:
+    """A checklist item as the adapter writes one (``checklist_item``), then edited by hand."""
+    item = checklist_item(Checklist("forklift", RULE, window=WINDOW, revision=revision or 0, created_at=T0))
+    if revision is None:
+        del item["revision"]
+    return {**item, **fields}
+
+
+def test_a_checklist_record_reads_what_the_item_holds(given: Given) -> None:
+    assert given.store.get_checklist_record("forklift") is None
+    given.hand_written(hand_written(3, schedule={"fingerprint": "f1"}))
+    record = given.store.get_checklist_record("forklift")
+    assert record is not None and (record.has_revision, record.revision, record.schedule) == (
+        True, 3, {"fingerprint": "f1"})
+    assert record.checklist is not None and record.checklist.recurrence == RULE
+    given.hand_written(hand_written(checklist_id="broken", pk="CHECKLIST#broken", revision="three"))
+    broken = given.store.get_checklist_record("broken")
+    assert broken is not None and (broken.revision, broken.checklist) == (0, None)  # unreadable: why is said
+    assert broken.problem is not None and broken.problem.field == "revision"
+
+
+def test_the_sync_notes_its_result_on_the_revision_it_read_and_on_no_other(given: Given) -> None:
+    given.hand_written(hand_written(3, schedule={"fingerprint": "old"}))
+    assert given.store.record_schedule_sync("forklift", 3, schedule={"fingerprint": "new"}, error=None) is True
+    record = given.store.get_checklist_record("forklift")
+    assert record is not None and (record.schedule, record.sync_error) == ({"fingerprint": "new"}, None)
+    # an edit came in between (revision 4): the note of revision 3 must not land on it
+    assert given.store.record_schedule_sync("forklift", 2, schedule=None, error={"field": "x"}) is False
+    error = {"field": "window", "message": "bad", "revision": 3}
+    assert given.store.record_schedule_sync("forklift", 3, schedule=None, error=error) is True
+    record = given.store.get_checklist_record("forklift")
+    assert record is not None and (record.schedule, record.sync_error) == (None, error)
+    assert given.store.record_schedule_sync("deleted", 3, schedule={"fingerprint": "f"}, error=None) is False
+    assert given.store.get_checklist_record("deleted") is None  # a note never creates a checklist
+
+
+def test_a_hand_written_checklist_is_adopted_once_with_the_revision_a_new_one_has(given: Given) -> None:
+    given.hand_written(hand_written(None))
+    assert given.store.adopt_checklist("forklift") is True
+    record = given.store.get_checklist_record("forklift")
+    assert record is not None and (record.has_revision, record.revision) == (True, 0)
+    assert given.store.adopt_checklist("forklift") is False  # it has one now
+    assert given.store.record_schedule_sync("forklift", 0, schedule={"fingerprint": "f"}, error=None) is True
+    assert given.store.adopt_checklist("deleted") is False
+
+
+def test_a_checklist_with_its_closures_names_a_calendar_that_does_not_exist_as_none(given: Given) -> None:
+    checklist = Checklist("forklift", RULE, window=WINDOW, closed_on=("holidays",))
+    assert given.store.with_closures(checklist).closures == {"holidays": None}
+    plain = Checklist("forklift", RULE, window=WINDOW)
+    assert given.store.with_closures(plain) == plain
 
 
 # -- NotificationRecords: a notification is sent once --------------------------------------------
