@@ -542,3 +542,10 @@ def test_a_failed_notification_is_taken_over_at_once_without_the_channels_that_d
 def test_concurrent_claims_of_a_notification_have_exactly_one_winner(records: NotificationRecords) -> None:
     claims = at_once(lambda n: records.claim_notification(NOTE, NOW + timedelta(seconds=n), LEASE))
     assert [claim.won for claim in claims].count(True) == 1
+
+
+def test_concurrent_take_overs_of_a_failed_notification_have_exactly_one_winner(records: NotificationRecords) -> None:
+    records.claim_notification(NOTE, NOW, LEASE)
+    records.mark_notification_failed(NOTE.notification_id, NOW, "throttled for good")
+    claims = at_once(lambda n: records.claim_notification(NOTE, NOW + timedelta(seconds=1), LEASE))
+    assert [claim.won for claim in claims].count(True) == 1
