@@ -10,9 +10,10 @@ from moto.events.models import EventsBackend
 from ops_support import BERLIN_WORKDAYS, Cli, ops_runtime, utc
 
 from missed_checks.aws.table import ChecklistTable, serialize
+from missed_checks.aws.table.keys import assignment_key
+from missed_checks.checklists.saving import save_checklist
 from missed_checks.dead_letters import SCHEDULER_ATTRIBUTES
 from missed_checks.equipment.assignments import shard_of
-from missed_checks.keys import assignment_key
 from missed_checks_local.runtime import LocalRuntime
 from missed_checks_ops.rerun import wait_for
 
@@ -71,7 +72,7 @@ def finish(runtime: LocalRuntime, replayed: dict) -> list[str]:
 
 def test_schedule_sync_queue_invalid_checklist(runtime: LocalRuntime, cli: Cli) -> None:
     # A hand edit the recurrence engine would have refused: schedule-sync reports it to its DLQ.
-    table_of(runtime).put_checklist("handmade", recurrence="RRULE:FREQ=SECONDLY", timezone="Europe/Berlin",
+    save_checklist(table_of(runtime), "handmade", recurrence="RRULE:FREQ=SECONDLY", timezone="Europe/Berlin",
                                     now=runtime.clock.now(), validate=False)
     runtime.settle()
     listed = cli.ok("dlq", "list", "--queue", "schedule-sync")["schedule-sync"]
@@ -143,7 +144,7 @@ def test_evaluation_queue_failed_window_and_failed_run(runtime: LocalRuntime, cl
     assert cli.ok("dlq", "list", "--queue", "evaluation")["evaluation"] == []
 
     # A run that fails before any window (the rule became unreadable): dead-lettered with its instant.
-    table.put_checklist("forklift-daily", recurrence="RRULE:FREQ=SECONDLY", timezone="Europe/Berlin",
+    save_checklist(table, "forklift-daily", recurrence="RRULE:FREQ=SECONDLY", timezone="Europe/Berlin",
                         now=runtime.clock.now(), validate=False)
     runtime.clock.advance_to(utc("2026-03-03T15:00:00Z"))
     failed = cli("rerun", "--checklist", "forklift-daily", "--at", "2026-03-03T14:00:00Z", "--wait", "--format", "json")
