@@ -47,11 +47,11 @@ import pytest
 from hypothesis import settings
 
 from missed_checks_local import collect_less
-from missed_checks_local.core.patches import one_data_loader_per_process
+from missed_checks_local.product import application
 
-# Importing the emulator patches nothing: the tests install its patches, as its entry points do. Patch 5i
-# first, before the imports below import moto (one botocore data loader for every session of the process).
-one_data_loader_per_process()
+# Importing the emulator patches nothing: the tests install its patches and register the product, as its
+# entry points do. Patch 5i first, before the imports below import moto (one botocore data loader).
+application.install()
 
 from missed_checks_local.awslambda.runtime import LambdaRuntime  # noqa: E402
 from missed_checks_local.clock import SimulatedClock  # noqa: E402

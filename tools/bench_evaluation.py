@@ -102,4 +102,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    from missed_checks_local.product.application import install
+
+    install()  # as the local commands do: patch 5i, and the product registered with the emulator
     main()

@@ -321,4 +321,7 @@ def fast_queries(enabled: bool = True) -> Any:
 
 
 if __name__ == "__main__":
+    from missed_checks_local.product.application import install
+
+    install()  # as the local commands do: patch 5i, and the product registered with the emulator
     sys.exit(main())

@@ -93,6 +93,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    from missed_checks_local.product.application import install
+
+    install()  # as the local commands do: patch 5i, and the product registered with the emulator
     try:
         sys.exit(main())
     except BrowserUnavailable as error:

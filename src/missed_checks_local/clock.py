@@ -2,22 +2,32 @@
 
 :class:`SimulatedClock` stands still until told to move (the scenario runner moves it event by
 event and firing by firing); :class:`RealTimeClock` follows the wall clock from a start
-instant, optionally faster (``local serve --speed``). Either can be made the source of
-:func:`missed_checks.clock.now`, so handlers and adapters see the simulated time.
+instant, optionally faster (``local serve --speed``). Either can be :func:`installed` as the
+process's clock: :func:`now` reads it (what the Lambda runtime hands each invocation), and so does
+the application's own clock (:class:`missed_checks_local.application.Application`'s ``follow_clock``),
+so handlers and adapters see the simulated time.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 
-from missed_checks import clock as product_clock
-from missed_checks_ops.target import ClockAnchor
+from missed_checks_local.application import registered
+from missed_checks_local.endpoint import ClockAnchor
 
-__all__ = ["RealTimeClock", "SimulatedClock", "installed"]
+__all__ = ["RealTimeClock", "SimulatedClock", "installed", "now"]
+
+_source: Callable[[], datetime] | None = None
+
+
+def now() -> datetime:
+    """The process's clock: the :func:`installed` one, else the wall clock (UTC)."""
+    source = _source
+    return source() if source is not None else datetime.now(UTC)
 
 
 def _aware(instant: datetime) -> datetime:
@@ -80,9 +90,14 @@ class RealTimeClock:
 
 @contextmanager
 def installed(clock: SimulatedClock | RealTimeClock) -> Iterator[None]:
-    """Make ``clock`` the source of :func:`missed_checks.clock.now` inside the block."""
-    product_clock.set_source(clock.now)
+    """Make ``clock`` the process's clock inside the block: :func:`now` and the registered
+    application's clock read it."""
+    global _source  # noqa: PLW0603 - one process-wide clock, as the application's
+    follow = registered().follow_clock
+    _source = clock.now
+    follow(clock.now)
     try:
         yield
     finally:
-        product_clock.set_source(None)
+        _source = None
+        follow(None)

@@ -5,13 +5,17 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING
 
+from missed_checks_local.application import registered
 from missed_checks_local.stack import DEFAULT_REGION, LOCAL_CREDENTIALS
 
 __all__ = ["MOTO_CONFIG", "embedded_aws", "local_environment", "reset_clients"]
 
-MOTO_CONFIG: dict[str, Any] = {
+if TYPE_CHECKING:
+    from moto.core.config import DefaultConfig
+
+MOTO_CONFIG: DefaultConfig = {
     # Run state machine definitions for real (moto's ASL interpreter) instead of a stub.
     "stepfunctions": {"execute_state_machine": True},
     # AWS managed policies exist (a role SAM generates gets e.g. AWSLambdaDynamoDBExecutionRole), so
@@ -24,12 +28,9 @@ _STRAY = ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_ENDPOINT_URL", "AWS_SESSION
 
 
 def reset_clients() -> None:
-    """Drop the project's cached boto3 clients so the next ones bind to the current backend."""
-    try:
-        from missed_checks.aws import clients
-    except ImportError:  # the adapters are not there yet: nothing cached
-        return
-    clients.reset()
+    """Tell the registered application the AWS changed, so the clients it keeps go and the next
+    ones bind to the current backend (:mod:`missed_checks_local.application`)."""
+    registered().backend_changed()
 
 
 @contextmanager

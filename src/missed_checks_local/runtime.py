@@ -78,7 +78,7 @@ class LocalRuntime:
     pollers: list[StreamPoller] = field(init=False)
     on_step: Callable[[], None] | None = None
     faults: Any = None
-    """A :class:`~missed_checks_local.testing.faults.FaultInjector`, or None for a run without faults."""
+    """A :class:`~missed_checks_local.product.faults.FaultInjector`, or None for a run without faults."""
     refresh_always: bool = False
     """Re-read the schedules on every settle, not only after a function ran (``local serve``:
     anyone may change schedules through the endpoint)."""

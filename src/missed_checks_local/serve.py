@@ -21,44 +21,21 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from missed_checks_local.application import registered
 from missed_checks_local.clock import RealTimeClock, SimulatedClock
 from missed_checks_local.embedded import MOTO_CONFIG, local_environment, reset_clients
+from missed_checks_local.endpoint import CLOCK_TAG, LOCAL_SERVE_PORT
 from missed_checks_local.runtime import LocalRuntime
 from missed_checks_local.scheduler.simulated import Firing
 from missed_checks_local.stack import DEFAULT_REGION, EmbeddedStack
-from missed_checks_ops.target import CLOCK_TAG, LOCAL_SERVE_PORT
 
-__all__ = ["ADVANCE_REQUEST", "ADVANCE_RESULT", "LocalServer", "firing_line"]
+__all__ = ["ADVANCE_REQUEST", "ADVANCE_RESULT", "LocalServer"]
 
 ADVANCE_REQUEST = "/missed-checks-local/clock/advance-to"
 """The SSM parameter through which ``missed-checks local advance`` asks a running ``local serve``
 to move its clock forward (an instant, ISO 8601); the server deletes it once done."""
 ADVANCE_RESULT = "/missed-checks-local/clock/advanced"
 """Where the server says what the last advance did (JSON: from, to, the firings' lines)."""
-
-
-def firing_line(firing: Firing) -> str:
-    """What ``local serve`` prints of one firing, as what it is: a checklist's schedule starts an
-    evaluation, a digest subscription's (``_d.<id>``) and a reminder's (``_r<n>.<id>``) invoke a
-    function; only a firing that failed (after its retries) says FAILED, with its reason."""
-    from missed_checks.notifications.digest import (
-        SCHEDULE_PREFIX as DIGEST_PREFIX,  # deferred: only a firing needs them
-    )
-    from missed_checks.notifications.reminders import checklist_of_reminder
-
-    when = f"{firing.scheduled_time:%Y-%m-%dT%H:%M:%SZ}"
-    reason = f"{firing.error_code}: {firing.error_message}" if firing.error_message else str(firing.error_code)
-    reminded = checklist_of_reminder(firing.schedule)
-    if firing.schedule.startswith(DIGEST_PREFIX):
-        what = f"digest of subscription {firing.schedule.removeprefix(DIGEST_PREFIX)}"
-        done, failed = "handed to the digest function", "FAILED to reach the digest function"
-    elif reminded is not None:
-        what = f"reminder of checklist {reminded}"
-        done, failed = "handed to the notifier", "FAILED to reach the notifier"
-    else:
-        what, done, failed = "evaluation", "started", "FAILED to start"
-    status = done if firing.ok else f"{failed} ({reason})"
-    return f"{when}  {firing.schedule}: {what} {status}"
 
 
 class LocalServer:
@@ -244,7 +221,7 @@ class LocalServer:
             self._finish_advance({"error": f"{type(error).__name__}: {error}"})
             raise
         self._finish_advance({"from": _instant(before), "to": _instant(self.clock.now()),
-                              "firings": [firing_line(f) for f in fired]})
+                              "firings": [registered().describe_firing(f) for f in fired]})
         return fired
 
     def _finish_advance(self, result: dict[str, Any]) -> None:
@@ -291,7 +268,7 @@ class LocalServer:
                 os.environ.pop("MOTO_PORT", None)
             else:
                 os.environ["MOTO_PORT"] = self._saved["MOTO_PORT"]
-            default_user_config.clear()
+            default_user_config.clear()  # type: ignore[attr-defined]  # moto's config is a TypedDict: typed without clear()
             default_user_config.update(self._saved["config"])
             werkzeug = logging.getLogger("werkzeug")
             for handler in werkzeug.handlers:

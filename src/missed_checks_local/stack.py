@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import boto3
 from botocore.config import Config
 
-from missed_checks.aws.clients import new_session
 from missed_checks_local import patches
 from missed_checks_local.cloudformation.deploy import (
     DeployError,
@@ -36,7 +36,7 @@ from missed_checks_local.cloudformation.deploy import (
     transform,
     validate_parameters,
 )
-from missed_checks_ops.target import LOCAL_STACK_NAME
+from missed_checks_local.endpoint import LOCAL_STACK_NAME
 
 __all__ = [
     "DEFAULT_REGION",
@@ -284,6 +284,14 @@ class EmbeddedStack:
         return stack
 
 
+def _layer(backend: Any, arn: str) -> Any:
+    """The layer version ``arn`` names, as moto keeps it (its package's bytes)."""
+    found = backend.layers_versions_by_arn(arn)
+    if found is None:
+        raise DeployError(f"a function names layer {arn}, which the embedded AWS does not have")
+    return found
+
+
 # botocore sends calls that carry a DynamoDB Streams ARN to an account-id endpoint
 # (<account>.streams-ddb.<region>...), which moto does not route: use the regional one.
 _CLIENT_CONFIG = Config(account_id_endpoint_mode="disabled")
@@ -291,10 +299,14 @@ _CLIENT_CONFIG = Config(account_id_endpoint_mode="disabled")
 
 def local_session(region: str, **credentials: str) -> Any:
     """A boto3 session for the emulator (``credentials``: ``aws_access_key_id`` and the rest;
-    :data:`LOCAL_CREDENTIALS` by default), sharing this process's botocore data loader
-    (:func:`missed_checks.aws.clients.new_session`: 30 sessions and their clients cost about 5 s of
-    CPU per local run without it)."""
-    return new_session(region, **(credentials or LOCAL_CREDENTIALS))
+    :data:`LOCAL_CREDENTIALS` by default), sharing this process's botocore data loader once the
+    patches are installed (:func:`missed_checks_local.core.patches.one_data_loader_per_process`: 30
+    sessions and their clients cost about 5 s of CPU per local run without it)."""
+    with _SESSION_LOCK:  # botocore's session set-up is not thread-safe
+        return boto3.session.Session(region_name=region, **(credentials or LOCAL_CREDENTIALS))
+
+
+_SESSION_LOCK = threading.Lock()
 
 
 def _client_factory(region: str, endpoint_url: str | None) -> ClientFactory:
@@ -399,9 +411,7 @@ class _Reader:
         config = self.client("lambda").get_function_configuration(FunctionName=resource["Ref"])
         resource["Arn"] = config["FunctionArn"]
         deployed = backend.get_function(resource["Ref"])
-        layer_dirs = tuple(
-            _unzipped(backend.layers_versions_by_arn(layer["Arn"]).code_bytes) for layer in config.get("Layers") or []
-        )
+        layer_dirs = tuple(_unzipped(_layer(backend, layer["Arn"]).code_bytes) for layer in config.get("Layers") or [])
         variables = (config.get("Environment") or {}).get("Variables") or {}
         self.stack.functions[logical_id] = FunctionSpec(
             logical_id=logical_id,

@@ -10,12 +10,9 @@ the stack's outputs, and are enough on their own when there is no stack to look 
 
 from __future__ import annotations
 
-import json
 import os
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
@@ -27,19 +24,17 @@ from missed_checks.aws.stacks import StackDescription, describe_stack
 from missed_checks.aws.table import ChecklistTable
 from missed_checks.errors import MissedChecksError
 
-LOCAL_STACK_NAME = "missed-checks-local"
-"""The stack name ``missed-checks local serve`` publishes its outputs under."""
-LOCAL_SERVE_PORT = 5000
-"""``missed-checks local serve``'s default port."""
-LOCAL_ENDPOINT = f"http://127.0.0.1:{LOCAL_SERVE_PORT}"
-"""Where ``missed-checks local serve`` answers by default."""
-# the stack's HTTP API under local serve (issue #19): its own port, next to the AWS endpoint's
-LOCAL_API_PORT = LOCAL_SERVE_PORT + 1
-LOCAL_API_URL = f"http://127.0.0.1:{LOCAL_API_PORT}"
+# Where local serve answers and what it publishes: the emulator's values, in the one module the
+# operator's tools share with it (missed_checks_local.endpoint imports nothing of either).
+from missed_checks_local import endpoint
+from missed_checks_local.endpoint import CLOCK_TAG as CLOCK_TAG
+from missed_checks_local.endpoint import LOCAL_API_PORT as LOCAL_API_PORT
+from missed_checks_local.endpoint import LOCAL_API_URL as LOCAL_API_URL
+from missed_checks_local.endpoint import LOCAL_ENDPOINT as LOCAL_ENDPOINT
+from missed_checks_local.endpoint import LOCAL_SERVE_PORT as LOCAL_SERVE_PORT
+from missed_checks_local.endpoint import LOCAL_STACK_NAME as LOCAL_STACK_NAME
+
 STACK_ENV = "MISSED_CHECKS_STACK"
-CLOCK_TAG = "missed-checks:clock"
-"""The stack tag under which ``missed-checks local serve`` publishes its simulated clock
-(:class:`ClockAnchor`): whatever talks to a local stack takes "now" from it."""
 
 # Queue kinds, as the commands name them, and the stack output holding each URL.
 QUEUE_OUTPUTS = {
@@ -132,33 +127,17 @@ class StackTarget:
                 f"#/v2/executions/details/{execution_arn}")
 
 
-@dataclass(frozen=True)
-class ClockAnchor:
-    """A running clock as another process can follow it: it read ``instant`` at wall-clock time
-    ``wall`` (seconds since the epoch) and moves ``speed`` simulated seconds per real second (0: it
-    stands still until the next anchor is published)."""
-
-    instant: datetime
-    wall: float
-    speed: float
-
-    def now(self) -> datetime:
-        return self.instant + timedelta(seconds=max(0.0, time.time() - self.wall) * self.speed)
-
-    def to_tag(self) -> str:
-        return json.dumps({"now": self.instant.astimezone(UTC).isoformat(), "wall": self.wall, "speed": self.speed})
+class ClockAnchor(endpoint.ClockAnchor):
+    """A local stack's clock as the operator's tools read it: a tag that is not a clock is a
+    :class:`TargetError` (the stack, not the command line, is at fault)."""
 
     @classmethod
     def from_tag(cls, text: str) -> ClockAnchor:
         try:
-            data = json.loads(text)
-            instant = datetime.fromisoformat(data["now"])
-            wall, speed = float(data["wall"]), float(data["speed"])
-        except (ValueError, TypeError, KeyError) as error:
-            raise TargetError(f"the stack's {CLOCK_TAG} tag is not a clock: {text[:80]!r}") from error
-        if instant.tzinfo is None or speed < 0:
-            raise TargetError(f"the stack's {CLOCK_TAG} tag is not a clock: {text[:80]!r}")
-        return cls(instant.astimezone(UTC), wall, speed)
+            anchor = super().from_tag(text)
+        except endpoint.NotAClock as error:
+            raise TargetError(str(error)) from error
+        return cls(anchor.instant, anchor.wall, anchor.speed)
 
 
 _LOOKED_UP: dict[tuple[str, str, str], StackDescription] = {}

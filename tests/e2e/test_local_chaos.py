@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from missed_checks_local.testing.faults import KINDS
+from missed_checks_local.product.faults import KINDS
 
 # duration: its two chaos runs took 25 s each in make unit (docs/measurements.md, 2026-11-25)
 pytestmark = [pytest.mark.e2e, pytest.mark.duration(17)]

@@ -16,7 +16,7 @@ from test_permissions import allowed, resource_of, statements
 from missed_checks.aws.table.notifications import SENT, NotificationItems
 from missed_checks.notifications.digest import digest_id
 from missed_checks_local.iam.enforcement import RoleCall, observed
-from missed_checks_local.notifications import captured_notifications
+from missed_checks_local.product.notifications import captured_notifications
 from missed_checks_local.runtime import LocalRuntime
 
 SUBSCRIBE = ["digest", "subscribe", "fleet-daily", "--to", "fleet@example.com", "--period", "daily",

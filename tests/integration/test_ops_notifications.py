@@ -121,7 +121,7 @@ def test_a_refused_email_is_dead_lettered_then_replayed_once(runtime: LocalRunti
 
 
 def runtime_notifications(runtime: LocalRuntime) -> list[dict]:
-    from missed_checks_local.notifications import captured_notifications
+    from missed_checks_local.product.notifications import captured_notifications
 
     until = runtime.clock.now() + timedelta(seconds=1)
     return json.loads(json.dumps(captured_notifications(runtime.stack, runtime.stack.table_name, START, until)))

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from missed_checks import clock
-from missed_checks_ops import target
+from missed_checks_local import endpoint
 from missed_checks_ops.cli import common
 from missed_checks_ops.target import ClockAnchor, TargetError
 
@@ -19,7 +19,7 @@ INSTANT = datetime(2026, 3, 2, 5, 10, tzinfo=UTC)
 def test_an_anchor_follows_the_clock_at_its_speed(monkeypatch: pytest.MonkeyPatch) -> None:
     anchor = ClockAnchor(INSTANT, wall=1000.0, speed=600.0)
     assert ClockAnchor.from_tag(anchor.to_tag()) == anchor
-    monkeypatch.setattr(target.time, "time", lambda: 1002.5)
+    monkeypatch.setattr(endpoint.time, "time", lambda: 1002.5)  # the anchor is the emulator's (endpoint.py)
     assert anchor.now() == INSTANT + timedelta(seconds=1500)
     assert ClockAnchor(INSTANT, wall=1000.0, speed=0.0).now() == INSTANT  # a clock that stands still
 

@@ -26,7 +26,7 @@ NOTIFICATION_DETAIL_TYPE = "Checklist notification"
 
 FOOTER = "\n--\nmissed-checks notification {notification_id}\n"
 """Ends every e-mail: the record it can be found by (``notifications list``), for people and for
-the local capture (``missed_checks_local.notifications``)."""
+the local capture (``missed_checks_local.product.notifications``)."""
 
 def refused_recipient(code: str, message: str, recipient: str) -> RecipientRefused | None:
     """SES's refusal of ``recipient`` itself, or None (#30 item 4). In the sandbox SES checks each

@@ -19,8 +19,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from missed_checks.aws.clients import new_session
-from missed_checks_local.stack import EmbeddedStack
+from missed_checks_local.stack import EmbeddedStack, local_session
 
 __all__ = ["AsyncInvocations", "QueuedEvent"]
 
@@ -98,7 +97,7 @@ class AsyncInvocations:
         error = (invocation.error if invocation is not None else None) or {}
         message = f"{error.get('errorType', '')}: {error.get('errorMessage', '')}"[:1024]
         credentials = self.lambda_runtime.roles.client_kwargs(spec.role_arn, "lambda-async")
-        sqs = new_session(self.stack.region, **credentials).client("sqs", endpoint_url=self.stack.endpoint_url)
+        sqs = local_session(self.stack.region, **credentials).client("sqs", endpoint_url=self.stack.endpoint_url)
         sqs.send_message(
             QueueUrl=self.stack.queue_url_for_arn(target), MessageBody=json.dumps(queued.event),
             MessageAttributes={

@@ -33,7 +33,8 @@ from typing import Any
 import boto3
 from botocore.config import Config
 
-from missed_checks import clock as product_clock
+from missed_checks_local import clock
+from missed_checks_local.application import registered
 from missed_checks_local.awslambda.patches import lambda_invoke
 from missed_checks_local.awslambda.workers import FunctionWorker, WorkerResult
 from missed_checks_local.iam.enforcement import RoleCall, RoleSessions, enforced, observed
@@ -123,7 +124,7 @@ class LambdaRuntime:
         self._worker_logs: Path | None = None
         self.roles = RoleSessions(lambda: stack.client("sts"))
         self.faults: Any = None
-        """A :class:`~missed_checks_local.testing.faults.FaultInjector` for the Lambda service's faults."""
+        """A :class:`~missed_checks_local.product.faults.FaultInjector` for the Lambda service's faults."""
         self.denied: list[RoleCall] = []
         """Every call IAM refused to a role of this stack while the runtime ran."""
 
@@ -228,7 +229,7 @@ class LambdaRuntime:
         with state_machine_clients(client_for):
             yield
 
-    # -- faults (missed_checks_local.testing.faults) -----------------------------------------------
+    # -- faults (missed_checks_local.product.faults) -----------------------------------------------
     def _service_faults(self, spec: FunctionSpec, event: Any) -> bool:
         """Faults of the Lambda service and of Step Functions around a task's invoke; True when
         the function itself must fail this time."""
@@ -334,7 +335,8 @@ class LambdaRuntime:
             "memory_limit_in_mb": spec.memory_mb,
             "log_group_name": f"/aws/lambda/{spec.name}",
             "log_stream_name": time.strftime("%Y/%m/%d/[$LATEST]") + request_id.replace("-", ""),
-            "clock": product_clock.now().isoformat(),
+            "clock": clock.now().isoformat(),
+            "clock_module": registered().functions_clock,
         }
         worker = self._acquire(spec)
         try:

@@ -41,6 +41,8 @@ A failed init is reported on every invocation of the worker. ``SystemExit`` and 
 ``BaseException`` are not caught: the process exits, as Lambda's runtime does.
 """
 
+from __future__ import annotations
+
 import io
 import json
 import logging
@@ -48,6 +50,11 @@ import os
 import sys
 import time
 import traceback
+
+TYPE_CHECKING = False  # typing is not imported at run time: a worker's cold start does not pay for it
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 _STARTED = time.time()
 # Placeholder for a Decimal in a result: Lambda writes Decimals as raw JSON numbers.
@@ -57,14 +64,15 @@ _RAW_MARK = "\ue000" + os.urandom(6).hex()
 class _Fault(Exception):
     """A runtime fault with Lambda's error type (awslambdaric's FaultException)."""
 
-    def __init__(self, error_type, message, trace=None):
+    def __init__(self, error_type: str, message: str, trace: list[str] | None = None) -> None:
         super().__init__(message)
         self.error_type = error_type
         self.message = message
         self.trace = trace
 
 
-def _make_error(message, error_type, stack_trace, request_id):
+def _make_error(message: str | None, error_type: str | None, stack_trace: list[str] | None,
+                request_id: str | None) -> dict[str, Any]:
     return {
         "errorMessage": message or "",
         "errorType": error_type or "",
@@ -73,7 +81,7 @@ def _make_error(message, error_type, stack_trace, request_id):
     }
 
 
-def _exception_error(error, request_id):
+def _exception_error(error: BaseException, request_id: str | None) -> dict[str, Any]:
     """Lambda's payload for an exception raised by user code: the class name, ``str()`` of the
     exception, and the frames from the first one that is not the runtime's."""
     frames = [(f.filename, f.lineno, f.name, f.line) for f in traceback.extract_tb(error.__traceback__)]
@@ -81,10 +89,12 @@ def _exception_error(error, request_id):
         if frame[0] != __file__:
             frames = frames[index:]
             break
-    return _make_error(str(error), type(error).__name__, traceback.format_list(frames), request_id)
+    # (typeshed wants an int line number in a tuple; None prints as traceback prints it)
+    return _make_error(str(error), type(error).__name__, traceback.format_list(frames),  # type: ignore[arg-type]
+                       request_id)
 
 
-def _load_handler(name):
+def _load_handler(name: str) -> Callable[[Any, LambdaContext], Any]:
     """Import the handler as awslambdaric's ``_get_handler`` does (same faults, same wording)."""
     try:
         module_name, function_name = name.rsplit(".", 1)
@@ -102,7 +112,8 @@ def _load_handler(name):
         trace = [f'  File "{error.filename}" Line {error.lineno}\n    {error.text}']
         raise _Fault("Runtime.UserCodeSyntaxError", f"Syntax error in module '{module_name}': {error}", trace) from None
     try:
-        return getattr(module, function_name)
+        handler: Callable[[Any, LambdaContext], Any] = getattr(module, function_name)
+        return handler
     except AttributeError:
         raise _Fault(
             "Runtime.HandlerNotFound", f"Handler '{function_name}' missing on module '{module_name}'"
@@ -112,11 +123,11 @@ def _load_handler(name):
 class _Identity:
     __slots__ = ("cognito_identity_id", "cognito_identity_pool_id")
 
-    def __init__(self):
-        self.cognito_identity_id = None
-        self.cognito_identity_pool_id = None
+    def __init__(self) -> None:
+        self.cognito_identity_id: str | None = None
+        self.cognito_identity_pool_id: str | None = None
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (
             f"CognitoIdentity([cognito_identity_id={self.cognito_identity_id},"
             f"cognito_identity_pool_id={self.cognito_identity_pool_id}])"
@@ -127,10 +138,10 @@ class LambdaContext:
     """The handler's ``context``, with the attributes of Lambda's (``memory_limit_in_mb`` is a
     string there too: it comes from ``AWS_LAMBDA_FUNCTION_MEMORY_SIZE``)."""
 
-    def __init__(self, request_id, deadline_ms, fields):
+    def __init__(self, request_id: str, deadline_ms: int, fields: dict[str, Any]) -> None:
         env = os.environ
 
-        def field(name, variable):
+        def field(name: str, variable: str) -> Any:
             value = fields.get(name)
             return env.get(variable) if value is None else value
 
@@ -143,18 +154,18 @@ class LambdaContext:
         self.function_version = field("function_version", "AWS_LAMBDA_FUNCTION_VERSION")
         self.invoked_function_arn = fields.get("invoked_function_arn")
         self.tenant_id = fields.get("tenant_id")
-        self.client_context = None
+        self.client_context: Any = None
         self.identity = _Identity()
         self._epoch_deadline_time_in_ms = deadline_ms
 
-    def get_remaining_time_in_millis(self):
+    def get_remaining_time_in_millis(self) -> int:
         delta_ms = self._epoch_deadline_time_in_ms - int(time.time() * 1000)
         return delta_ms if delta_ms > 0 else 0
 
-    def log(self, msg):
+    def log(self, msg: object) -> None:
         sys.stdout.write(str(msg))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (
             f"LambdaContext([aws_request_id={self.aws_request_id},log_group_name={self.log_group_name},"
             f"log_stream_name={self.log_stream_name},function_name={self.function_name},"
@@ -167,11 +178,11 @@ class LambdaContext:
 class _Encoder(json.JSONEncoder):
     """Lambda's result encoder: ``ensure_ascii=False`` (python3.12+) and Decimals as numbers."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__(ensure_ascii=False)
-        self.raw = []
+        self.raw: list[str] = []
 
-    def default(self, o):
+    def default(self, o: Any) -> Any:
         decimal = sys.modules.get("decimal")
         if decimal is not None and isinstance(o, decimal.Decimal):
             if o.is_nan():
@@ -181,7 +192,7 @@ class _Encoder(json.JSONEncoder):
         return super().default(o)
 
 
-def _marshal(result):
+def _marshal(result: Any) -> str | bytes:
     if isinstance(result, bytes):
         return result
     encoder = _Encoder()
@@ -194,7 +205,7 @@ def _marshal(result):
     return text
 
 
-def _unmarshal(payload):
+def _unmarshal(payload: str) -> Any:
     try:
         return json.loads(payload)
     except Exception as error:
@@ -205,7 +216,7 @@ class _LambdaLogHandler(logging.Handler):
     """The root logger's handler in Lambda: text format, the request id on each record, written to
     whatever ``sys.stdout`` is at the time."""
 
-    def emit(self, record):
+    def emit(self, record: logging.LogRecord) -> None:
         try:
             sys.stdout.write(self.format(record))
         except Exception:
@@ -213,14 +224,14 @@ class _LambdaLogHandler(logging.Handler):
 
 
 class _RequestIdFilter(logging.Filter):
-    request_id = None  # of the invocation running, as Lambda's _GLOBAL_AWS_REQUEST_ID
+    request_id: str | None = None  # of the invocation running, as Lambda's _GLOBAL_AWS_REQUEST_ID
 
-    def filter(self, record):
+    def filter(self, record: logging.LogRecord) -> bool:
         record.aws_request_id = _RequestIdFilter.request_id or ""
         return True
 
 
-def _setup_logging():
+def _setup_logging() -> None:
     logging.Formatter.converter = time.gmtime
     handler = _LambdaLogHandler()
     handler.setFormatter(
@@ -236,7 +247,7 @@ def _setup_logging():
     root.addHandler(handler)
 
 
-def _error_log(error):
+def _error_log(error: dict[str, Any]) -> str:
     """What Lambda's runtime logs for a failed invocation or init."""
     description = "[ERROR]"
     if error.get("errorType"):
@@ -252,7 +263,7 @@ def _error_log(error):
 class _Channel:
     """The worker's file descriptors: requests in, responses out, and the log."""
 
-    def __init__(self, log_path):
+    def __init__(self, log_path: str) -> None:
         self.requests = os.fdopen(os.dup(0), "rb")
         self.responses = os.fdopen(os.dup(1), "wb")
         devnull = os.open(os.devnull, os.O_RDONLY)
@@ -268,14 +279,15 @@ class _Channel:
         self._log_writer = os.open(log_path, os.O_WRONLY | os.O_APPEND)
         # Unbuffered, as in Lambda (its runtime wraps both streams): what a handler prints is in the
         # log even if the process is killed at the timeout.
-        sys.stdout = sys.__stdout__ = io.TextIOWrapper(
+        # (typeshed: __stdout__/__stderr__ are Final; Lambda's runtime rebinds them, and so do we)
+        sys.stdout = sys.__stdout__ = io.TextIOWrapper(  # type: ignore[misc]
             io.FileIO(1, "w", closefd=False), encoding="utf-8", write_through=True
         )
-        sys.stderr = sys.__stderr__ = io.TextIOWrapper(
+        sys.stderr = sys.__stderr__ = io.TextIOWrapper(  # type: ignore[misc]
             io.FileIO(2, "w", closefd=False), encoding="utf-8", errors="backslashreplace", write_through=True
         )
 
-    def log_size(self):
+    def log_size(self) -> int:
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
@@ -283,13 +295,13 @@ class _Channel:
                 pass
         return os.fstat(self._log_reader).st_size
 
-    def log(self, text):
+    def log(self, text: str) -> None:
         data = text.encode("utf-8", "backslashreplace")
         self.log_size()  # flushes the handler's streams first, to keep the order
         while data:
             data = data[os.write(self._log_writer, data) :]
 
-    def logs_since(self, offset):
+    def logs_since(self, offset: int) -> str:
         end = self.log_size()
         if end <= offset:
             return ""
@@ -302,16 +314,19 @@ class _Channel:
             offset += len(chunk)
         return b"".join(chunks).decode("utf-8", "replace")
 
-    def receive(self):
+    def receive(self) -> dict[str, Any] | None:
         line = self.requests.readline()
-        return json.loads(line) if line else None
+        if not line:
+            return None
+        request: dict[str, Any] = json.loads(line)
+        return request
 
-    def send(self, message):
+    def send(self, message: dict[str, Any]) -> None:
         self.responses.write(json.dumps(message).encode("ascii") + b"\n")
         self.responses.flush()
 
 
-def _max_memory_mb():
+def _max_memory_mb() -> int:
     try:
         import resource
     except ImportError:  # not POSIX
@@ -320,7 +335,7 @@ def _max_memory_mb():
     return int(used / (1024 * 1024 if sys.platform == "darwin" else 1024))
 
 
-def _set_trace_id(trace_id):
+def _set_trace_id(trace_id: str | None) -> None:
     if trace_id:
         os.environ["_X_AMZN_TRACE_ID"] = trace_id
     else:
@@ -328,16 +343,16 @@ def _set_trace_id(trace_id):
 
 
 class _Worker:
-    def __init__(self, channel, handler_name, spawned_at):
+    def __init__(self, channel: _Channel, handler_name: str, spawned_at: float) -> None:
         self.channel = channel
         self.handler_name = handler_name
         self.spawned_at = spawned_at
-        self.handler = None
-        self.init_error = None
-        self.init_ms = None
-        self.pending_offset = None  # the first invocation's logs start with the init's
+        self.handler: Callable[[Any, LambdaContext], Any] | None = None
+        self.init_error: dict[str, Any] | None = None
+        self.init_ms = 0.0
+        self.pending_offset: int | None = None  # the first invocation's logs start with the init's
 
-    def init(self):
+    def init(self) -> None:
         self.pending_offset = self.channel.log_size()
         version = "{}.{}".format(*sys.version_info[:2])
         self.channel.log(f"INIT_START Runtime Version: python:{version}.local\tInterpreter: {sys.executable}\n")
@@ -360,23 +375,26 @@ class _Worker:
             }
         )
 
-    def invoke(self, request):
+    def invoke(self, request: dict[str, Any]) -> None:
         request_id = request["request_id"]
         fields = request.get("context") or {}
         offset = self.pending_offset if self.pending_offset is not None else self.channel.log_size()
         _RequestIdFilter.request_id = request_id
         _set_trace_id(request.get("trace_id"))
-        _set_simulated_clock(fields.get("clock"))
+        _set_simulated_clock(fields.get("clock"), fields.get("clock_module"))
         self.channel.log(f"START RequestId: {request_id} Version: {fields.get('function_version') or '$LATEST'}\n")
         started = time.perf_counter()
-        result = error = None
+        result: str | bytes | None = None
+        error: dict[str, Any] | None = None
         if self.init_error is not None:
             error = dict(self.init_error, requestId=request_id)
         else:
             try:
                 context = LambdaContext(request_id, request["deadline_ms"], fields)
                 event = _unmarshal(request["payload"])
-                result = _marshal(self.handler(event, context))
+                handler = self.handler
+                assert handler is not None  # init() loaded it, or said why not (init_error)
+                result = _marshal(handler(event, context))
             except _Fault as fault:
                 error = _make_error(fault.message, fault.error_type, fault.trace, request_id)
             except Exception as exception:
@@ -395,7 +413,7 @@ class _Worker:
             report += f"\tInit Duration: {self.init_ms:.2f} ms"
         self.channel.log(report + "\n")
         self.pending_offset = None  # (the request id stays for later records, as in Lambda)
-        response = {"request_id": request_id, "ok": error is None, "duration_ms": duration_ms}
+        response: dict[str, Any] = {"request_id": request_id, "ok": error is None, "duration_ms": duration_ms}
         if error is not None:
             response["error"] = error
         elif isinstance(result, bytes):
@@ -408,11 +426,12 @@ class _Worker:
         self.channel.send(response)
 
 
-def _set_simulated_clock(instant):
+def _set_simulated_clock(instant: str | None, module_name: str | None) -> None:
     """The emulator's simulated time (``clock`` in the request: the parent's ``now`` as ISO 8601)
-    becomes what the product's ``missed_checks.clock.now()`` returns during this invocation,
-    moving on with real elapsed time. A function that does not use that module is untouched."""
-    module = sys.modules.get("missed_checks.clock")
+    becomes what the application's clock module (``clock_module``: the one whose ``set_source(now)``
+    the application registered, e.g. ``missed_checks.clock``) returns during this invocation,
+    moving on with real elapsed time. A function that has not imported that module is untouched."""
+    module = sys.modules.get(module_name) if module_name else None
     if module is None or not instant:
         return
     from datetime import datetime, timedelta
@@ -421,7 +440,7 @@ def _set_simulated_clock(instant):
     module.set_source(lambda: start + timedelta(seconds=time.monotonic() - origin))
 
 
-def main():
+def main() -> int:
     search_path = [entry for entry in os.environ.pop("_WORKER_PATH", "").split(os.pathsep) if entry]
     log_path = os.environ.pop("_WORKER_LOG")
     spawned_at = float(os.environ.pop("_WORKER_SPAWNED_AT", "") or _STARTED)

@@ -258,7 +258,7 @@ class FunctionWorker:
         self.python_version = python_version
         self._lock = threading.Lock()
         self._process: subprocess.Popen[bytes] | None = None
-        self._finalizer: weakref.finalize | None = None
+        self._finalizer: weakref.finalize[[subprocess.Popen[bytes]], FunctionWorker] | None = None
         self._poller: Any = None
         self._buffer = bytearray()
         self._log_offset = 0
@@ -463,6 +463,7 @@ class FunctionWorker:
         self._finalizer = weakref.finalize(self, _terminate, process)
         self._buffer = bytearray()
         self._poller = select.poll()
+        assert process.stdout is not None  # started with stdout=PIPE
         self._poller.register(process.stdout.fileno(), select.POLLIN | select.POLLHUP | select.POLLERR)
         self._log_offset = offset
         self._fresh = True
@@ -515,10 +516,11 @@ class FunctionWorker:
         line = bytes(self._buffer[:newline])
         del self._buffer[: newline + 1]
         try:
-            return json.loads(line)
+            message: dict[str, Any] = json.loads(line)
         except ValueError as error:
             self._stop()
             raise WorkerError(f"worker for {self.handler!r} broke the protocol: {line[:200]!r}") from error
+        return message
 
     # -- failures --------------------------------------------------------------------------
     def _timed_out(

@@ -64,7 +64,6 @@ from moto.sns.models import sns_backends
 from moto.sqs.models import sqs_backends
 from moto.stepfunctions.responses import get_backend as stepfunctions_backend
 
-from missed_checks.errors import MissedChecksError
 from missed_checks_local.cloudformation import http_api  # noqa: F401 - HTTP API shims (issue #19) register by import
 
 __all__ = [
@@ -82,7 +81,7 @@ ARTIFACTS_BUCKET = "missed-checks-local-artifacts"
 _ZIP_CACHE: dict[tuple[str, float, int], bytes] = {}
 
 
-class DeployError(MissedChecksError):
+class DeployError(RuntimeError):
     """The template cannot be packaged, transformed or created in the embedded AWS."""
 
 
@@ -123,7 +122,7 @@ def parse_template_text(text: str) -> Any:
     if not getattr(yaml, "__with_libyaml__", False):
         return yaml_parse(text)
 
-    class _IntrinsicsLoader(yaml.CSafeLoader):  # type: ignore[name-defined,misc]
+    class _IntrinsicsLoader(yaml.CSafeLoader):
         pass
 
     _IntrinsicsLoader.add_multi_constructor("!", intrinsics_multi_constructor)
@@ -146,7 +145,7 @@ def _zip_directory(directory: Path) -> bytes:
 
 def package(template: dict[str, Any], base_dir: Path, s3: Any) -> dict[str, Any]:
     """``template`` with local code uploaded to the artifacts bucket and definitions inlined."""
-    packaged = json.loads(json.dumps(template))
+    packaged: dict[str, Any] = json.loads(json.dumps(template))
     s3.create_bucket(Bucket=ARTIFACTS_BUCKET)
     for logical_id, resource in packaged["Resources"].items():
         properties = resource.get("Properties") or {}
@@ -228,7 +227,8 @@ def transform(template: Mapping[str, Any], parameters: Mapping[str, str], region
     previous = os.environ.get("AWS_DEFAULT_REGION")
     os.environ["AWS_DEFAULT_REGION"] = region  # the translator reads the region from boto3's session
     try:
-        return sam_transform(dict(template), dict(parameters), _NoManagedPolicies())
+        transformed: dict[str, Any] = sam_transform(dict(template), dict(parameters), _NoManagedPolicies())
+        return transformed
     except InvalidDocumentException as error:
         causes = "; ".join(cause.message for cause in error.causes)
         raise DeployError(f"the SAM transform rejected the template: {causes}") from None
@@ -271,7 +271,7 @@ class ScheduleGroupResource(CloudFormationModel):
         raise DeployError(f"AWS::Scheduler::ScheduleGroup has no attribute {attribute_name}")
 
     @classmethod
-    def create_from_cloudformation_json(  # type: ignore[override]
+    def create_from_cloudformation_json(
         cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str, **kwargs: Any
     ) -> ScheduleGroupResource:
         properties = cloudformation_json.get("Properties") or {}
@@ -282,7 +282,7 @@ class ScheduleGroupResource(CloudFormationModel):
         return cls(group)
 
     @classmethod
-    def delete_from_cloudformation_json(  # type: ignore[override]
+    def delete_from_cloudformation_json(
         cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str
     ) -> None:
         scheduler_backends[account_id][region_name].delete_schedule_group(resource_name)
@@ -303,7 +303,7 @@ class StateMachineResource(CloudFormationModel):
         return attr in ("Arn", "Name")
 
     @classmethod
-    def create_from_cloudformation_json(  # type: ignore[override]
+    def create_from_cloudformation_json(
         cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str, **kwargs: Any
     ) -> Any:
         properties = cloudformation_json["Properties"]
@@ -364,7 +364,7 @@ class AlarmResource(CloudFormationModel):
         raise DeployError(f"AWS::CloudWatch::Alarm has no attribute {attribute_name}")
 
     @classmethod
-    def create_from_cloudformation_json(  # type: ignore[override]
+    def create_from_cloudformation_json(
         cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str, **kwargs: Any
     ) -> AlarmResource:
         properties = cloudformation_json.get("Properties") or {}
@@ -379,7 +379,7 @@ class AlarmResource(CloudFormationModel):
             datapoints_to_alarm=int(properties["DatapointsToAlarm"]) if "DatapointsToAlarm" in properties else None,
             period=int(properties["Period"]),
             threshold=float(properties["Threshold"]),
-            statistic=properties.get("Statistic"),
+            statistic=properties.get("Statistic"),  # type: ignore[arg-type]  # moto annotates str; None when unset, as its own responses pass
             extended_statistic=properties.get("ExtendedStatistic"),
             description=properties.get("AlarmDescription", ""),
             dimensions=properties.get("Dimensions") or [],
@@ -393,7 +393,7 @@ class AlarmResource(CloudFormationModel):
         return cls(alarm)
 
     @classmethod
-    def delete_from_cloudformation_json(  # type: ignore[override]
+    def delete_from_cloudformation_json(
         cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str
     ) -> None:
         cloudwatch_backends[account_id][region_name].delete_alarms([resource_name])
@@ -418,7 +418,7 @@ class SubscriptionResource(CloudFormationModel):
         return str(self.subscription.arn)
 
     @classmethod
-    def create_from_cloudformation_json(  # type: ignore[override]
+    def create_from_cloudformation_json(
         cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str, **kwargs: Any
     ) -> SubscriptionResource:
         properties = cloudformation_json.get("Properties") or {}
@@ -428,7 +428,7 @@ class SubscriptionResource(CloudFormationModel):
         return cls(subscription)
 
     @classmethod
-    def delete_from_cloudformation_json(  # type: ignore[override]
+    def delete_from_cloudformation_json(
         cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str
     ) -> None:
         sns_backends[account_id][region_name].unsubscribe(resource_name)
@@ -454,7 +454,7 @@ class QueuePolicyResource(CloudFormationModel):
         return self.name
 
     @classmethod
-    def create_from_cloudformation_json(  # type: ignore[override]
+    def create_from_cloudformation_json(
         cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str, **kwargs: Any
     ) -> QueuePolicyResource:
         properties = cloudformation_json.get("Properties") or {}

@@ -60,16 +60,18 @@ class HttpApiResource(CloudFormationModel):
         return self.api.api_endpoint
 
     @classmethod
-    def create_from_cloudformation_json(  # type: ignore[override]
+    def create_from_cloudformation_json(
         cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str, **kwargs: Any
     ) -> HttpApiResource:
         properties = cloudformation_json.get("Properties") or {}
         body = properties.get("Body") or {}
         backend = apigatewayv2_backends[account_id][region_name]
+        cors: Any = body.get("x-amazon-apigateway-cors")  # moto annotates these str; they are what the body holds
+        disable_endpoint: Any = properties.get("DisableExecuteApiEndpoint")
         api = backend.create_api(
-            api_key_selection_expression="", cors_configuration=body.get("x-amazon-apigateway-cors"),
+            api_key_selection_expression="", cors_configuration=cors,
             description=properties.get("Description") or body.get("info", {}).get("description", ""),
-            disable_schema_validation="", disable_execute_api_endpoint=properties.get("DisableExecuteApiEndpoint"),
+            disable_schema_validation="", disable_execute_api_endpoint=disable_endpoint,
             name=properties.get("Name") or body.get("info", {}).get("title") or resource_name, protocol_type="HTTP",
             route_selection_expression="$request.method $request.path", tags=properties.get("Tags") or {},
             version=str(body.get("info", {}).get("version", "")))
@@ -79,20 +81,24 @@ class HttpApiResource(CloudFormationModel):
             jwt = (scheme.get("x-amazon-apigateway-authorizer") or {})
             if jwt.get("type") == "jwt":
                 configuration = jwt.get("jwtConfiguration") or {}
+                # moto annotates every parameter str; it keeps lists, dicts and None as given (moto 5.2)
+                unset: Any = None
+                identity_source: Any = [jwt.get("identitySource")]
+                jwt_config: Any = {"audience": configuration.get("audience"), "issuer": configuration.get("issuer")}
                 authorizers[name] = api.create_authorizer(
-                    name=name, authorizer_type="JWT", identity_source=[jwt.get("identitySource")],
-                    jwt_config={"audience": configuration.get("audience"), "issuer": configuration.get("issuer")},
-                    auth_creds_arn=None, auth_payload_format_version=None, auth_result_ttl=None,
-                    authorizer_uri=None, enable_simple_response=None, identity_validation_expr=None).id
+                    name=name, authorizer_type="JWT", identity_source=identity_source, jwt_config=jwt_config,
+                    auth_creds_arn=unset, auth_payload_format_version=unset, auth_result_ttl=unset,
+                    authorizer_uri=unset, enable_simple_response=unset, identity_validation_expr=unset).id
         for path, operations in (body.get("paths") or {}).items():
             for method, operation in operations.items():
                 integration = operation.get("x-amazon-apigateway-integration")
                 if not isinstance(integration, dict):
                     continue
+                given: Any = integration  # moto annotates these str; they are what the body holds
                 created = api.create_integration(
                     connection_type="INTERNET", description=f"{method.upper()} {path}",
-                    integration_method=integration.get("httpMethod"), integration_type=integration.get("type"),
-                    integration_uri=integration.get("uri"),
+                    integration_method=given.get("httpMethod"), integration_type=given.get("type"),
+                    integration_uri=given.get("uri"),
                     payload_format_version=integration.get("payloadFormatVersion"))
                 authorization, scheme_name = authorization_of(operation, schemes)
                 api.create_route(api_key_required=False, authorization_scopes=[],
@@ -102,7 +108,7 @@ class HttpApiResource(CloudFormationModel):
         return cls(api)
 
     @classmethod
-    def delete_from_cloudformation_json(  # type: ignore[override]
+    def delete_from_cloudformation_json(
         cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str
     ) -> None:
         apigatewayv2_backends[account_id][region_name].delete_api(resource_name)
@@ -131,7 +137,7 @@ class HttpApiStageResource(CloudFormationModel):
         return str(self.stage.name)
 
     @classmethod
-    def create_from_cloudformation_json(  # type: ignore[override]
+    def create_from_cloudformation_json(
         cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str, **kwargs: Any
     ) -> HttpApiStageResource:
         properties = cloudformation_json.get("Properties") or {}

@@ -21,7 +21,8 @@ def json_templates_as_json() -> None:
     Upstream candidate (moto, ``cloudformation/models.py``): try JSON first."""
     from moto.cloudformation.models import Stack  # deferred: moto is a dev dependency and slow to import
 
-    Stack.parse_template = staticmethod(_json_templates_as_json(Stack.parse_template))  # type: ignore[method-assign]
+    # moto declares parse_template a plain staticmethod returning dict[str, Any]; ours wraps it
+    Stack.parse_template = staticmethod(_json_templates_as_json(Stack.parse_template))  # type: ignore[assignment]
 
 
 def refresh_model_lists() -> None:

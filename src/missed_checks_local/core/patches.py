@@ -138,18 +138,18 @@ def one_data_loader_per_process() -> None:
     that runs the emulator wants; moto would do better with one session of its own (upstream
     candidate for moto: reuse one ``boto3.Session`` for its region lists)."""
     session_class = botocore.session.Session
-    if getattr(session_class._register_data_loader, "one_per_process", False):
+    if getattr(session_class._register_data_loader, "one_per_process", False):  # type: ignore[attr-defined]  # private in botocore, not declared by botocore-stubs
         return
     loader = process_loader()
     with INSTALL_LOCK:
-        if getattr(session_class._register_data_loader, "one_per_process", False):
+        if getattr(session_class._register_data_loader, "one_per_process", False):  # type: ignore[attr-defined]  # private in botocore, not declared by botocore-stubs
             return
         if not isinstance(getattr(loader, "_search_paths", None), list):
             raise MotoChanged("botocore.loaders.Loader: _search_paths is gone")
-        loader._search_paths = _DistinctPaths(loader._search_paths)
+        loader._search_paths = _DistinctPaths(loader._search_paths)  # type: ignore[attr-defined]  # private in botocore, not declared by botocore-stubs
 
         def register_data_loader(self: Any) -> None:
             self._components.lazy_register_component("data_loader", process_loader)
 
         register_data_loader.one_per_process = True  # type: ignore[attr-defined]
-        session_class._register_data_loader = register_data_loader  # type: ignore[method-assign]
+        session_class._register_data_loader = register_data_loader  # type: ignore[attr-defined]  # private in botocore, not declared by botocore-stubs

@@ -47,7 +47,8 @@ def cloudformation_managed_policy_arns() -> None:
             backend.attach_role_policy(arn, role.name)
         return role
 
-    Role.create_from_cloudformation_json = classmethod(create_with_managed_policies)  # type: ignore[assignment]
+    # moto's signature names cls's type; ours takes it as Any (it is moto's Role)
+    Role.create_from_cloudformation_json = classmethod(create_with_managed_policies)  # type: ignore[arg-type, assignment]
 
 
 _MANAGED_POLICIES: dict[str, Any] = {}
@@ -105,7 +106,8 @@ def managed_policies_parsed_once() -> None:
                 ]
         return [_own_copy(policy) for policy in built]
 
-    models.IAMBackend._init_aws_policies = init_aws_policies  # type: ignore[method-assign]
+    # a function of the backend, as moto's method: moto types its result list[ManagedPolicy]
+    models.IAMBackend._init_aws_policies = init_aws_policies  # type: ignore[method-assign, assignment]
 
 
 def iam_enforcement(

@@ -84,7 +84,7 @@ from missed_checks.notifications.notification import NotifySettings
 from missed_checks.performed_checks.performed_check import PerformedCheck
 from missed_checks.performed_checks.recording import Row, record_checks
 from missed_checks.timefmt import parse_instant
-from missed_checks_local.testing.faults import FaultInjector, parse_faults
+from missed_checks_local.product.faults import FaultInjector, parse_faults
 from missed_checks_ops.inputs import within_item_size
 
 LATEST_INSTANT = datetime.max.replace(tzinfo=UTC)
@@ -137,7 +137,7 @@ class Scenario:
     parameters: dict[str, str]
     """Template parameter overrides (``{"MaxWindowsPerRun": "5"}``)."""
     faults: tuple[Any, ...] = ()
-    """Faults to inject (:mod:`missed_checks_local.testing.faults`); none by default."""
+    """Faults to inject (:mod:`missed_checks_local.product.faults`); none by default."""
 
     @property
     def checklist_ids(self) -> list[str]:
@@ -521,9 +521,9 @@ def run_scenario(
     settle: timedelta | None = None,
 ) -> dict[str, Any]:
     """Provision a fresh embedded stack, play ``scenario`` and return what it produced: the fleet
-    report and the run's diagnostics (see :func:`missed_checks_local.run_result.build_result`).
+    report and the run's diagnostics (see :func:`missed_checks_local.product.run_result.build_result`).
 
-    ``faults`` (a :class:`~missed_checks_local.testing.faults.FaultInjector`) overrides the scenario's
+    ``faults`` (a :class:`~missed_checks_local.product.faults.FaultInjector`) overrides the scenario's
     own. ``recover`` then does what the README tells an operator to do at the end: replay every
     dead-letter queue and re-run executions that were stopped. ``prepare(runtime)`` is called once
     the runtime runs, ``observe(runtime)`` before the report is built (the chaos run subscribes to
@@ -531,7 +531,7 @@ def run_scenario(
     more faults, so that what the faults delayed (a dropped firing's catch-up) can happen."""
     from missed_checks_local.clock import SimulatedClock
     from missed_checks_local.embedded import embedded_aws  # deferred (and below): the embedded AWS imports moto
-    from missed_checks_local.run_result import build_result
+    from missed_checks_local.product.run_result import build_result
     from missed_checks_local.runtime import LocalRuntime
     from missed_checks_local.stack import EmbeddedStack
 
@@ -709,7 +709,7 @@ def _apply(event: ScenarioEvent, table: Any, runtime: Any) -> bool:
         elif event.action in _EQUIPMENT_ACTIONS:
             _apply_out_of_service(event, table)
         elif event.action == "subscribe_digest":  # digest (#18)
-            from missed_checks_local.digests import subscribe  # deferred: boto3, as the table above
+            from missed_checks_local.product.digests import subscribe  # deferred: boto3, as the table above
 
             subscribe(runtime.stack, args, at)
             runtime.scheduler.refresh()  # written here, not by schedule-sync: the scheduler must look now

@@ -159,6 +159,7 @@ def next_fire_time(
         return instant if instant is not None and instant > after else None
     if start is not None and start > after:
         after = start - timedelta(microseconds=1)
+    candidate: datetime | None
     if match := _RATE.match(expression):
         count, unit = int(match.group(1)), match.group(2).rstrip("s")
         if count < 1:
@@ -219,7 +220,7 @@ class SimulatedScheduler:
         target's ``RoleArn``, as Scheduler does (so IAM decides whether it may start the target)."""
         self._role_clients: dict[str, tuple[Any, Any]] = {}
         self.faults: Any = None
-        """A :class:`~missed_checks_local.testing.faults.FaultInjector`: firings dropped, delivered twice,
+        """A :class:`~missed_checks_local.product.faults.FaultInjector`: firings dropped, delivered twice,
         late, or starting two executions at once."""
         self._deferred: list[tuple[datetime, str, datetime, Any]] = []
         """Deliveries to come: (deliver at, schedule name, scheduled time, schedule state)."""
@@ -410,7 +411,7 @@ class SimulatedScheduler:
         if role_arn not in self._role_clients:
             credentials = self.role_sessions.client_kwargs(role_arn, "scheduler")
             session = local_session(self.stack.region, **credentials)
-            self._role_clients[role_arn] = tuple(  # type: ignore[assignment]
+            self._role_clients[role_arn] = tuple(
                 session.client(service, endpoint_url=self.stack.endpoint_url) for service in ("stepfunctions", "sqs")
             )
         return self._role_clients[role_arn]
@@ -442,7 +443,7 @@ class SimulatedScheduler:
             return self.stack.queue_url_for_arn(arn)
         except KeyError:
             name, account = arn.rsplit(":", 1)[1], arn.split(":")[4]
-            return self._sqs.get_queue_url(QueueName=name, QueueOwnerAWSAccountId=account)["QueueUrl"]
+            return str(self._sqs.get_queue_url(QueueName=name, QueueOwnerAWSAccountId=account)["QueueUrl"])
 
     def _dead_letter(
         self, state: _Schedule, target: dict[str, Any], firing: Firing, execution_id: str, *, retryable: bool

@@ -98,7 +98,7 @@ class StreamPoller:
         self._streams = session.client("dynamodbstreams", endpoint_url=stack.endpoint_url, config=config)
         self._sqs = session.client("sqs", endpoint_url=stack.endpoint_url, config=config)
         self.faults: Any = None
-        """A :class:`~missed_checks_local.testing.faults.FaultInjector` (records delivered again)."""
+        """A :class:`~missed_checks_local.product.faults.FaultInjector` (records delivered again)."""
         self._shards: dict[str, _Shard] = {}
         self._pending: list[tuple[str, dict[str, Any]]] = []
         self._polls = 0
@@ -201,7 +201,7 @@ class StreamPoller:
 
     def _delivered_again(self, shard_id: str, batch: list[dict[str, Any]]) -> None:
         """Injected at-least-once delivery: the batch once more, or its records again inside the
-        next batches (see :mod:`missed_checks_local.testing.faults`)."""
+        next batches (see :mod:`missed_checks_local.product.faults`)."""
         if self.faults is None:
             return
         if self.faults.strike("stream_duplicate"):
@@ -279,7 +279,8 @@ def _stream_length(stack: EmbeddedStack, stream_arn: str) -> int | None:
     table_name = stream_arn.split(":table/", 1)[-1].split("/stream/", 1)[0]
     try:
         table = dynamodb_backends[stack.account_id][stack.region].tables[table_name]
-        return len(table.stream_shard.items)
+        shard = table.stream_shard
+        return None if shard is None else len(shard.items)
     except (KeyError, AttributeError):
         return None
 

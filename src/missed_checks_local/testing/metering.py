@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -41,9 +41,9 @@ _request = threading.local()
 class Usage:
     """What was consumed while a :class:`Meter` was active."""
 
-    write_units: Counter[str] = field(default_factory=Counter)
+    write_units: defaultdict[str, float] = field(default_factory=lambda: defaultdict(int))
     """``"<Operation> <table or index>"`` -> write request units."""
-    read_units: Counter[str] = field(default_factory=Counter)
+    read_units: defaultdict[str, float] = field(default_factory=lambda: defaultdict(int))
     """``"<Operation> <table or index>"`` -> read request units."""
     events_put: int = 0
     messages_sent: int = 0
@@ -141,7 +141,7 @@ class Meter:
                 _request.operation, _request.body = "", {}
         return call_action
 
-    def _add(self, counter: Counter[str], key: str, units: float) -> None:
+    def _add(self, counter: defaultdict[str, float], key: str, units: float) -> None:
         with self._lock:
             counter[key] += units
 
@@ -157,7 +157,8 @@ class Meter:
     def _scheduler_call(self, name: str) -> Any:
         def wrapper(original: Any) -> Any:
             def call(backend: Any, *args: Any, **kwargs: Any) -> Any:
-                self._add(self.usage.scheduler_calls, name, 1)
+                with self._lock:
+                    self.usage.scheduler_calls[name] += 1
                 return original(backend, *args, **kwargs)
             return call
         return wrapper

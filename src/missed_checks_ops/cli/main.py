@@ -33,7 +33,7 @@ from missed_checks_ops.cli.streams import (
 # (tests/unit/test_cli_grammar.py checks that the two agree).
 COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "missed_checks_ops.cli.recurrence": ("recurrence",),
-    "missed_checks_local.cli": ("local",),  # the emulator's commands: present only where it is installed
+    "missed_checks_local.product.cli": ("local",),  # the emulator's commands: present only where it is installed
     "missed_checks_ops.cli.checklist": ("checklist", "equipment", "check"),
     "missed_checks_ops.cli.calendar": ("calendar",),  # closure calendars (#23 item 2)
     "missed_checks_ops.cli.report": ("report", "missed"),

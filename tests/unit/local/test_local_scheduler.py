@@ -306,8 +306,8 @@ def test_the_fingerprint_changes_with_every_create_update_and_delete(mini) -> No
 def test_local_serve_says_what_each_firing_was_and_only_a_failure_failed() -> None:
     """A digest's and a reminder's schedule invoke a function (no execution to start): their firing
     is not an evaluation that "FAILED to start (None)"; a failure says FAILED with its reason."""
+    from missed_checks_local.product.application import firing_line
     from missed_checks_local.scheduler.simulated import Firing
-    from missed_checks_local.serve import firing_line
 
     def line(schedule: str, **outcome: str) -> str:
         return firing_line(Firing(schedule=schedule, scheduled_time=T0, attempts=1, input="{}", **outcome))

@@ -17,7 +17,7 @@
   ``schedule_problems``, ``lambda``, ``deployment_problems`` and ``stream`` statistics.
 * ``notifications``: every notification sent (#18: ``kind``, ``checklist``, ``window_start``, ``to``,
   ``equipment``, ``sent_at`` simulated, ``subject``), as the embedded SES captured them
-  (:mod:`missed_checks_local.notifications`).
+  (:mod:`missed_checks_local.product.notifications`).
 
 :func:`print_run` prints it for people: the report's table (the ``report`` command's), its
 warnings, then what the run did (firings, executions, dead letters) and where to look next.
@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from missed_checks.dead_letters import read_dead_letter
 from missed_checks.reporting.fleet_report import Report, build_report
 from missed_checks.timefmt import to_utc_iso
-from missed_checks_local.notifications import captured_notifications, count_line
+from missed_checks_local.product.notifications import captured_notifications, count_line
 from missed_checks_ops.report_output import print_table
 
 if TYPE_CHECKING:

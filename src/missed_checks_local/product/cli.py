@@ -31,7 +31,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from missed_checks.errors import InvalidInput
 from missed_checks.timefmt import parse_instant
 from missed_checks_local import collect_less
-from missed_checks_local.core.patches import one_data_loader_per_process
+from missed_checks_local.product.application import install
 from missed_checks_local.serve_process import READY_LINE
 from missed_checks_local.stopping import say_once, stop_signals
 from missed_checks_ops.cli.common import RESULT_FORMATS, add_format_options, command_output, set_examples
@@ -140,24 +140,25 @@ def register(subparsers: Any) -> None:
 
 
 def _emulator(handler: Any) -> Any:
-    """A ``local`` command's handler, run with the emulator's garbage-collector thresholds and one
-    botocore data loader for the process (patch 5i, installed before moto is imported)."""
+    """A ``local`` command's handler, run with the emulator's garbage-collector thresholds, one
+    botocore data loader for the process (patch 5i, installed before moto is imported) and the
+    product registered with the kernel (:func:`missed_checks_local.product.application.install`)."""
 
     @functools.wraps(handler)
     def run(args: argparse.Namespace) -> int:
         collect_less()
-        one_data_loader_per_process()
-        return handler(args)
+        install()
+        return int(handler(args))
 
     return run
 
 
 def _chaos(args: argparse.Namespace) -> int:
-    from missed_checks_local.product.scenario import Scenario, load_scenario
-    from missed_checks_local.testing.chaos import (
+    from missed_checks_local.product.chaos import (
         run_chaos,  # deferred: `missed-checks` start-up must not pay for the emulator
     )
-    from missed_checks_local.testing.faults import load_faults
+    from missed_checks_local.product.faults import load_faults
+    from missed_checks_local.product.scenario import Scenario, load_scenario
 
     if args.scenario:
         scenario = load_scenario(args.scenario)
@@ -292,12 +293,10 @@ INTERRUPTED = "missed-checks: interrupted"
 
 
 def _play_once(scenario: Any, args: argparse.Namespace, *, source: str, demo: bool) -> int:
-    from missed_checks_local.digests import last_digest_html
+    # deferred (and below): `missed-checks` start-up must not pay for the emulator
+    from missed_checks_local.product.digests import last_digest_html
+    from missed_checks_local.product.run_result import print_run, to_json
     from missed_checks_local.product.scenario import run_scenario
-    from missed_checks_local.run_result import (  # deferred: `missed-checks` start-up must not pay for the emulator
-        print_run,
-        to_json,
-    )
 
     with command_output(args.report, args.output) as out:
         log_path = _default_log(args.log_file)
@@ -407,10 +406,9 @@ def _where_next(report: dict[str, Any], source: str, log_path: Path) -> list[str
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from missed_checks_local.serve import (  # deferred: `missed-checks` start-up must not pay for the emulator
-        LocalServer,
-        firing_line,
-    )
+    # deferred: `missed-checks` start-up must not pay for the emulator
+    from missed_checks_local.product.application import firing_line
+    from missed_checks_local.serve import LocalServer
 
     if args.speed < 0:
         raise InvalidInput("speed", f"{args.speed:g} is negative: give simulated seconds per real second, e.g. 60, "

@@ -25,8 +25,8 @@ from datetime import timedelta
 from typing import Any
 
 from missed_checks.aws.events import WINDOW_JUDGED
+from missed_checks_local.product.faults import Fault, FaultInjector, random_faults
 from missed_checks_local.product.scenario import run_scenario
-from missed_checks_local.testing.faults import Fault, FaultInjector, random_faults
 
 __all__ = ["INVARIANTS", "compare", "run_chaos"]
 
