@@ -1,8 +1,16 @@
 """HTTP API, missed-check routes: ``GET /missed`` (of a checklist, or of the fleet, over a range, with
-their dismissals) and ``POST /missed/dismissals`` (dismiss one; who dismissed it is the caller)."""
+their dismissals, one page at a time: ``limit`` and ``cursor``) and ``POST /missed/dismissals`` (dismiss
+one; who dismissed it is the caller).
+
+A page is bounded three ways, so that no list, however large, outgrows an answer: at most ``limit``
+missed checks (:data:`MAX_PAGE`), at most :data:`MAX_PAGE_BYTES` of them as JSON (Lambda answers API
+Gateway with 6 MB at most), and at most :data:`PAGE_SECONDS` of reading (API Gateway waits 30 s); a
+page cut short by bytes or time still carries ``next_cursor``."""
 
 from __future__ import annotations
 
+import json
+import time
 from http import HTTPStatus
 from typing import Any
 
@@ -14,6 +22,7 @@ from missed_checks.api import http_api, parameters
 from missed_checks.aws import settings
 from missed_checks.aws.observability import lambda_handler
 from missed_checks.aws.table import ChecklistTable, Conflict, NotFound
+from missed_checks.aws.table.windows import MissedPosition, missed_position, missed_position_of
 from missed_checks.checklists.checklist import validate_checklist_id
 from missed_checks.equipment.assignments import validate_equipment_id
 from missed_checks.errors import InvalidInput
@@ -27,6 +36,15 @@ MAX_RANGE_DAYS = 366
 DISMISSAL_FIELDS = ("checklist_id", "equipment_id", "window_start", "reason")
 """A dismissal's body, closed (``additionalProperties: false``): who dismissed is the caller, when is now."""
 MAX_REASON_CHARS = 1000
+DEFAULT_PAGE = 500
+"""Missed checks in a page when ``limit`` is not given."""
+MAX_PAGE = 1000
+"""The largest ``limit``: 1,000 missed checks are about 250 KB of JSON, their dismissals' reasons at most."""
+MAX_PAGE_BYTES = 4_000_000
+"""A page's missed checks as JSON stop before this many bytes (a page of long, escaped reasons): the
+answer stays well under Lambda's 6 MB."""
+PAGE_SECONDS = 10.0
+"""A page stops reading after this long (the function may run 29 s, API Gateway waits 30 s)."""
 
 
 def table() -> ChecklistTable:
@@ -36,17 +54,36 @@ def table() -> ChecklistTable:
 
 @app.get("/missed")
 def list_missed() -> dict[str, Any]:
-    given = http_api.query_parameters(app, "from", "to", "checklist_id")
+    given = http_api.query_parameters(app, "from", "to", "checklist_id", "limit", "cursor")
     start, end = parameters.instant(given.get("from"), "from"), parameters.instant(given.get("to"), "to")
     parameters.time_range(start, end, max_days=MAX_RANGE_DAYS)
     checklist = given.get("checklist_id")
     if checklist is not None:
         validate_checklist_id(checklist, "checklist_id")
-        items = table().missed_checks_of_checklist(checklist, start, end)
-    else:
-        items = table().missed_checks_of_fleet(start, end)
-    return {"from": to_utc_iso(start), "to": to_utc_iso(end), "checklist_id": checklist,
-            "missed": [{name: item.get(name) for name in MISSED_FIELDS} for item in items]}
+    limit = parameters.page_size(given.get("limit"), "limit", default=DEFAULT_PAGE, maximum=MAX_PAGE)
+    query = {"from": to_utc_iso(start), "to": to_utc_iso(end), "checklist_id": checklist}
+    state = parameters.cursor(given.get("cursor"), query)
+    after = None if state is None else missed_position(state, start, end, checklist)
+    items, following = table().missed_checks_page(start, end, limit=limit, checklist_id=checklist, after=after,
+                                                  deadline=time.monotonic() + PAGE_SECONDS)
+    rows, following = _bounded(items, following, fleet=checklist is None)
+    return {**query, "missed": rows,
+            "next_cursor": None if following is None else parameters.next_cursor(following._asdict(), query)}
+
+
+def _bounded(items: list[dict[str, Any]], following: MissedPosition | None, *, fleet: bool
+             ) -> tuple[list[dict[str, Any]], MissedPosition | None]:
+    """The page's rows, cut before they reach :data:`MAX_PAGE_BYTES` of JSON (the next page starts
+    after the last row kept), and where the next page starts."""
+    rows: list[dict[str, Any]] = []
+    size = 0
+    for index, item in enumerate(items):
+        row = {name: item.get(name) for name in MISSED_FIELDS}
+        size += len(json.dumps(row, separators=(",", ":"))) + 1
+        if size > MAX_PAGE_BYTES and rows:
+            return rows, missed_position_of(items[index - 1], fleet=fleet)
+        rows.append(row)
+    return rows, following
 
 
 @app.post("/missed/dismissals")

@@ -7,6 +7,8 @@ from typing import Any
 
 from missed_checks_ops.target import StackTarget
 
+PAGE = 1000
+"""Missed checks read per page (the HTTP API's largest page); the list holds them all."""
 COLUMNS = ("checklist_id", "equipment_id", "window_start", "window_end", "judged_at", "execution", "dismissal")
 
 
@@ -19,7 +21,12 @@ def list_missed(target: StackTarget, start: datetime, end: datetime, *, checklis
         items = [item for item in table.checks_of_equipment(equipment_id, start, end)
                  if item.get("type") == "missed_check" and (not checklist_id or item["checklist_id"] == checklist_id)]
     else:
-        items = table.missed_checks_of_checklist(str(checklist_id), start, end)
+        items, after = [], None
+        while True:  # the HTTP API's pages (GET /missed), followed to the last
+            page, after = table.missed_checks_page(start, end, limit=PAGE, checklist_id=str(checklist_id), after=after)
+            items += page
+            if after is None:
+                break
     return [{name: item.get(name) for name in COLUMNS} for item in items]
 
 

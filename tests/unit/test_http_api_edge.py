@@ -145,6 +145,10 @@ def test_the_report_refuses_a_bad_parameter_naming_it(functions: dict[str, Modul
     ({"from": "2026-01-01T00:00:00Z", "to": "2026-01-02T00:00:00Z", "checklist_id": "forklift-daily\n"},
      "checklist_id"),
     ({"from": "2026-01-01T00:00:00Z", "to": "2026-01-02T00:00:00Z", "equipment_id": "fl-001"}, "equipment_id"),
+    ({"from": "2026-01-01T00:00:00Z", "to": "2026-01-02T00:00:00Z", "limit": "1001"}, "limit"),
+    ({"from": "2026-01-01T00:00:00Z", "to": "2026-01-02T00:00:00Z", "limit": "0"}, "limit"),
+    ({"from": "2026-01-01T00:00:00Z", "to": "2026-01-02T00:00:00Z", "cursor": "e30"}, "cursor"),  # {}
+    ({"from": "2026-01-01T00:00:00Z", "to": "2026-01-02T00:00:00Z", "cursor": "a+b/c="}, "cursor"),
 ])
 def test_the_missed_list_refuses_a_bad_parameter_naming_it(functions: dict[str, ModuleType], query: dict[str, str],
                                                            field: str) -> None:
@@ -179,6 +183,35 @@ def test_a_check_whose_id_ends_in_a_newline_is_malformed(functions: dict[str, Mo
     status, problem = answer(functions["checks"], api_event("POST", "/checks", body=json.dumps(
         {**CHECK, "checklist_id": "forklift-daily\n"})))
     assert (status, problem["field"]) == (400, "checklist_id"), problem
+
+
+def test_every_routes_query_parameters_are_the_documents_and_a_page_is_bounded_as_documented(
+        functions: dict[str, ModuleType]) -> None:
+    """What each route takes (as its refusal of an unknown parameter lists it) is what the OpenAPI
+    document lists; the page size's default and maximum are the function's."""
+    from functions.api_missed.app import DEFAULT_PAGE, MAX_PAGE
+
+    module_of = {"/checks": "checks", "/checks/batch": "checks", "/missed": "missed", "/missed/dismissals": "missed",
+                 "/report": "report", "/equipment/{equipment_id}/status": "status"}
+    for path, item in DOCUMENT["paths"].items():
+        for method, operation in item.items():
+            documented = set()
+            for given in operation.get("parameters", []):
+                parameter = DOCUMENT["components"]["parameters"][given["$ref"].rsplit("/", 1)[1]] \
+                    if "$ref" in given else given
+                if parameter["in"] == "query":
+                    documented.add(parameter["name"])
+            concrete = path.replace("{equipment_id}", "fl-001")
+            event = api_event(method.upper(), concrete, query={"zz-unknown": "1"},
+                              path_parameters={"equipment_id": "fl-001"} if "{" in path else None)
+            status, problem = answer(functions[module_of[path]], event)
+            assert (status, problem["field"]) == (400, "zz-unknown"), (path, problem)
+            takes = problem["detail"].rsplit("it takes ", 1)[1]
+            assert (set() if takes == "none" else set(takes.split(", "))) == documented, (method, path, takes)
+    limit = DOCUMENT["components"]["parameters"]["Limit"]["schema"]
+    assert (limit["default"], limit["maximum"]) == (DEFAULT_PAGE, MAX_PAGE)
+    missed = DOCUMENT["paths"]["/missed"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
+    assert missed["properties"]["missed"]["maxItems"] == MAX_PAGE
 
 
 # -- closed request bodies: the OpenAPI document and the code agree -----------------------------------

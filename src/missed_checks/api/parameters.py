@@ -9,14 +9,22 @@ refused alike, naming the field.
 * a range: :func:`time_range` (``to`` after ``from``, and at most ``max_days`` calendar days in the
   zone: 366 days means 366, whatever the clocks do in between);
 * a list of ids: :func:`id_list` (each of its kind, :mod:`missed_checks.identifiers`);
-* a choice: :func:`choice`.
+* a choice: :func:`choice`;
+* a page of a list: :func:`page_size` (``limit``, with a default and a maximum) and :func:`cursor`
+  (``cursor``: where the previous page ended, opaque to the client, refused when tampered with or
+  handed to another query); :func:`next_cursor` writes it.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import hashlib
+import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, time, timedelta, tzinfo
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from missed_checks import identifiers
@@ -92,3 +100,62 @@ def choice(value: object, field: str, choices: Sequence[str]) -> str:
         shown = shorten(value) if isinstance(value, str) else describe(value)
         raise InvalidInput(field, f"{shown} is not one of {', '.join(choices)}")
     return value
+
+
+MAX_CURSOR_CHARS = 1024
+"""A cursor longer than this was not written by :func:`next_cursor` (one holds a position of ids and
+an instant, a few hundred characters at most)."""
+_CURSOR = re.compile(r"[A-Za-z0-9_-]+")
+_CURSOR_VERSION = 1
+
+
+def page_size(value: object, field: str = "limit", *, default: int, maximum: int) -> int:
+    """How many items a page holds: ``default`` when absent (None), else a whole number from 1 to
+    ``maximum``; refused naming ``field`` otherwise (a larger page would not fit an answer)."""
+    if value is None:
+        return default
+    text = str(value).strip() if isinstance(value, (str, int)) and not isinstance(value, bool) else None
+    if text is None or not text.isascii() or not text.isdigit() or len(text) > 9:
+        shown = shorten(value) if isinstance(value, str) else describe(value)
+        raise InvalidInput(field, f"{shown} is not a number of items: give a whole number from 1 to {maximum}")
+    size = int(text)
+    if not 1 <= size <= maximum:
+        raise InvalidInput(field, f"{size} items in one page: give a whole number from 1 to {maximum} (the default "
+                                  f"is {default}); follow next_cursor for the rest")
+    return size
+
+
+def _query_digest(query: Mapping[str, object]) -> str:
+    """The query a cursor belongs to, as a short digest (its parameters but the page's own)."""
+    text = json.dumps({name: query[name] for name in sorted(query)}, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def next_cursor(position: Mapping[str, Any], query: Mapping[str, object]) -> str:
+    """The cursor of the page after ``position`` of the list ``query`` asks for: base64url (no
+    padding) of a small JSON document, the position and a digest of the query."""
+    document = {"v": _CURSOR_VERSION, "q": _query_digest(query), "p": dict(position)}
+    raw = json.dumps(document, separators=(",", ":")).encode("utf-8")
+    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
+def cursor(value: object, query: Mapping[str, object], field: str = "cursor") -> Any:
+    """The position a cursor of :func:`next_cursor` holds (None when absent), for the list ``query``
+    asks for; refused naming ``field`` when it is not one (edited, truncated, made up) or was written
+    for another query (other ``from``, ``to`` or filter). The caller checks the position itself."""
+    if value is None:
+        return None
+    advice = "pass next_cursor exactly as the previous page answered it"
+    if not isinstance(value, str) or not value or len(value) > MAX_CURSOR_CHARS or not _CURSOR.fullmatch(value):
+        shown = shorten(value) if isinstance(value, str) else describe(value)
+        raise InvalidInput(field, f"{shown} is not a cursor of this API: {advice}")
+    try:
+        document = json.loads(base64.urlsafe_b64decode(value + "=" * (-len(value) % 4)).decode("utf-8"))
+    except (binascii.Error, ValueError):
+        raise InvalidInput(field, f"{shorten(value)} is not a cursor of this API: {advice}") from None
+    if not isinstance(document, dict) or set(document) != {"v", "q", "p"} or document["v"] != _CURSOR_VERSION:
+        raise InvalidInput(field, f"{shorten(value)} is not a cursor of this API: {advice}")
+    if document["q"] != _query_digest(query):
+        raise InvalidInput(field, "was given for another query: keep from, to and the filters of the first page "
+                                  "while following next_cursor, or leave cursor out to start again")
+    return document["p"]

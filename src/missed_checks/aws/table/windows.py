@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from botocore.exceptions import ClientError
 
+from missed_checks import identifiers
 from missed_checks.aws.table import keys
 from missed_checks.aws.table.base import (
     Conflict,
@@ -124,13 +126,14 @@ class WindowItems(TableClient):
         """Every checklist, deleted ones included, with a window judged (or being judged) that started
         in ``[start, end)``: one ByPeriod Query per month, reading one index entry per window."""
         low, high = to_utc_iso(start), to_utc_iso(end)
-        found: set[str] = set()
-        for month in _months(low[:7], high[:7]):
-            for item in self._query_range(keys.fleet_windows_pk(month), low, high, keys.BY_PERIOD_INDEX,
-                                          ("checklist_id", "window_start")):
-                if item["window_start"] < high:
-                    found.add(str(item["checklist_id"]))
-        return sorted(found)
+        return sorted(set().union(*(self._judged_in(month, low, high) for month in _months(low[:7], high[:7]))))
+
+    def _judged_in(self, month: str, low: str, high: str) -> set[str]:
+        """The checklists with a window judged that started in ``month`` and in ``[low, high)``."""
+        return {str(item["checklist_id"])
+                for item in self._query_range(keys.fleet_windows_pk(month), low, high, keys.BY_PERIOD_INDEX,
+                                              ("checklist_id", "window_start"))
+                if item["window_start"] < high}
 
     def put_missed_check(self, check: MissedCheck) -> bool:
         """Conditional put: True when written now, False when it was already recorded (a re-run)."""
@@ -167,6 +170,74 @@ class WindowItems(TableClient):
         each one's missed checks (only ``attributes`` when given)."""
         return [item for checklist_id in self.checklists_judged(start, end)
                 for item in self.missed_checks_of_checklist(checklist_id, start, end, attributes)]
+
+    def missed_checks_page(self, start: datetime, end: datetime, *, limit: int, checklist_id: str | None = None,
+                           after: MissedPosition | None = None, deadline: float | None = None,
+                           ) -> tuple[list[dict[str, Any]], MissedPosition | None]:
+        """One page of :meth:`missed_checks_of_checklist` (``checklist_id`` given) or of
+        :meth:`missed_checks_of_fleet`: at most ``limit`` missed checks whose window started in
+        ``[start, end)``, after ``after``, and where the next page starts (None: nothing is left).
+
+        The fleet is walked month by month (UTC), each month's judged checklists in order, each one's
+        missed checks in key order (window start, equipment): a page reads one month's index entries,
+        never the whole range's. DynamoDB's own ``Limit`` and ``ExclusiveStartKey``; each Query asks for
+        one item more than the page still needs, so the last page says it is the last. Past ``deadline``
+        (:func:`time.monotonic`) the page ends early, shorter or empty, with where to go on."""
+        low, high = to_utc_iso(start), to_utc_iso(end)
+        items: list[dict[str, Any]] = []
+        queried = False
+        for month, checklist, segment_low, segment_high, exclusive in self._missed_segments(
+                low, high, checklist_id, after):
+            if queried and deadline is not None and time.monotonic() > deadline:
+                return items, MissedPosition(month, checklist, exclusive)
+            queried = True
+            for item in self._missed_range(checklist, segment_low, segment_high, limit + 1 - len(items), exclusive):
+                items.append(item)
+                if len(items) > limit:
+                    items.pop()  # the one more: a next page exists
+                    return items, missed_position_of(items[-1], fleet=checklist_id is None)
+        return items, None
+
+    def _missed_segments(self, low: str, high: str, checklist_id: str | None, after: MissedPosition | None,
+                         ) -> Iterator[tuple[str | None, str, str, str, str | None]]:
+        """(month, checklist, low, high, exclusive start sort key) of each Query a page may make, from
+        ``after`` on: one checklist's whole range, or each month's judged checklists in that month."""
+        if checklist_id is not None:
+            yield None, checklist_id, low, high, after.after if after else None
+            return
+        for month in _months(low[:7], high[:7]):
+            if after is not None and month < str(after.month):
+                continue
+            month_low = max(low, f"{month}-01T00:00:00Z")
+            month_high = min(high, f"{_month_after(month)}-01T00:00:00Z")
+            for checklist in sorted(self._judged_in(month, low, high)):
+                place = (month, checklist)
+                if after is not None and place < (str(after.month), after.checklist_id):
+                    continue
+                resuming = after is not None and place == (after.month, after.checklist_id)
+                yield month, checklist, month_low, month_high, after.after if after and resuming else None
+
+    def _missed_range(self, checklist_id: str, low: str, high: str, wanted: int,
+                      exclusive: str | None) -> Iterator[dict[str, Any]]:
+        """At most ``wanted`` missed checks of one checklist with a window start in ``[low, high)``,
+        after the sort key ``exclusive``: Query pages of ``Limit`` what is still wanted."""
+        pk = keys.missed_pk(checklist_id)
+        request: dict[str, Any] = {
+            "KeyConditionExpression": "pk = :pk AND sk BETWEEN :low AND :high",
+            "ExpressionAttributeValues": serialize({":pk": pk, ":low": low, ":high": high}),
+        }
+        start_key = serialize({"pk": pk, "sk": exclusive}) if exclusive else None
+        while wanted > 0:
+            response = self._request("query", Limit=wanted, **request,
+                                     **({"ExclusiveStartKey": start_key} if start_key else {}))
+            for raw in response.get("Items", []):
+                item = deserialize(raw)
+                if item["window_start"] < high:
+                    wanted -= 1
+                    yield item
+            start_key = response.get("LastEvaluatedKey")
+            if not start_key:
+                return
 
     def missed_checks_of_equipment(self, equipment_id: str, checklist_ids: Iterable[str], start: datetime,
                                    end: datetime) -> list[dict[str, Any]]:
@@ -216,6 +287,51 @@ def _months(first: str, last: str) -> Iterator[str]:
     while f"{year:04d}-{month:02d}" <= last:
         yield f"{year:04d}-{month:02d}"
         year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+
+
+def _month_after(month: str) -> str:
+    year, number = int(month[:4]), int(month[5:7])
+    return f"{year + 1:04d}-01" if number == 12 else f"{year:04d}-{number + 1:02d}"
+
+
+class MissedPosition(NamedTuple):
+    """Where a page of missed checks ended (:meth:`WindowItems.missed_checks_page`): the month (UTC,
+    ``YYYY-MM``; None for one checklist's list), the checklist, and the sort key of the last missed
+    check read there (None: that checklist's month is still to be read from its start)."""
+
+    month: str | None
+    checklist_id: str
+    after: str | None
+
+
+def missed_position_of(item: Mapping[str, Any], *, fleet: bool) -> MissedPosition:
+    """The position just after ``item``, a missed check read by a page."""
+    return MissedPosition(str(item["window_start"])[:7] if fleet else None, str(item["checklist_id"]),
+                          str(item["sk"]))
+
+
+def missed_position(state: object, start: datetime, end: datetime, checklist_id: str | None,
+                    field: str = "cursor") -> MissedPosition:
+    """A position a client handed back (in a cursor) as one of the query ``[start, end)`` over
+    ``checklist_id`` (None: the fleet) may hold; refused naming ``field`` otherwise, nothing read."""
+    low, high = to_utc_iso(start), to_utc_iso(end)
+    refuse = InvalidInput(field, "is not a position of this list: pass next_cursor exactly as the previous page "
+                                 "answered it, with the same from, to and checklist_id")
+    if not isinstance(state, Mapping) or set(state) != set(MissedPosition._fields):
+        raise refuse
+    month, checklist, after = (state[name] for name in MissedPosition._fields)
+    if not isinstance(checklist, str) or identifiers.KINDS["checklist id"].pattern.fullmatch(checklist) is None:
+        raise refuse
+    if checklist_id is not None and (month is not None or checklist != checklist_id):
+        raise refuse
+    if checklist_id is None and not (isinstance(month, str) and month in set(_months(low[:7], high[:7]))):
+        raise refuse
+    if after is not None:
+        instant, _, equipment = after.partition("#") if isinstance(after, str) else ("", "", "")
+        if not (low <= instant < high) or identifiers.KINDS["equipment id"].pattern.fullmatch(equipment) is None \
+                or (month is not None and instant[:7] != month):
+            raise refuse
+    return MissedPosition(month, checklist, after)
 
 
 # -- the items ----------------------------------------------------------------------------------------
