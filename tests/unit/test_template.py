@@ -232,8 +232,8 @@ LOG_DELIVERY_ACTIONS = {
 
 
 def test_transforms_to_cloudformation_with_no_wildcard_resources(cloudformation):
-    """Every statement names its resources; the only "*" are X-Ray's, and the state machine's
-    log delivery, which have no resource-level permissions. Functions have their own roles, so SAM
+    """Every statement names its resources; the only "*" are X-Ray's, the state machine's log
+    delivery and dynamodb:ListStreams, which have no resource-level permissions. Functions have their own roles, so SAM
     attaches no managed policies to them."""
     roles = {n: r for n, r in cloudformation["Resources"].items() if r["Type"] == "AWS::IAM::Role"}
     function_roles = {r["Properties"]["Role"]["Fn::GetAtt"][0] for r in cloudformation["Resources"].values()
@@ -247,12 +247,76 @@ def test_transforms_to_cloudformation_with_no_wildcard_resources(cloudformation)
                 actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
                 if "*" in resources:
                     logs = role_name == "EvaluationStateMachineRole" and set(actions) == LOG_DELIVERY_ACTIONS
-                    assert logs or all(a.startswith("xray:") for a in actions), (role_name, actions)
+                    streams = actions == ["dynamodb:ListStreams"]
+                    assert logs or streams or all(a.startswith("xray:") for a in actions), (role_name, actions)
         managed = {arn.rsplit("/", 1)[-1] for arn in role["Properties"].get("ManagedPolicyArns", [])}
         if role_name in function_roles:
             assert managed == set(), (role_name, managed)
         else:  # the state machine's role: SAM adds X-Ray's write policy for Tracing
             assert managed <= {"AWSXrayWriteOnlyAccess"}, (role_name, managed)
+
+
+def statements_with(cloudformation, action):
+    return [(name, statement) for name, r in cloudformation["Resources"].items() if r["Type"] == "AWS::IAM::Role"
+            for policy in r["Properties"].get("Policies", []) for statement in policy["PolicyDocument"]["Statement"]
+            if action in (statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]])]
+
+
+def test_list_streams_is_granted_on_star_alone_as_it_has_no_resource_level_permissions(cloudformation):
+    """A statement scoping dynamodb:ListStreams to a table or stream grants nothing."""
+    ((role, statement),) = statements_with(cloudformation, "dynamodb:ListStreams")
+    assert role == "ScheduleSyncRole"
+    assert (statement["Action"], statement["Resource"]) == (["dynamodb:ListStreams"], "*")
+    (stream_reads,) = [s for _, s in statements_with(cloudformation, "dynamodb:GetRecords")]
+    assert stream_reads["Resource"] == {"Fn::GetAtt": ["ChecklistsTable", "StreamArn"]}  # the rest stays scoped
+
+
+# The longest names AWS allows for what the template names after the stack.
+NAME_LIMITS = {("AWS::Scheduler::ScheduleGroup", "Name"): 64, ("AWS::CloudWatch::Alarm", "AlarmName"): 255,
+               ("AWS::Logs::LogGroup", "LogGroupName"): 512}
+LONGEST_STACK_NAME = "s" * 128  # CloudFormation's limit
+
+
+def test_no_name_built_from_the_stack_name_can_exceed_its_limit():
+    """A stack name over 53 characters made "<stack>-checklists" longer than a schedule group's
+    64: every name the template builds from the stack's name fits even the longest stack name."""
+    named = 0
+    for name, resource in RESOURCES.items():
+        for prop, value in resource.get("Properties", {}).items():
+            if not (prop.endswith("Name") and isinstance(value, dict) and "Fn::Sub" in value):
+                continue
+            text = value["Fn::Sub"] if isinstance(value["Fn::Sub"], str) else value["Fn::Sub"][0]
+            if "${AWS::StackName}" not in text:
+                continue
+            named += 1
+            limit = NAME_LIMITS[(resource["Type"], prop)]  # a new kind of name: add its limit
+            assert len(text.replace("${AWS::StackName}", LONGEST_STACK_NAME)) <= limit, (name, prop)
+    assert named >= 8  # the alarms and the state machine's log group
+
+
+def test_the_schedule_group_is_named_by_cloudformation_unless_a_name_is_given():
+    name = RESOURCES["ScheduleGroup"]["Properties"]["Name"]
+    assert name == {"Fn::If": ["ScheduleGroupNamed", {"Ref": "ScheduleGroupName"}, {"Ref": "AWS::NoValue"}]}
+    assert TEMPLATE["Conditions"]["ScheduleGroupNamed"] == {"Fn::Not": [{"Fn::Equals": [{"Ref": "ScheduleGroupName"},
+                                                                                          ""]}]}
+    parameter = TEMPLATE["Parameters"]["ScheduleGroupName"]
+    assert parameter["Default"] == ""
+    # CloudFormation refuses a longer name before it creates anything, with the constraint's words.
+    for value, allowed in (("", True), ("missed-checks-checklists", True), ("g" * 64, True), ("g" * 65, False),
+                           ("has space", False), ("a/b", False)):
+        assert bool(re.fullmatch(parameter["AllowedPattern"], value)) is allowed, value
+    assert "64" in parameter["ConstraintDescription"]
+
+
+def test_the_event_bus_is_one_that_exists_already():
+    """The stack creates no bus: the parameter names one that must exist, by default the bus every
+    account has."""
+    assert not [n for n, r in RESOURCES.items() if r["Type"] == "AWS::Events::EventBus"]
+    parameter = TEMPLATE["Parameters"]["EventBusName"]
+    assert parameter["Default"] == "default"
+    assert "must already exist" in parameter["Description"]
+    for value, allowed in (("default", True), ("missed-checks", True), ("", False), ("a b", False)):
+        assert bool(re.fullmatch(parameter["AllowedPattern"], value)) is allowed, value
 
 
 @pytest.mark.stack  # needs tools/node_modules (npm ci, run by make lint)

@@ -47,7 +47,9 @@ def test_queues_keep_their_attributes(local_stack: EmbeddedStack) -> None:
 
 
 def test_schedule_group_and_outputs(local_stack: EmbeddedStack) -> None:
-    assert local_stack.schedule_group == f"{local_stack.stack_name}-checklists"
+    # Named by CloudFormation (the ScheduleGroupName parameter is empty): it fits Scheduler's 64 characters.
+    assert local_stack.schedule_group.startswith(f"{local_stack.stack_name}-ScheduleGroup-")
+    assert len(local_stack.schedule_group) <= 64
     groups = local_stack.client("scheduler").list_schedule_groups()["ScheduleGroups"]
     assert local_stack.schedule_group in {group["Name"] for group in groups}
     assert set(local_stack.outputs) == set(TEMPLATE["Outputs"])
@@ -140,7 +142,8 @@ def test_an_alarm_email_is_subscribed_to_the_topic(embedded: None) -> None:
 
 
 def test_parameters_override_defaults(embedded: None) -> None:
-    stack = EmbeddedStack.provision(stack_name="other", parameters={"MaxWindowsPerRun": "3", "LogLevel": "DEBUG"})
+    stack = EmbeddedStack.provision(stack_name="other", parameters={"MaxWindowsPerRun": "3", "LogLevel": "DEBUG",
+                                                                     "ScheduleGroupName": "other-checklists"})
     plan = stack.functions["PlanEvaluationFunction"]
     assert plan.environment["MAX_WINDOWS_PER_RUN"] == "3"
     assert plan.environment["POWERTOOLS_LOG_LEVEL"] == "DEBUG"
