@@ -18,7 +18,7 @@ from missed_checks import clock
 from missed_checks.api import http_api
 from missed_checks.aws import settings
 from missed_checks.aws.observability import lambda_handler, metrics
-from missed_checks.aws.table import ChecklistTable, Conflict, NotFound
+from missed_checks.aws.table import Conflict, NotFound, RecordingTable
 from missed_checks.evaluation.ports import RecordingStore
 from missed_checks.performed_checks.recording import Recorded, Row, check_from, record_checks, rows_from
 
@@ -28,7 +28,7 @@ http_api.install_problems(app, not_found_errors=(NotFound,), conflict_errors=(Co
 
 def table() -> RecordingStore:
     """The stack's table (its client is the process's shared one: created once per environment)."""
-    return ChecklistTable(settings.required("TABLE_NAME"))
+    return RecordingTable(settings.required("TABLE_NAME"))
 
 
 def _record(rows: list[Row]) -> Response[Any]:

@@ -15,7 +15,7 @@ from missed_checks import clock
 from missed_checks.api import http_api, parameters
 from missed_checks.aws import settings
 from missed_checks.aws.observability import lambda_handler
-from missed_checks.aws.table import ChecklistTable, NotFound
+from missed_checks.aws.table import EvaluationTable, NotFound
 from missed_checks.errors import InvalidInput
 from missed_checks.reporting.fleet_report import build_report
 from missed_checks.reporting.ports import ReportReader
@@ -35,7 +35,7 @@ FORMATS = ("json", "csv")
 
 def table() -> ReportReader:
     """The stack's table (its client is the process's shared one: created once per environment)."""
-    return ChecklistTable(settings.required("TABLE_NAME"))
+    return EvaluationTable(settings.required("TABLE_NAME"))
 
 
 def _format(given: dict[str, str]) -> str:

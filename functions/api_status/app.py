@@ -14,7 +14,7 @@ from missed_checks import clock
 from missed_checks.api import http_api
 from missed_checks.aws import settings
 from missed_checks.aws.observability import lambda_handler
-from missed_checks.aws.table import ChecklistTable, NotFound
+from missed_checks.aws.table import EvaluationTable, NotFound
 from missed_checks.equipment.assignments import validate_equipment_id
 from missed_checks.equipment.status import StatusReader, status_of
 from missed_checks.timefmt import to_utc_iso
@@ -25,7 +25,7 @@ http_api.install_problems(app, not_found_errors=(NotFound,))
 
 def table() -> StatusReader:
     """The stack's table (its client is the process's shared one: created once per environment)."""
-    return ChecklistTable(settings.required("TABLE_NAME"))
+    return EvaluationTable(settings.required("TABLE_NAME"))
 
 
 @app.get("/equipment/<equipment_id>/status")

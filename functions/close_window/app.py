@@ -20,7 +20,7 @@ from missed_checks import clock
 from missed_checks.aws import settings
 from missed_checks.aws.events import EventBusAnnouncer
 from missed_checks.aws.observability import lambda_handler, logger, metrics
-from missed_checks.aws.table import ChecklistTable
+from missed_checks.aws.table import EvaluationTable
 from missed_checks.contracts import CloseWindowInput, dump, parse
 from missed_checks.evaluation import judging
 
@@ -30,7 +30,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     task = parse(CloseWindowInput, event)
     window = task.window
     logger.append_keys(checklist_id=task.checklist_id, window_start=window.start.isoformat())
-    table = ChecklistTable(settings.required("TABLE_NAME"))
+    table = EvaluationTable(settings.required("TABLE_NAME"))
     outcome = judging.close_window(table, EventBusAnnouncer(settings.required("EVENT_BUS_NAME")), task.checklist_id,
                                    window, task.batches, task.execution, clock.now)
     if outcome.announced_now:

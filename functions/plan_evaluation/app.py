@@ -18,7 +18,7 @@ from missed_checks import clock
 from missed_checks.aws import settings
 from missed_checks.aws.events import EventBusAnnouncer
 from missed_checks.aws.observability import lambda_handler, logger, metrics
-from missed_checks.aws.table import ChecklistTable
+from missed_checks.aws.table import EvaluationTable
 from missed_checks.contracts import PlanEvaluationInput, dump, parse
 from missed_checks.evaluation import judging
 from missed_checks.evaluation.planning import Outcome
@@ -31,7 +31,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     checklist_id, execution = task.input.checklist_id, task.execution
     instant = parse_instant(task.input.instant, "input.instant")
     logger.append_keys(checklist_id=checklist_id, instant=task.input.instant, execution=execution)
-    table = ChecklistTable(settings.required("TABLE_NAME"))
+    table = EvaluationTable(settings.required("TABLE_NAME"))
     claimed = judging.claimed_window(table, task)
     if task.input.claimed_window is not None and claimed is None:
         logger.info("claimed window not held by this execution, or announced already: not judged again",

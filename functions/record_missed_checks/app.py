@@ -16,7 +16,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from missed_checks import clock
 from missed_checks.aws import settings
 from missed_checks.aws.observability import lambda_handler, logger, metrics
-from missed_checks.aws.table import ChecklistTable
+from missed_checks.aws.table import EvaluationTable
 from missed_checks.contracts import RecordMissedChecksInput, dump, parse
 from missed_checks.evaluation import judging
 
@@ -27,7 +27,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     window = task.window
     logger.append_keys(checklist_id=task.checklist_id, shards=task.shards, window_start=window.start.isoformat())
 
-    table = ChecklistTable(settings.required("TABLE_NAME"))
+    table = EvaluationTable(settings.required("TABLE_NAME"))
     counts = judging.judge_shards(table, task.checklist_id, window, task.shards, task.execution, clock.now)
     logger.info("shards judged", **{k: getattr(counts, k) for k in judging.COUNTS})
     metrics.add_metric(name="MissedChecksRecorded", unit=MetricUnit.Count, value=counts.recorded)

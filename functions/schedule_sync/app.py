@@ -24,7 +24,8 @@ from missed_checks.aws import settings
 from missed_checks.aws.observability import lambda_handler, logger, metrics
 from missed_checks.aws.queues import send_json
 from missed_checks.aws.scheduler import SchedulerSetupError, ScheduleStore
-from missed_checks.aws.table import ChecklistTable, calendar_named_by, checklist_named_by
+from missed_checks.aws.table import calendar_named_by, checklist_named_by
+from missed_checks.aws.table.checklists import ChecklistItems
 from missed_checks.checklists.schedule import Target
 from missed_checks.checklists.schedule_sync import (
     Action,
@@ -96,7 +97,7 @@ def sync_record(record: DynamoDBRecord) -> None:
     if not needs_sync(event_name, old_image, new_image):
         logger.debug("no schedule field changed", checklist_id=checklist_id, event_id=record.event_id)
         return
-    table = ChecklistTable(settings.required("TABLE_NAME"))
+    table = ChecklistItems(settings.required("TABLE_NAME"))
     record_time = None
     if stream and stream.approximate_creation_date_time:
         record_time = datetime.fromtimestamp(stream.approximate_creation_date_time, UTC)
@@ -169,7 +170,7 @@ def resync_calendar(record: DynamoDBRecord) -> None:
     if not calendar_needs_sync(event_name, old_image, new_image):
         logger.debug("no calendar date changed", event_id=record.event_id)
         return
-    table = ChecklistTable(settings.required("TABLE_NAME"))
+    table = ChecklistItems(settings.required("TABLE_NAME"))
     checklists = checklists_to_resync(new_image or old_image)
     logger.info("calendar changed; re-syncing its checklists", event_id=record.event_id, checklists=checklists)
     for checklist_id in checklists:

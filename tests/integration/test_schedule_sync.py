@@ -335,12 +335,12 @@ def sync_dead_letters(stack) -> list[dict]:
 
 def test_a_setup_refusal_fails_the_record_for_a_retry_and_never_flags_the_checklist(sync, monkeypatch):
     stack, table, invoke, _ = sync
-    table.put_checklist("forklift-daily", recurrence=WORKDAYS, window="PT8H", grace="PT30M", now=NOW)
+    save_checklist(table, "forklift-daily", recurrence=WORKDAYS, window="PT8H", grace="PT30M", now=NOW)
     invoke(stream_record(table, "INSERT", "forklift-daily", None, 1))
     before = table.get_checklist_item("forklift-daily")
-    table.put_checklist("forklift-daily", recurrence=WORKDAYS, window="PT9H", grace="PT30M", now=NOW)
+    save_checklist(table, "forklift-daily", recurrence=WORKDAYS, window="PT9H", grace="PT30M", now=NOW)
     record = stream_record(table, "MODIFY", "forklift-daily", before, 2)
-    table.put_checklist("other", recurrence=WORKDAYS, now=NOW)
+    save_checklist(table, "other", recurrence=WORKDAYS, now=NOW)
     other = stream_record(table, "INSERT", "other", None, 3)
     seen = len(stack.lambda_runtime.invocations)
     with monkeypatch.context() as patch:
@@ -369,7 +369,7 @@ def test_a_setup_refusal_fails_the_record_for_a_retry_and_never_flags_the_checkl
 
 def test_a_rule_scheduler_refuses_still_flags_the_checklist(sync, monkeypatch):
     stack, table, invoke, _ = sync
-    table.put_checklist("forklift-daily", recurrence=WORKDAYS, window="PT8H", grace="PT30M", now=NOW)
+    save_checklist(table, "forklift-daily", recurrence=WORKDAYS, window="PT8H", grace="PT30M", now=NOW)
     scheduler_refuses(monkeypatch, "Invalid Schedule Expression cron(30 14 ? * MON-FRI *).", "forklift-daily")
 
     assert invoke(stream_record(table, "INSERT", "forklift-daily", None, 1)) == {"batchItemFailures": []}

@@ -6,12 +6,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from missed_checks.checklists.checklist import Checklist, Status
+from missed_checks.checklists.recurrence import OccurrenceWindow
 from missed_checks.equipment.assignments import Assignment
 from missed_checks.equipment.status import status_of
-from missed_checks.timefmt import to_utc_iso
+from missed_checks.reporting.report import MissedRecord
+from missed_checks.timefmt import parse_instant, to_utc_iso
 
 # Europe/Riga (UTC+2 in March): a daily window 06:00-14:00 local, 30 minutes' grace.
 RIGA_DAILY = "DTSTART;TZID=Europe/Riga:20260301T060000\nRRULE:FREQ=DAILY"
@@ -36,13 +37,14 @@ class Reader:
     def performed_checks_of_equipment(self, equipment_id: str, low: str, until: str) -> list[tuple[str, str]]:
         return [(c, at) for c, at in self.performed if low <= at <= until]
 
-    def judged_windows(self, checklist_id: str, start: datetime, end: datetime) -> list[dict[str, Any]]:
-        return [{"window_start": s} for s in self.judged.get(checklist_id, [])
-                if to_utc_iso(start) <= s < to_utc_iso(end)]
+    def judged_windows_of(self, checklist_id: str, start: datetime, end: datetime) -> list[OccurrenceWindow]:
+        return [OccurrenceWindow(parse_instant(s, "s"), parse_instant(s, "s") + timedelta(hours=8),
+                                 parse_instant(s, "s") + timedelta(hours=8, minutes=30))
+                for s in self.judged.get(checklist_id, []) if to_utc_iso(start) <= s < to_utc_iso(end)]
 
-    def missed_checks_of_equipment(self, equipment_id: str, checklist_ids: Iterable[str], start: datetime,
-                                   end: datetime) -> list[dict[str, Any]]:
-        return [{"window_start": s} for c in checklist_ids for s in self.missed.get(c, [])]
+    def missed_records_of_equipment(self, equipment_id: str, checklist_ids: Iterable[str], start: datetime,
+                                    end: datetime) -> list[tuple[str, MissedRecord]]:
+        return [(c, MissedRecord(equipment_id, s, False)) for c in checklist_ids for s in self.missed.get(c, [])]
 
 
 def reader() -> Reader:

@@ -26,6 +26,7 @@ from missed_checks.checklists.recurrence import OccurrenceWindow, Recurrence
 from missed_checks.checklists.recurrence.limits import iso
 from missed_checks.equipment.assignments import Assignment
 from missed_checks.performed_checks.performed_check import counting_windows, timeliness
+from missed_checks.reporting.report import MissedRecord
 from missed_checks.timefmt import parse_instant, to_utc_iso
 
 MISS_LOOKBACK = timedelta(days=92)
@@ -43,13 +44,13 @@ class StatusReader(Protocol):
         """(checklist id, performed_at UTC ISO) of its checks performed in ``[low, until]``."""
         ...
 
-    def judged_windows(self, checklist_id: str, start: datetime, end: datetime) -> list[dict[str, Any]]:
-        """The checklist's judged-window records of windows that started in ``[start, end)``."""
+    def judged_windows_of(self, checklist_id: str, start: datetime, end: datetime) -> list[OccurrenceWindow]:
+        """The checklist's judged windows that started in ``[start, end)``."""
         ...
 
-    def missed_checks_of_equipment(self, equipment_id: str, checklist_ids: Iterable[str], start: datetime,
-                                   end: datetime) -> list[dict[str, Any]]:
-        """The equipment's missed checks on these checklists, windows started in ``[start, end)``."""
+    def missed_records_of_equipment(self, equipment_id: str, checklist_ids: Iterable[str], start: datetime,
+                                    end: datetime) -> list[tuple[str, MissedRecord]]:
+        """(checklist id, missed check) of the equipment on these checklists, windows started in ``[start, end)``."""
         ...
 
 
@@ -121,8 +122,8 @@ def status_of(reader: StatusReader, equipment_id: str, now: datetime) -> list[Ch
 
 def _open_misses(reader: StatusReader, equipment_id: str, checklist_id: str, low: datetime,
                  now: datetime) -> tuple[int, datetime | None]:
-    judged = sorted((str(w["window_start"]) for w in reader.judged_windows(checklist_id, low, now)), reverse=True)
-    missed = {str(m["window_start"]) for m in reader.missed_checks_of_equipment(equipment_id, [checklist_id], low, now)}
+    judged = sorted((to_utc_iso(w.start) for w in reader.judged_windows_of(checklist_id, low, now)), reverse=True)
+    missed = {m.window_start for _, m in reader.missed_records_of_equipment(equipment_id, [checklist_id], low, now)}
     count, since = 0, None
     for start in judged:
         if start not in missed:

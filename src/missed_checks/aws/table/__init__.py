@@ -1,5 +1,11 @@
 """The single DynamoDB table: every read is a Query or GetItem, every idempotent write conditional.
 
+Each caller builds the composition of item kinds it needs and is typed against the domain's port it
+uses: :class:`EvaluationTable` (the evaluation, the report, an equipment's status),
+:class:`RecordingTable` (recording performed checks), :class:`.checklists.ChecklistItems` (schedule-sync),
+:class:`.notifications.NotifierTable`, :class:`.subscriptions.DigestTable`; :class:`ChecklistTable`, every
+kind, is the operator's and the emulator's (their commands touch every kind).
+
 Shared by the Lambda handlers, the command line and the local runtime, so all of them write the
 same items (see README "Data model"). One module per kind of item, over one low-level client
 (:mod:`.base`); the keys are :mod:`.keys`' alone:
@@ -35,8 +41,9 @@ from missed_checks.aws.table.windows import WindowItems
 from missed_checks.evaluation.ports import WindowClaim
 from missed_checks.timefmt import to_utc_iso
 
-__all__ = ["THROTTLING_CODES", "ChecklistTable", "Conflict", "NotFound", "WindowClaim", "calendar_named_by",
-           "checklist_named_by", "deserialize", "error_code", "raise_transient", "serialize"]
+__all__ = ["THROTTLING_CODES", "ChecklistTable", "Conflict", "EvaluationTable", "NotFound", "RecordingTable",
+           "WindowClaim", "calendar_named_by", "checklist_named_by", "deserialize", "error_code", "raise_transient",
+           "serialize"]
 
 
 def checklist_named_by(pk: str) -> str | None:
@@ -47,6 +54,17 @@ def checklist_named_by(pk: str) -> str | None:
 def calendar_named_by(pk: str) -> str | None:
     """The closure calendar whose item a partition key belongs to; None for any other."""
     return keys.calendar_id_of(pk)
+
+
+class EvaluationTable(AssignmentItems, PerformedCheckItems, WindowItems, OutOfServiceItems):
+    """Checklists, assignments, performed checks, judged windows and missed checks, out-of-service
+    periods: the evaluation's :class:`missed_checks.evaluation.ports.EvaluationStore`, the report's
+    :class:`missed_checks.reporting.ports.ReportReader`, an equipment's status
+    (:class:`missed_checks.equipment.status.StatusReader`)."""
+
+
+class RecordingTable(AssignmentItems, PerformedCheckItems, ClientRequestItems):
+    """Recording performed checks: :class:`missed_checks.evaluation.ports.RecordingStore`."""
 
 
 class ChecklistTable(AssignmentItems, PerformedCheckItems, WindowItems, OutOfServiceItems, ClientRequestItems):

@@ -16,8 +16,11 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from missed_checks.aws.table import ChecklistTable, keys
+from missed_checks.aws.table import keys
+from missed_checks.aws.table.assignments import AssignmentItems
 from missed_checks.aws.table.base import TableClient, condition_item, deserialize, error_code, serialize
+from missed_checks.aws.table.out_of_service import OutOfServiceItems
+from missed_checks.aws.table.windows import WindowItems
 from missed_checks.checklists.recurrence import OccurrenceWindow
 from missed_checks.equipment.assignments import SHARD_COUNT
 from missed_checks.evaluation.ports import NotificationClaim
@@ -103,7 +106,7 @@ class NotificationItems(TableClient):
             month = f"{year + number // 12:04d}-{number % 12 + 1:02d}"
 
 
-class NotifierTable(ChecklistTable, NotificationItems):
+class NotifierTable(AssignmentItems, WindowItems, OutOfServiceItems, NotificationItems):
     """What the notifier reads (checklists, judged windows, missed and performed checks,
     assignments) and writes (notification records): :class:`missed_checks.notifications.notifier.NotifierStore`."""
 

@@ -8,8 +8,12 @@ from datetime import datetime
 from typing import Any
 
 from missed_checks.aws.table import keys
+from missed_checks.aws.table.assignments import AssignmentItems
 from missed_checks.aws.table.base import TableClient, deserialize, serialize
-from missed_checks.aws.table.notifications import NotifierTable
+from missed_checks.aws.table.notifications import NotificationItems
+from missed_checks.aws.table.out_of_service import OutOfServiceItems
+from missed_checks.aws.table.performed_checks import PerformedCheckItems
+from missed_checks.aws.table.windows import WindowItems
 from missed_checks.errors import InvalidInput
 from missed_checks.notifications.digest import Subscription
 from missed_checks.timefmt import parse_instant, to_utc_iso
@@ -67,7 +71,8 @@ class SubscriptionItems(TableClient):
         return deserialize(item) if item else None
 
 
-class DigestTable(NotifierTable, SubscriptionItems):
+class DigestTable(AssignmentItems, PerformedCheckItems, WindowItems, OutOfServiceItems, NotificationItems,
+                  SubscriptionItems):
     """What the digest function reads (the subscription, the report's items) and writes (the
     notification record): :class:`missed_checks.notifications.digesting.DigestStore`."""
 
