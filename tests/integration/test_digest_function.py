@@ -18,6 +18,7 @@ from missed_checks.notifications.digest import digest_id
 from missed_checks_local.iam.enforcement import RoleCall, observed
 from missed_checks_local.product.notifications import captured_notifications
 from missed_checks_local.runtime import LocalRuntime
+from tests.integration.ses_sandbox import act_as_the_ses_sandbox
 
 SUBSCRIBE = ["digest", "subscribe", "fleet-daily", "--to", "fleet@example.com", "--period", "daily",
              "--time", "07:00", "--timezone", "Europe/Berlin"]
@@ -171,20 +172,7 @@ def test_an_address_the_ses_sandbox_refuses_is_named_not_retried_and_the_others_
         runtime: LocalRuntime, cli: Cli, monkeypatch) -> None:
     """#30 item 4: in the SES sandbox only verified recipients get mail; moto's SES checks only the
     sender, so it is told to check recipients as the sandbox does."""
-    import moto.ses.models
-
-    original = moto.ses.models.SESBackend.send_email
-
-    def sandbox(backend, source, subject, body, destinations):
-        unverified = [to for addresses in destinations.values() for to in addresses
-                      if not backend._is_verified_address(to)]
-        if unverified:
-            raise moto.ses.models.MessageRejectedError(
-                "Email address is not verified. The following identities failed the check in region US-EAST-1: "
-                + ", ".join(unverified))
-        return original(backend, source, subject, body, destinations)
-
-    monkeypatch.setattr(moto.ses.models.SESBackend, "send_email", sandbox)
+    act_as_the_ses_sandbox(monkeypatch)
     ses = runtime.stack.client("ses")
     ses.verify_email_identity(EmailAddress="fleet@example.com")  # lead@ is not verified
     before = len(sent_html(runtime))

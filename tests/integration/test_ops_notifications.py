@@ -10,6 +10,7 @@ from missed_checks.checklists.saving import save_checklist
 from missed_checks_local.runtime import LocalRuntime
 from missed_checks_local.stack import LOCAL_NOTIFICATION_SENDER
 from tests.integration.ops_support import BERLIN_WORKDAYS, START, Cli, utc
+from tests.integration.ses_sandbox import act_as_the_ses_sandbox
 
 NOTIFY = ["--notify-to", "crew@example.com", "--remind-before", "PT2H", "--escalate-to", "lead@example.com",
           "--escalate-after", "2"]
@@ -149,19 +150,7 @@ def test_a_recipient_the_ses_sandbox_refuses_is_named_not_retried_and_the_others
         runtime: LocalRuntime, cli: Cli, monkeypatch) -> None:
     """#30 item 4: in the SES sandbox SES sends only to verified recipients ("Moving out of the
     Amazon SES sandbox"); moto's SES checks only the sender, so it is told to check recipients too."""
-    import moto.ses.models
-
-    def sandbox(backend, source, subject, body, destinations):
-        unverified = [to for addresses in destinations.values() for to in addresses
-                      if not backend._is_verified_address(to)]
-        if unverified:
-            raise moto.ses.models.MessageRejectedError(
-                "Email address is not verified. The following identities failed the check in region US-EAST-1: "
-                + ", ".join(unverified))
-        return original(backend, source, subject, body, destinations)
-
-    original = moto.ses.models.SESBackend.send_email
-    monkeypatch.setattr(moto.ses.models.SESBackend, "send_email", sandbox)
+    act_as_the_ses_sandbox(monkeypatch)
     put(cli, "--notify-to", "crew@example.com", "--notify-to", "boss@example.com", "--remind-before", "PT2H")
     cli.ok("equipment", "assign", "--checklist", "forklift-daily", "FL-1")
     runtime.stack.client("ses").verify_email_identity(EmailAddress="crew@example.com")  # boss@ is not verified
