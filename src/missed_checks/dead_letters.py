@@ -416,7 +416,7 @@ def read_dead_letter(body: object, attributes: Mapping[str, str] | None = None) 
     Scheduler's own dead letter the firing when its body does not say it: :func:`scheduler_firing`)."""
     attributes = attributes or {}
     letter = decode_dead_letter(_unwrapped(body))
-    if letter is None and {"SCHEDULE_ARN", "ERROR_CODE"} <= set(attributes):  # Scheduler's, its body unreadable
+    if letter is None and {"ERROR_CODE", "TARGET_ARN"} <= set(attributes):  # Scheduler's, its body unreadable
         firing = scheduler_firing(attributes)
         if isinstance(firing, str):
             code, message = attributes.get("ERROR_CODE", ""), attributes.get("ERROR_MESSAGE", "")

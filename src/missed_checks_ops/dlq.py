@@ -204,8 +204,10 @@ class Replayer:
                     return self._resync_everything(letter)
                 case Replay.EVALUATE_FROM_NOW | Replay.EVALUATE_AT_INSTANT:
                     return self._evaluate(letter)
-                case Replay.NONE:
+                case Replay.NONE if letter.kind == "unknown":
                     return Replayed(letter, False, "not a message missed-checks knows; left in the queue")
+                case Replay.NONE:  # known, but naming nothing to re-drive (a Scheduler letter without its firing)
+                    return Replayed(letter, False, f"cannot be replayed, left in the queue: {letter.summary}")
                 case Replay.NOTIFY_AGAIN:
                     return self._notify_again(letter)
                 case Replay.DIGEST_AGAIN:  # digest (#18)

@@ -153,3 +153,18 @@ def test_a_scheduler_dead_letter_that_names_no_firing_says_it_cannot_be_replayed
     assert said.replay is Replay.NONE and said.kind == "scheduler"
     assert "cannot be replayed" in said.summary and "SCHEDULED_TIME" in said.summary
     assert said.error == "AccessDeniedException"
+
+
+def test_replaying_a_scheduler_dead_letter_that_names_no_firing_says_why_it_stays() -> None:
+    from datetime import UTC, datetime
+
+    from missed_checks_ops.dlq import Replayer, decode
+
+    attributes = {key: {"DataType": "String", "StringValue": value} for key, value in SCHEDULER_SENT.items()
+                  if key != "SCHEDULE_ARN"}
+    letter = decode("scheduler", {"MessageId": "m", "ReceiptHandle": "r", "Body": "{\"cut", "MessageAttributes": {
+        **attributes, "IS_PAYLOAD_TRUNCATED": {"DataType": "String", "StringValue": "true"}}})
+    result = Replayer(None, datetime(2026, 3, 3, tzinfo=UTC)).replay_one(letter)  # type: ignore[arg-type]
+    assert not result.ok and not result.deleted
+    assert result.detail.startswith("cannot be replayed, left in the queue: an EventBridge Scheduler dead letter")
+    assert "SCHEDULE_ARN" in result.detail
