@@ -111,19 +111,20 @@ class _DistinctPaths(list[str]):
             super().append(path)
 
 
-_LOADER: botocore.loaders.Loader | None = None
+_LOADER_LOCK = threading.Lock()
 
 
 def process_loader() -> botocore.loaders.Loader:
     """The one botocore data loader of this process's sessions once :func:`one_data_loader_per_process`
     is installed: the loader a new botocore session got first (``AWS_DATA_PATH`` honoured)."""
-    global _LOADER  # noqa: PLW0603 - one loader per process is the point
-    if _LOADER is None:
-        created = botocore.session.get_session().get_component("data_loader")
-        with INSTALL_LOCK:
-            if _LOADER is None:
-                _LOADER = created
-    return _LOADER
+    with _LOADER_LOCK:  # the first caller makes it, every later one gets the same
+        return _first_loader()
+
+
+@functools.cache
+def _first_loader() -> botocore.loaders.Loader:
+    loader: botocore.loaders.Loader = botocore.session.get_session().get_component("data_loader")
+    return loader
 
 
 def one_data_loader_per_process() -> None:
