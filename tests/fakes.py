@@ -1,10 +1,11 @@
 """The one in-memory fake of the ports the domain writes through (no moto, no stack).
 
-* :class:`InMemoryTable`: the evaluation's :class:`missed_checks.evaluation.ports.EvaluationStore` and
-  schedule-sync's ``Table``, with the conditional writes' semantics of
-  :class:`missed_checks.aws.table.ChecklistTable` (a missed check written once, a performed check
-  written once with its first recorded_by and recorded_at, one claimant per window,
-  ``newly_recorded`` and ``announced`` kept by a retry of the claimant, the watermark only forward),
+* :class:`InMemoryTable`: the evaluation's :class:`missed_checks.evaluation.ports.EvaluationStore`,
+  saving's :class:`missed_checks.checklists.ports.ChecklistStore` and schedule-sync's ``Table``, with
+  the conditional writes' semantics of :class:`missed_checks.aws.table.ChecklistTable` (a missed check
+  written once, a performed check written once with its first recorded_by and recorded_at, one
+  claimant per window, ``newly_recorded`` and ``announced`` kept by a retry of the claimant, the
+  watermark only forward, a checklist written only at the revision read),
   each conditional write atomic as the table's are (concurrent writers: one wins), and a log of
   every write, in order, so tests can say what came last;
 * :class:`InMemoryNotificationRecords`: the notifications' :class:`missed_checks.evaluation.ports.NotificationRecords`;
@@ -32,7 +33,7 @@ from missed_checks.checklists.schedule import DesiredSchedule, Target
 from missed_checks.contracts import JudgedWindowDetail
 from missed_checks.equipment.assignments import Assignment, shard_of
 from missed_checks.equipment.out_of_service import OutOfServicePeriod, overlapping
-from missed_checks.errors import ScheduleRejected, TransientError
+from missed_checks.errors import Conflict, InvalidInput, ScheduleRejected, TransientError
 from missed_checks.evaluation.missed_check import MissedCheck
 from missed_checks.evaluation.ports import (
     CheckKey,
@@ -127,8 +128,8 @@ class InMemoryTable:
             return None
         mark = self.watermarks.get(checklist_id)
         if mark is not None and (checklist.evaluated_until is None or to_utc_iso(checklist.evaluated_until) < mark):
-            return checklist.with_changes(evaluated_until=datetime.fromisoformat(mark))
-        return checklist
+            checklist = checklist.with_changes(evaluated_until=datetime.fromisoformat(mark))
+        return self.with_closures(checklist)  # as the table reads it: with its closure calendars
 
     # -- EquipmentReader ----------------------------------------------------------------
     def count_assignments(self, checklist_id: str) -> int:
@@ -253,8 +254,40 @@ class InMemoryTable:
     def with_closures(self, checklist: Checklist) -> Checklist:
         if not checklist.closed_on:
             return checklist
-        return checklist.with_changes(closures={c: self.calendars.get(c) for c in checklist.closed_on})
+        return checklist.with_changes(closures=self.get_calendars(checklist.closed_on))
 
+    # -- ChecklistStore (saving a checklist: missed_checks.checklists.saving) ------------------------
+    def get_calendars(self, calendar_ids: Iterable[str]) -> dict[str, ClosureCalendar | None]:
+        return {calendar_id: self.calendars.get(calendar_id) for calendar_id in dict.fromkeys(calendar_ids)}
+
+    @_atomic
+    def write_checklist(self, checklist: Checklist, current: Checklist | None,
+                        calendars: Mapping[str, ClosureCalendar | None]) -> None:
+        """As the table: created only while there is none, updated only at the revision read (Conflict
+        otherwise); with ``calendars``, the calendars it names get it in their ``used_by`` and those it
+        dropped lose it, all or nothing, each of them still existing."""
+        checklist_id = checklist.checklist_id
+        stored = self.checklists.get(checklist_id)
+        if current is None and stored is not None:
+            raise Conflict(f"checklist {checklist_id} was created meanwhile; try again")
+        if current is not None and (stored is None or stored.revision != current.revision):
+            raise Conflict(f"checklist {checklist_id} changed while being written; try again")
+        if calendars:
+            for index, calendar_id in enumerate(checklist.closed_on):
+                if calendar_id not in self.calendars:
+                    raise InvalidInput(f"closed_on[{index}]", f"no calendar {calendar_id!r} (it was deleted meanwhile)")
+            dropped = [c for c, calendar in calendars.items() if c not in checklist.closed_on
+                       and calendar is not None and checklist_id in calendar.used_by]
+            if any(c not in self.calendars for c in dropped):
+                raise Conflict(f"checklist {checklist_id} changed while being written; try again")
+            for calendar_id in checklist.closed_on:
+                calendar = self.calendars[calendar_id]
+                self.calendars[calendar_id] = replace(calendar, used_by=calendar.used_by | {checklist_id})
+            for calendar_id in dropped:
+                calendar = self.calendars[calendar_id]
+                self.calendars[calendar_id] = replace(calendar, used_by=calendar.used_by - {checklist_id})
+        self._write("write_checklist", checklist_id)
+        self.checklists[checklist_id] = checklist
 
     # -- RecordingStore (recording performed checks, issue #19) --------------------------------------
     def assignments_of_pairs(self, pairs: Collection[tuple[str, str]]) -> dict[tuple[str, str], Assignment]:

@@ -12,16 +12,16 @@ is written in its own lane:
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 import pytest
 
 from missed_checks.aws.table import ChecklistTable, serialize
-from missed_checks.checklists.checklist import Checklist
+from missed_checks.checklists.closure_calendar import ClosureCalendar
 from missed_checks.checklists.saving import save_checklist
 from missed_checks.equipment.out_of_service import OutOfServicePeriod
 from tests.fakes import InMemoryTable
@@ -41,9 +41,15 @@ class InMemoryStore:
     def __init__(self) -> None:
         self.store = InMemoryTable()
 
-    def add_checklist(self, checklist_id: str, at: datetime) -> None:
-        self.store.add_checklist(Checklist(checklist_id, RULE, window=WINDOW, created_at=at, updated_at=at,
-                                           effective_from=at, revision=1))
+    def add_checklist(self, checklist_id: str, at: datetime, closed_on: Sequence[str] = ()) -> None:
+        save_checklist(self.store, checklist_id, recurrence=RULE, window=WINDOW, now=at, closed_on=closed_on)
+
+    def calendar(self, calendar_id: str, dates: Sequence[date], at: datetime) -> None:
+        """A calendar put (a new revision of it; who uses it is the checklists' to write)."""
+        current = self.store.calendars.get(calendar_id)
+        self.store.calendars[calendar_id] = ClosureCalendar(
+            calendar_id, tuple(sorted(set(dates))), revision=current.revision + 1 if current else 1, updated_at=at,
+            used_by=current.used_by if current else frozenset(), updated_by="ops")
 
     def assign(self, checklist_id: str, equipment_ids: Iterable[str], at: datetime) -> None:
         self.store.assign(checklist_id, equipment_ids, at)
@@ -70,8 +76,11 @@ class DynamoDBStore:
     def __init__(self, table_name: str) -> None:
         self.store = ChecklistTable(table_name)
 
-    def add_checklist(self, checklist_id: str, at: datetime) -> None:
-        save_checklist(self.store, checklist_id, recurrence=RULE, window=WINDOW, now=at)
+    def add_checklist(self, checklist_id: str, at: datetime, closed_on: Sequence[str] = ()) -> None:
+        save_checklist(self.store, checklist_id, recurrence=RULE, window=WINDOW, now=at, closed_on=closed_on)
+
+    def calendar(self, calendar_id: str, dates: Sequence[date], at: datetime) -> None:
+        self.store.put_calendar(calendar_id, dates, now=at, by="ops")
 
     def assign(self, checklist_id: str, equipment_ids: Iterable[str], at: datetime) -> None:
         self.store.assign_equipment(checklist_id, equipment_ids, at)

@@ -4,7 +4,8 @@ the in-memory fake (``tests/fakes.py``, the fast lane's) and on the DynamoDB ada
 
 Every port method the fakes implement is here: :mod:`missed_checks.evaluation.ports`' ``EvaluationStore``
 (ChecklistReader, EquipmentReader, WindowRecords, OutOfServiceReader), ``RecordingStore`` and
-``NotificationRecords``, schedule-sync's ``Table`` (:mod:`missed_checks.checklists.schedule_sync`), and
+``NotificationRecords``, saving's ``ChecklistStore`` (:mod:`missed_checks.checklists.ports`),
+schedule-sync's ``Table`` (:mod:`missed_checks.checklists.schedule_sync`), and
 the claim's hand-over a dead-letter replay uses. Each test says what a user
 relies on: nothing written twice, nothing lost, nothing rewritten, the order the port promises. Where
 the two disagree, the adapter is the truth and the fake is fixed.
@@ -15,15 +16,19 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import TypeVar
 from zoneinfo import ZoneInfo
+
+import pytest
 
 from missed_checks.aws.table.checklists import checklist_item
 from missed_checks.checklists.checklist import Checklist
 from missed_checks.checklists.recurrence import OccurrenceWindow, parse_recurrence
+from missed_checks.checklists.saving import save_checklist
 from missed_checks.equipment.assignments import SHARD_COUNT, shard_of
 from missed_checks.equipment.out_of_service import OutOfServicePeriod
+from missed_checks.errors import Conflict, InvalidInput
 from missed_checks.evaluation.missed_check import MissedCheck
 from missed_checks.evaluation.ports import (
     CheckRecord,
@@ -445,6 +450,56 @@ def test_concurrent_watermark_advances_leave_the_latest(given: Given) -> None:
     at_once(lambda n: given.store.advance_watermark("forklift", marks[n]))
     checklist = given.store.get_checklist("forklift")
     assert checklist is not None and checklist.evaluated_until == max(marks)
+
+
+# -- ChecklistStore: saving a checklist -------------------------------------------------------------
+def test_a_saved_checklist_reads_back_with_its_closure_calendars_which_know_it(given: Given) -> None:
+    given.calendar("holidays", [date(2026, 3, 3)], T0)
+    given.add_checklist("forklift", T0, closed_on=["holidays"])
+    checklist = given.store.get_checklist("forklift")
+    assert checklist is not None and checklist.closures is not None
+    assert checklist.closures["holidays"] is not None and checklist.closures["holidays"].dates == (date(2026, 3, 3),)
+    # its windows leave the closed Tuesday out
+    assert [w.start.date() for w in checklist.parsed().windows(T0, T0 + timedelta(days=3))] == [
+        date(2026, 3, 2), date(2026, 3, 4)]
+    assert given.store.get_calendars(["holidays"])["holidays"].used_by == {"forklift"}  # type: ignore[union-attr]
+    given.calendar("holidays", [date(2026, 3, 3), date(2026, 3, 4)], T0 + timedelta(minutes=5))  # a later revision
+    checklist = given.store.get_checklist("forklift")
+    assert checklist is not None and checklist.closures is not None and checklist.closures["holidays"] is not None
+    assert (checklist.closures["holidays"].dates, checklist.closures["holidays"].revision) == (
+        (date(2026, 3, 3), date(2026, 3, 4)), 2)  # read with the checklist: the calendar as it is now
+    given.add_checklist("forklift", T0 + timedelta(hours=1), closed_on=[])  # no longer closed on it
+    assert given.store.get_calendars(["holidays"])["holidays"].used_by == frozenset()  # type: ignore[union-attr]
+    assert given.store.get_calendars(["holidays", "nope"])["nope"] is None
+
+
+def test_a_checklist_closed_on_a_calendar_that_does_not_exist_is_refused_and_nothing_is_written(
+        given: Given) -> None:
+    with pytest.raises(InvalidInput) as refused:
+        given.add_checklist("forklift", T0, closed_on=["nope"])
+    assert refused.value.field == "closed_on[0]"
+    assert given.store.get_checklist("forklift") is None
+
+
+def test_a_write_from_a_stale_read_is_a_conflict_not_a_lost_update(given: Given) -> None:
+    given.add_checklist("forklift", T0)
+    stale = given.store.get_checklist("forklift")
+    assert stale is not None
+    save_checklist(given.store, "forklift", recurrence=RULE, window=WINDOW, name="Renamed", now=T0)
+    with pytest.raises(Conflict):
+        given.store.write_checklist(stale.with_changes(name="Other", revision=stale.revision + 1), stale, {})
+    with pytest.raises(Conflict):  # created meanwhile: the second creation does not replace the first
+        given.store.write_checklist(Checklist("forklift", RULE, name="Twin", revision=1, created_at=T0), None, {})
+    checklist = given.store.get_checklist("forklift")
+    assert checklist is not None and (checklist.name, checklist.revision) == ("Renamed", 2)
+
+
+def test_an_edit_never_moves_the_watermark_back(given: Given) -> None:
+    given.add_checklist("forklift", T0)
+    given.store.advance_watermark("forklift", TUESDAY.evaluate_at)
+    save_checklist(given.store, "forklift", recurrence=RULE, window=WINDOW, name="Renamed", now=T0)
+    checklist = given.store.get_checklist("forklift")
+    assert checklist is not None and checklist.evaluated_until == TUESDAY.evaluate_at
 
 
 # -- schedule-sync's Table: its notes apply to the revision it read -------------------------------
