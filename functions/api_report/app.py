@@ -1,10 +1,17 @@
 """HTTP API, report route: ``GET /report?from=&to=[&checklist=][&equipment=][&tz=][&format=]``, the
 fleet report over a range (:func:`missed_checks.reporting.fleet_report.build_report`) as JSON, or as CSV with
 ``Accept: text/csv`` or ``format=csv``: the same rows and columns as ``missed-checks report``
-(:mod:`missed_checks.reporting.report_formats`). Reads only."""
+(:mod:`missed_checks.reporting.report_formats`). Reads only.
+
+One answer, never pages (a report's rows are totals over the whole range: a page of them would not
+add up), bounded twice: a report whose answer would pass :data:`MAX_ANSWER_BYTES`, or whose building
+takes longer than :data:`REPORT_SECONDS`, is refused with 413 saying how to get it (a shorter range,
+named checklists or equipment, CSV, or ``missed-checks report``, which has neither bound)."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any
 
@@ -31,6 +38,9 @@ MAX_IDS = 50
 MAX_ANSWER_BYTES = 5_500_000
 """A Lambda answer to API Gateway holds at most 6 MB; a larger report is refused with 413."""
 FORMATS = ("json", "csv")
+REPORT_SECONDS = 20.0
+"""Building a report stops after this long, checked after each checklist (or named equipment) is
+counted: API Gateway waits 30 s for an answer and cannot be made to wait longer."""
 
 
 def table() -> ReportReader:
@@ -63,13 +73,27 @@ def report() -> Response[str]:
     checklists = parameters.id_list(given.get("checklist"), "checklist", "checklist id", MAX_IDS)
     equipment = parameters.id_list(given.get("equipment"), "equipment", "equipment id", MAX_IDS)
     built = build_report(table(), start, end, now=clock.now(), checklist_ids=checklists, equipment_ids=equipment,
-                         detail=fmt == "json")
+                         detail=fmt == "json", progress=_within(time.monotonic() + REPORT_SECONDS))
     body = json_text(built) if fmt == "json" else csv_text(built)
     if len(body.encode("utf-8")) > MAX_ANSWER_BYTES:
         raise http_api.TooLarge("to", "the report is larger than an answer of the API can be: ask for a "
                                       "shorter range, name checklists or equipment, or use format=csv")
     content_type = "application/json" if fmt == "json" else "text/csv; charset=utf-8"
     return Response(status_code=HTTPStatus.OK, content_type=content_type, body=body)
+
+
+def _within(deadline: float) -> Callable[[str], None]:
+    """A report's progress that gives up past ``deadline`` (:func:`time.monotonic`): 413, and how to
+    get the report in time."""
+
+    def progress(_counted: str) -> None:
+        if time.monotonic() > deadline:
+            raise http_api.TooLarge("to", f"the report takes longer than the API can wait ({REPORT_SECONDS:.0f} s "
+                                          "of the 30 s API Gateway allows): ask for a shorter range, name checklists "
+                                          "or equipment (checklist=, equipment=), or run missed-checks report, "
+                                          "which has no such limit")
+
+    return progress
 
 
 @lambda_handler

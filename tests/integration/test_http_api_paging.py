@@ -1,8 +1,10 @@
-"""``GET /missed`` pages (issue #30): a fleet's 45,000 missed checks, seeded through the table
-adapter (batch writes) on the shared stack's moto, answered by the function's resolver in this
-process, page after page: every one exactly once, never a 500, every answer under Lambda's 6 MB
-(the emulator does not enforce that limit, so the test measures each body itself); a cursor is
-bound to its query, and a bad one or a page too large is a 400 naming the parameter."""
+"""The HTTP API's answers are bounded (issue #30). ``GET /missed`` pages: a fleet's 45,000 missed
+checks, seeded through the table adapter (batch writes) on the shared stack's moto, answered by the
+function's resolver in this process, page after page: every one exactly once, never a 500, every
+answer under Lambda's 6 MB (the emulator does not enforce that limit, so the test measures each
+body itself); a cursor is bound to its query, and a bad one or a page too large is a 400 naming the
+parameter. ``GET /report`` is one answer, refused with 413 and what to do when it would outlast
+API Gateway's 30 s."""
 
 from __future__ import annotations
 
@@ -203,3 +205,44 @@ def test_missed_list_on_the_command_line_follows_the_pages_to_the_last(
     listed = ops_missed.list_missed(target, FIRST, FIRST + timedelta(days=3), checklist_id="a-list")
     assert [(m["window_start"][:10], m["equipment_id"]) for m in listed] == [
         (day, e) for day in ("2026-02-20", "2026-02-21", "2026-02-22") for e in ("E1", "E2", "E3")]
+
+
+def test_a_report_that_outlasts_the_apis_wait_is_a_413_saying_how_to_get_it(
+        local_stack: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The report stops once building it has taken :data:`REPORT_SECONDS` (here none at all: after
+    its first checklist), instead of running into API Gateway's 30 s and answering nothing."""
+    from functions.api_report import app as report
+    from missed_checks import clock
+    from tests.event_samples import CREATED, seed_sample_checklist
+
+    monkeypatch.setenv("TABLE_NAME", local_stack.table_name)
+    clock.set_source(lambda: CREATED + timedelta(days=30))
+    try:
+        seed_sample_checklist(ChecklistTable(local_stack.table_name))
+        event = {**missed_event({"from": "2026-03-01", "to": "2026-03-31", "format": "csv"}),
+                 "routeKey": "GET /report", "rawPath": "/report"}
+        event["requestContext"] = {**event["requestContext"], "http": {"method": "GET", "path": "/report"}}
+        assert report.app.resolve(event, None)["statusCode"] == 200
+        monkeypatch.setattr(report, "REPORT_SECONDS", 0.0)
+        result = report.app.resolve(event, None)
+    finally:
+        clock.set_source(None)
+    problem = json.loads(result["body"])
+    assert (result["statusCode"], problem["field"]) == (413, "to"), problem
+    assert "shorter range" in problem["detail"] and "missed-checks report" in problem["detail"]
+
+
+def test_a_page_out_of_time_ends_early_with_where_to_go_on(missed: tuple[ModuleType, ChecklistTable]) -> None:
+    """Past its deadline a page stops after the Query it made (so each page moves on), shorter than
+    ``limit``, with a position; following the positions reads every missed check once."""
+    _, table = missed
+    seed(table, ["a-list", "b-list", "c-list"], 2, ["E1", "E2"])
+    start, end = FIRST, FIRST + timedelta(days=2)
+    got, after, pages = [], None, 0
+    while True:
+        page, after = table.missed_checks_page(start, end, limit=1000, after=after, deadline=time.monotonic() - 1)
+        got += [(m["checklist_id"], m["window_start"], m["equipment_id"]) for m in page]
+        pages += 1
+        if after is None:
+            break
+    assert pages == 3 and len(got) == len(set(got)) == 12  # one checklist's month per page
