@@ -45,11 +45,14 @@ $(ASL_VALIDATOR): tools/package.json tools/package-lock.json
 demo: $(BIN)/.installed artifacts
 	$(BIN)/missed-checks local demo
 
-# The three template and state machine checks run side by side (each is one process of a few
+# The four template, policy and state machine checks run side by side (each is one process of a few
 # seconds), each one's output printed after it, in this order; any failure fails the target.
+# tools/lint_policies.py: parliament on every IAM policy of the transformed template, clean but for
+# the findings tools/policy-lint-allow.json allows with a reason.
 LINTERS := "$(BIN)/cfn-lint template.yaml" \
 	"$(SAM_VENV)/bin/sam validate --lint --template-file template.yaml" \
-	"$(ASL_VALIDATOR) --json-path statemachines/evaluate_checklist.asl.json"
+	"$(ASL_VALIDATOR) --json-path statemachines/evaluate_checklist.asl.json" \
+	"$(BIN)/python tools/lint_policies.py"
 
 lint: $(BIN)/.installed $(SAM_VENV)/.installed $(ASL_VALIDATOR)
 	$(BIN)/ruff check src functions tests tools

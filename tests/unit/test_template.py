@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import importlib
 import json
 import re
@@ -12,9 +11,10 @@ from pathlib import Path
 
 import pytest
 from cfnlint.decode import decode
-from samtranslator.translator.transform import transform
 
 from missed_checks.aws.table import keys
+from tools.lint_policies import main as lint_policies
+from tools.lint_policies import transformed_template
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE, _ = decode(str(ROOT / "template.yaml"))
@@ -38,23 +38,10 @@ def all_states(states, parents=()):
             yield from all_states(state["ItemProcessor"]["States"], (*parents, state))
 
 
-class _NoManagedPolicies:
-    def load(self):
-        return {}
-
-
 @pytest.fixture(scope="module")
 def cloudformation(monkeypatch_module):
     """The SAM template transformed to plain CloudFormation, offline, as `sam deploy` would."""
-    packaged = copy.deepcopy(TEMPLATE)
-    for resource in packaged["Resources"].values():
-        props = resource.get("Properties", {})
-        for uri in ("CodeUri", "ContentUri"):
-            if uri in props:
-                props[uri] = "s3://bucket/key.zip"
-        if "DefinitionUri" in props:
-            props["Definition"] = json.loads((ROOT / props.pop("DefinitionUri")).read_text())
-    return transform(packaged, {}, _NoManagedPolicies())
+    return transformed_template(ROOT / "template.yaml")
 
 
 @pytest.fixture(scope="module")
@@ -254,6 +241,18 @@ def test_transforms_to_cloudformation_with_no_wildcard_resources(cloudformation)
             assert managed == set(), (role_name, managed)
         else:  # the state machine's role: SAM adds X-Ray's write policy for Tracing
             assert managed <= {"AWSXrayWriteOnlyAccess"}, (role_name, managed)
+
+
+def test_every_policy_passes_the_policy_linter_or_its_finding_is_allowed_with_a_reason(monkeypatch_module, tmp_path,
+                                                                                       capsys):
+    """tools/lint_policies.py (parliament, run by make lint) on every policy of the transformed
+    template: clean but for tools/policy-lint-allow.json's findings, each with its reason."""
+    assert lint_policies([]) == 0, capsys.readouterr().out
+    allowed = json.loads((ROOT / "tools" / "policy-lint-allow.json").read_text())["allowed"]
+    assert all(len(entry["reason"]) > 40 for entry in allowed)
+    (tmp_path / "none.json").write_text('{"allowed": []}')
+    assert lint_policies(["--allow", str(tmp_path / "none.json")]) == 1  # without the list it fails
+    assert "NOT ALLOWED" in capsys.readouterr().out
 
 
 def statements_with(cloudformation, action):
