@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
 from missed_checks.checklists.recurrence import OccurrenceWindow, Recurrence
@@ -39,5 +39,6 @@ def counting_windows(rule: Recurrence, performed_at: datetime) -> list[Occurrenc
     """The windows of ``rule`` a check performed at ``performed_at`` counts in (:func:`timeliness`:
     on time or late), oldest first; at most one for a rule whose windows do not overlap."""
     lookback = rule.evaluation_offset.longest_elapsed() + timedelta(minutes=1)
-    return [w for w in rule.windows(performed_at - lookback, performed_at + timedelta(seconds=1))
+    at = performed_at.astimezone(UTC)  # elapsed time: a local datetime's arithmetic is wall-clock (DST)
+    return [w for w in rule.windows(at - lookback, at + timedelta(seconds=1))
             if timeliness(performed_at, w.start, w.end, w.evaluate_at) is not None]
