@@ -135,3 +135,32 @@ def test_the_report_function_refuses_a_bad_range_naming_the_parameter(stack: Any
                                                                        status: int, field: str | None) -> None:
     answered, problem = answer(stack, "ApiReportFunction", report_event(query))
     assert (answered, problem["status"], problem.get("field")) == (status, status, field), problem
+
+
+def test_the_missed_function_as_built_answers_the_fleet_in_pages_and_refuses_a_bad_cursor(stack: Any) -> None:
+    """``GET /missed`` in its worker with its role: pages of ``limit`` followed by ``next_cursor``
+    read every missed check once; a cursor handed to another range is a 400 naming it."""
+    from tests.integration.test_http_api_paging import missed_event, seed
+
+    seed(ChecklistTable(stack.table_name), ["a-list", "b-list", "c-list"], 2, ["E1", "E2"])
+    query = {"from": "2026-02-01T00:00:00Z", "to": "2026-03-01T00:00:00Z", "limit": "5"}
+    got, sizes, cursor = [], [], None
+    while True:
+        sent = {**query, **({"cursor": cursor} if cursor else {})}
+        status, page = answer(stack, "ApiMissedFunction", missed_event(sent))
+        assert status == 200, page
+        got += [(m["checklist_id"], m["window_start"], m["equipment_id"]) for m in page["missed"]]
+        sizes.append(len(page["missed"]))
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert sizes == [5, 5, 2] and len(set(got)) == 12 and got == sorted(got)
+    status, problem = answer(stack, "ApiMissedFunction", missed_event(
+        {**query, "from": "2026-02-02T00:00:00Z", "cursor": page_one_cursor(stack, query)}))
+    assert (status, problem["field"]) == (400, "cursor"), problem
+
+
+def page_one_cursor(stack: Any, query: dict[str, str]) -> str:
+    from tests.integration.test_http_api_paging import missed_event
+
+    return str(answer(stack, "ApiMissedFunction", missed_event(query))[1]["next_cursor"])
