@@ -16,6 +16,8 @@ from types import ModuleType, SimpleNamespace
 from typing import Any, cast
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from missed_checks.aws.table import ChecklistTable, keys
 from missed_checks.aws.table.base import serialize
@@ -246,3 +248,34 @@ def test_a_page_out_of_time_ends_early_with_where_to_go_on(missed: tuple[ModuleT
         if after is None:
             break
     assert pages == 3 and len(got) == len(set(got)) == 12  # one checklist's month per page
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_an_edited_cursor_is_a_400_or_a_page_of_the_same_query_never_an_error(
+        missed: tuple[ModuleType, ChecklistTable], data: st.DataObject) -> None:
+    """Whatever a client makes of a cursor (a character changed, cut, lengthened, or its JSON
+    rewritten), the answer is a 400 naming ``cursor`` or a page of the query's own range."""
+    module, table = missed
+    if table.missed_checks_of_checklist("a-list", FIRST, FIRST + timedelta(days=3)) == []:
+        seed(table, ["a-list", "b-list"], 3, ["E1", "E2"])
+    query = {"from": "2026-02-20T00:00:00Z", "to": "2026-02-23T00:00:00Z", "limit": "3"}
+    cursor = call(module, query)[1]["next_cursor"]
+    state = json.loads(_decoded(cursor))
+    edited = data.draw(st.one_of(
+        st.builds(lambda at, char: cursor[:at] + char + cursor[at + 1:], st.integers(0, len(cursor) - 1),
+                  st.sampled_from("AZaz09-_=+/ .")),
+        st.integers(0, len(cursor) - 1).map(lambda at: cursor[:at]),
+        st.text(min_size=1, max_size=40).map(lambda tail: cursor + tail),
+        st.fixed_dictionaries({"month": st.sampled_from([None, "2026-02", "2026-03", "2026-13", 7]),
+                               "checklist_id": st.sampled_from(["a-list", "b-list", "c-list", "", None]),
+                               "after": st.sampled_from([None, state["p"]["after"], "2026-02-20T06:00:00Z#E1",
+                                                         "2026-03-20T06:00:00Z#E1", "2026-02-20T06:00:00Z#",
+                                                         "#", "2026-02-21T06:00:00Z#E1\n", "x"])}
+                              ).map(lambda p: _encoded(json.dumps({**state, "p": p})))))
+    status, page, _ = call(module, {**query, "cursor": edited})
+    assert status in (200, 400), page
+    if status == 400:
+        assert page["field"] == "cursor", page
+    else:
+        assert all("2026-02-20" <= m["window_start"] < "2026-02-23" for m in page["missed"])
