@@ -6,7 +6,8 @@ Laid out like moto, one folder per AWS service the emulator extends (``apigatewa
 ``stepfunctions/``, ``streams/``; ``core/`` for moto's server and botocore), each with its moto
 patches in ``patches.py`` (:mod:`missed_checks_local.patches` installs them all). That is the kernel,
 "a SAM application on moto", which imports nothing of ``missed_checks``, ``missed_checks_ops`` or
-:mod:`missed_checks_local.product`, this product's part (scenarios, views, the ``local`` commands).
+:mod:`missed_checks_local.product`, this product's part (scenarios, views, faults); the ``missed-checks
+local`` commands are the operator's (``missed_checks_ops.cli.local``), which call into both.
 
 Importing any module of the package patches nothing: the entry points that start the embedded AWS
 install the patches (:mod:`missed_checks_local.patches`).

@@ -24,18 +24,12 @@ from typing import Any
 from missed_checks_local.application import registered
 from missed_checks_local.clock import RealTimeClock, SimulatedClock
 from missed_checks_local.embedded import MOTO_CONFIG, local_environment, reset_clients
-from missed_checks_local.endpoint import CLOCK_TAG, LOCAL_SERVE_PORT
+from missed_checks_local.endpoint import ADVANCE_REQUEST, ADVANCE_RESULT, CLOCK_TAG, LOCAL_SERVE_PORT
 from missed_checks_local.runtime import LocalRuntime
 from missed_checks_local.scheduler.simulated import Firing
 from missed_checks_local.stack import DEFAULT_REGION, EmbeddedStack
 
-__all__ = ["ADVANCE_REQUEST", "ADVANCE_RESULT", "LocalServer"]
-
-ADVANCE_REQUEST = "/missed-checks-local/clock/advance-to"
-"""The SSM parameter through which ``missed-checks local advance`` asks a running ``local serve``
-to move its clock forward (an instant, ISO 8601); the server deletes it once done."""
-ADVANCE_RESULT = "/missed-checks-local/clock/advanced"
-"""Where the server says what the last advance did (JSON: from, to, the firings' lines)."""
+__all__ = ["LocalServer"]
 
 
 class LocalServer:

@@ -36,10 +36,11 @@ from missed_checks_local.cloudformation.deploy import (
     transform,
     validate_parameters,
 )
-from missed_checks_local.endpoint import LOCAL_STACK_NAME
+from missed_checks_local.endpoint import DEFAULT_REGION, LOCAL_CREDENTIALS, LOCAL_STACK_NAME
 
 __all__ = [
     "DEFAULT_REGION",
+    "LOCAL_CREDENTIALS",
     "DEFAULT_STACK_NAME",
     "DeployError",
     "EmbeddedStack",
@@ -50,8 +51,6 @@ __all__ = [
 
 DEFAULT_STACK_NAME = LOCAL_STACK_NAME
 """The ops commands' ``--stack`` for a local stack: one name for both."""
-DEFAULT_REGION = "us-east-1"
-LOCAL_CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
 
 ClientFactory = Callable[[str], Any]
 _CLIENTS_LOCK = threading.Lock()

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from missed_checks.errors import InvalidInput
-from missed_checks_local.product import cli as local_cli
 from missed_checks_local.product.scenario import Scenario, run_scenario
+from missed_checks_ops.cli import local as local_cli
 from missed_checks_ops.cli.main import main
 
 pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish:UserWarning")

@@ -106,7 +106,7 @@ def test_an_oversized_scenario_event_names_the_event_and_field() -> None:
 
 
 def test_each_local_run_has_a_log_file_of_its_own(tmp_path: Path) -> None:
-    from missed_checks_local.product.cli import _default_log
+    from missed_checks_ops.cli.local import _default_log
 
     first, second = _default_log(None), _default_log(None)
     try:

@@ -19,8 +19,7 @@
   ``equipment``, ``sent_at`` simulated, ``subject``), as the embedded SES captured them
   (:mod:`missed_checks_local.product.notifications`).
 
-:func:`print_run` prints it for people: the report's table (the ``report`` command's), its
-warnings, then what the run did (firings, executions, dead letters) and where to look next.
+``missed-checks local run`` prints it for people (``missed_checks_ops.cli.local.print_run``).
 """
 
 from __future__ import annotations
@@ -30,19 +29,15 @@ from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from missed_checks.dead_letters import read_dead_letter
 from missed_checks.reporting.fleet_report import Report, build_report
 from missed_checks.timefmt import to_utc_iso
-from missed_checks_local.product.notifications import captured_notifications, count_line
-from missed_checks_ops.report_output import print_table
+from missed_checks_local.product.notifications import captured_notifications
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
     from missed_checks_local.product.scenario import Scenario
     from missed_checks_local.runtime import LocalRuntime
 
-__all__ = ["build_result", "print_run", "to_json"]
+__all__ = ["build_result", "to_json"]
 
 _EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
 _LATEST = datetime(2200, 1, 1, tzinfo=UTC)
@@ -114,43 +109,3 @@ def to_json(result: dict[str, Any]) -> str:
     return json.dumps(result, indent=2, default=encode) + "\n"
 
 
-def print_run(result: dict[str, Any], console: Console, *, where_next: list[str] | None = None) -> None:
-    report: Report = result["report"]
-    print_table(report, console.file, console=console)
-    for warning in report.warnings:
-        console.print(f"warning: {warning}", markup=False, highlight=False)
-    executions = result["executions"]
-    firings = result["firings"]
-    statuses = ", ".join(f"{count} {status.lower()}" for status, count in executions["by_status"].items())
-    outcomes = ", ".join(f"{count} {outcome}" for outcome, count in executions["by_outcome"].items())
-    console.print(
-        f"\nSchedules fired {firings['fired']} times ({firings['failed_to_start']} failed to start); "
-        f"{executions['started']} evaluations: {statuses or 'none'}"
-        + (f" (plans: {outcomes})" if outcomes else "")
-        + "."
-    )
-    dismissed = sum(1 for m in result["missed"] if m.get("dismissal"))
-    console.print(f"Missed checks recorded: {len(result['missed'])} ({dismissed} dismissed); "
-                  f"performed checks: {len(result['performed'])}.")
-    if "notifications" in result:  # notifications (#18)
-        console.print(count_line(result["notifications"]))
-    letters = result["dead_letters"]
-    if any(letters.values()):
-        console.print("\n[bold]Dead-letter queues[/bold]")
-        for queue, messages in letters.items():
-            if messages:
-                console.print(f"  {queue}: {len(messages)} message(s)")
-                for message in messages[:5]:
-                    console.print(f"    - {_describe_letter(message)}", markup=False, highlight=False)
-    if result.get("schedule_problems"):
-        console.print("\n[bold]Schedules AWS would have refused[/bold]")
-        for name, problem in result["schedule_problems"].items():
-            console.print(f"  {name}: {problem}", markup=False)
-    if where_next:
-        console.print("\n[bold]Where to look next[/bold]")
-        for line in where_next:
-            console.print(f"  - {line}", highlight=False)
-
-
-def _describe_letter(message: dict[str, Any]) -> str:
-    return read_dead_letter(message.get("body"), message.get("attributes") or {}).summary

@@ -33,7 +33,7 @@ from missed_checks_ops.cli.streams import (
 # (tests/unit/test_cli_grammar.py checks that the two agree).
 COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "missed_checks_ops.cli.recurrence": ("recurrence",),
-    "missed_checks_local.product.cli": ("local",),  # the emulator's commands: present only where it is installed
+    "missed_checks_ops.cli.local": ("local",),  # the emulator's commands: present only where it is installed
     "missed_checks_ops.cli.checklist": ("checklist", "equipment", "check"),
     "missed_checks_ops.cli.calendar": ("calendar",),  # closure calendars (#23 item 2)
     "missed_checks_ops.cli.report": ("report", "missed"),
@@ -56,7 +56,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as error:
-            if not name.startswith("missed_checks_local") or not (error.name or "").startswith("missed_checks_local"):
+            if name != "missed_checks_ops.cli.local" or not (error.name or "").startswith("missed_checks_local"):
                 raise
             _register_missing_emulator(subparsers)
             continue

@@ -6,8 +6,8 @@ import argparse
 import gc
 
 from missed_checks_local import GC_THRESHOLDS
-from missed_checks_local.product.cli import _emulator
 from missed_checks_ops.cli.common import subcommands
+from missed_checks_ops.cli.local import _emulator
 from missed_checks_ops.cli.main import build_parser
 
 

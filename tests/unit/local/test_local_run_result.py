@@ -11,7 +11,8 @@ from rich.console import Console
 
 from missed_checks.reporting.fleet_report import ChecklistInfo, Report
 from missed_checks.reporting.report import Dismissal, ReportRow, WindowOutcome
-from missed_checks_local.product.run_result import print_run, to_json
+from missed_checks_local.product.run_result import to_json
+from missed_checks_ops.cli.local import print_run
 from missed_checks_ops.report_output import write_report
 
 ROWS = [ReportRow("fl", "a", expected=4, on_time=2, late=1, missed=1),

@@ -28,7 +28,9 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+from missed_checks.dead_letters import read_dead_letter
 from missed_checks.errors import InvalidInput
+from missed_checks.reporting.fleet_report import Report
 from missed_checks.timefmt import parse_instant
 from missed_checks_local import collect_less
 from missed_checks_local.product.application import install
@@ -36,7 +38,7 @@ from missed_checks_local.serve_process import READY_LINE
 from missed_checks_local.stopping import say_once, stop_signals
 from missed_checks_ops.cli.common import RESULT_FORMATS, add_format_options, command_output, set_examples
 from missed_checks_ops.cli.streams import EXIT_INTERRUPTED, EXIT_OK, finish, guarded_stdout
-from missed_checks_ops.report_output import FORMATS, write_report
+from missed_checks_ops.report_output import FORMATS, print_table, write_report
 from missed_checks_ops.target import LOCAL_ENDPOINT, LOCAL_SERVE_PORT
 
 DEMO_SCENARIO = "demo.json"
@@ -295,7 +297,7 @@ INTERRUPTED = "missed-checks: interrupted"
 def _play_once(scenario: Any, args: argparse.Namespace, *, source: str, demo: bool) -> int:
     # deferred (and below): `missed-checks` start-up must not pay for the emulator
     from missed_checks_local.product.digests import last_digest_html
-    from missed_checks_local.product.run_result import print_run, to_json
+    from missed_checks_local.product.run_result import to_json
     from missed_checks_local.product.scenario import run_scenario
 
     with command_output(args.report, args.output) as out:
@@ -486,24 +488,17 @@ def _serve_until_stopped(server: Any, console: Console, log_path: Path, args: ar
 
 
 def _advance(args: argparse.Namespace) -> int:
-    """``local advance``: ask the serve behind the endpoint to move its clock (an SSM parameter it
-    reads each round, :data:`missed_checks_local.serve.ADVANCE_REQUEST`) and wait until it did."""
-    import time
-
-    import boto3
-    from botocore.exceptions import BotoCoreError, ClientError
-
+    """``local advance``: ask the serve behind the endpoint to move its clock and wait until it did
+    (:func:`missed_checks_local.endpoint.advance_serve`)."""
     from missed_checks.checklists.durations import parse_duration
     from missed_checks.checklists.recurrence.windows import add_duration
-    from missed_checks_local.serve import ADVANCE_REQUEST, ADVANCE_RESULT
-    from missed_checks_local.stack import DEFAULT_REGION, LOCAL_CREDENTIALS
+    from missed_checks_local.endpoint import AdvanceFailed, advance_serve, serve_session
     from missed_checks_ops.target import stack_clock
 
     endpoint = args.endpoint or os.environ.get("AWS_ENDPOINT_URL") or LOCAL_ENDPOINT
     to = parse_instant(args.to, "to") if args.to else None
     by = parse_duration(args.by, "by", allow_zero=False) if args.by else None
-    session = boto3.session.Session(region_name=os.environ.get("AWS_DEFAULT_REGION") or DEFAULT_REGION,
-                                    **LOCAL_CREDENTIALS)
+    session = serve_session()
     anchor = stack_clock(None, session.region_name, endpoint, session)
     if anchor is None:
         print(f"missed-checks: no local serve answers at {endpoint} (or it publishes no clock): start one in another "
@@ -514,35 +509,10 @@ def _advance(args: argparse.Namespace) -> int:
     if target < now:
         raise InvalidInput("to", f"{args.to} is before the stack's clock ({now:%Y-%m-%dT%H:%M:%SZ}): "
                                  "the clock only moves forward")
-    ssm = session.client("ssm", endpoint_url=endpoint)
     try:
-        try:
-            ssm.delete_parameter(Name=ADVANCE_RESULT)
-        except ssm.exceptions.ParameterNotFound:
-            pass
-        ssm.put_parameter(Name=ADVANCE_REQUEST, Value=target.astimezone(UTC).isoformat(), Type="String",
-                          Overwrite=True)
-        deadline = time.monotonic() + args.timeout
-        while True:
-            try:
-                ssm.get_parameter(Name=ADVANCE_REQUEST)
-            except ssm.exceptions.ParameterNotFound:
-                break
-            if time.monotonic() > deadline:
-                _withdraw(ssm, ADVANCE_REQUEST)  # a request given up on is not carried out later
-                print(f"missed-checks: the stack at {endpoint} did not reach {target:%Y-%m-%dT%H:%M:%SZ} within "
-                      f"{args.timeout:g} s: its terminal says what it is doing", file=sys.stderr)
-                return 1
-            time.sleep(0.1)
-        result = json.loads(ssm.get_parameter(Name=ADVANCE_RESULT)["Parameter"]["Value"])
-    except (ClientError, BotoCoreError) as error:
-        print(f"missed-checks: the local serve at {endpoint} did not answer: {error}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        _withdraw(ssm, ADVANCE_REQUEST)  # interrupted: the clock is not moved behind the person's back
-        raise
-    if "error" in result:
-        print(f"missed-checks: the local serve could not move its clock: {result['error']}", file=sys.stderr)
+        result = advance_serve(session, endpoint, target, args.timeout)
+    except AdvanceFailed as failed:
+        print(f"missed-checks: {failed}", file=sys.stderr)
         return 1
     firings = result["firings"]
     with command_output(args.format or "table", args.output) as out:
@@ -554,14 +524,6 @@ def _advance(args: argparse.Namespace) -> int:
                  *(f"  {line}" for line in firings)]
         out.stream.write("\n".join(lines) + "\n")  # whole lines, however wide the terminal
     return 0
-
-
-def _withdraw(ssm: Any, name: str) -> None:
-    """Delete a request parameter if it is still there (best effort: the serve may have taken it)."""
-    try:
-        ssm.delete_parameter(Name=name)
-    except Exception:  # noqa: BLE001 - gone already, or the serve is gone: nothing left to withdraw
-        pass
 
 
 def _end_promptly(args: argparse.Namespace, code: int) -> None:
@@ -578,3 +540,49 @@ def _end_promptly(args: argparse.Namespace, code: int) -> None:
         except (OSError, ValueError):
             pass
     os._exit(code)
+
+
+def print_run(result: dict[str, Any], console: Console, *, where_next: list[str] | None = None) -> None:
+    """A local run for people: the report's table (the ``report`` command's), its warnings, then what
+    the run did (firings, executions, dead letters) and where to look next."""
+    from missed_checks_local.product.notifications import count_line  # deferred: as the run itself
+
+    report: Report = result["report"]
+    print_table(report, console.file, console=console)
+    for warning in report.warnings:
+        console.print(f"warning: {warning}", markup=False, highlight=False)
+    executions = result["executions"]
+    firings = result["firings"]
+    statuses = ", ".join(f"{count} {status.lower()}" for status, count in executions["by_status"].items())
+    outcomes = ", ".join(f"{count} {outcome}" for outcome, count in executions["by_outcome"].items())
+    console.print(
+        f"\nSchedules fired {firings['fired']} times ({firings['failed_to_start']} failed to start); "
+        f"{executions['started']} evaluations: {statuses or 'none'}"
+        + (f" (plans: {outcomes})" if outcomes else "")
+        + "."
+    )
+    dismissed = sum(1 for m in result["missed"] if m.get("dismissal"))
+    console.print(f"Missed checks recorded: {len(result['missed'])} ({dismissed} dismissed); "
+                  f"performed checks: {len(result['performed'])}.")
+    if "notifications" in result:  # notifications (#18)
+        console.print(count_line(result["notifications"]))
+    letters = result["dead_letters"]
+    if any(letters.values()):
+        console.print("\n[bold]Dead-letter queues[/bold]")
+        for queue, messages in letters.items():
+            if messages:
+                console.print(f"  {queue}: {len(messages)} message(s)")
+                for message in messages[:5]:
+                    console.print(f"    - {_describe_letter(message)}", markup=False, highlight=False)
+    if result.get("schedule_problems"):
+        console.print("\n[bold]Schedules AWS would have refused[/bold]")
+        for name, problem in result["schedule_problems"].items():
+            console.print(f"  {name}: {problem}", markup=False)
+    if where_next:
+        console.print("\n[bold]Where to look next[/bold]")
+        for line in where_next:
+            console.print(f"  - {line}", highlight=False)
+
+
+def _describe_letter(message: dict[str, Any]) -> str:
+    return read_dead_letter(message.get("body"), message.get("attributes") or {}).summary
