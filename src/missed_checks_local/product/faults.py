@@ -31,18 +31,16 @@ kind                        what happens
 
 from __future__ import annotations
 
-import json
 import random
 import threading
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from missed_checks.errors import InvalidInput
 
-__all__ = ["KINDS", "Fault", "FaultInjector", "load_faults", "parse_faults", "random_faults"]
+__all__ = ["KINDS", "Fault", "FaultInjector", "parse_faults", "random_faults"]
 
 KINDS = (
     "lambda_error",
@@ -133,21 +131,6 @@ def parse_faults(raw: Any, where: str = "faults") -> list[Fault]:
             fault.hours = float(hours)
         faults.append(fault)
     return faults
-
-
-def load_faults(path: str | Path) -> list[Fault]:
-    """Faults from a JSON file: a list, or an object with a ``faults`` list."""
-    from missed_checks_ops.inputs import read_text  # deferred: yaml, not needed to inject faults
-
-    if str(path) != "-" and not Path(path).exists():
-        raise InvalidInput("--faults", f"{path}: no such file")
-    try:
-        raw = json.loads(read_text(path, "--faults"))
-    except ValueError as error:
-        raise InvalidInput("--faults", f"{path}: not JSON: {error}") from None
-    if isinstance(raw, Mapping):
-        raw = raw.get("faults")
-    return parse_faults(raw, "--faults")
 
 
 def random_faults(seed: int, *, functions: Sequence[str] = ()) -> list[Fault]:

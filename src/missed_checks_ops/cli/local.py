@@ -18,7 +18,7 @@ import logging
 import os
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from importlib import resources
@@ -159,7 +159,6 @@ def _chaos(args: argparse.Namespace) -> int:
     from missed_checks_local.product.chaos import (
         run_chaos,  # deferred: `missed-checks` start-up must not pay for the emulator
     )
-    from missed_checks_local.product.faults import load_faults
     from missed_checks_local.product.scenario import Scenario, load_scenario
 
     if args.scenario:
@@ -586,3 +585,19 @@ def print_run(result: dict[str, Any], console: Console, *, where_next: list[str]
 
 def _describe_letter(message: dict[str, Any]) -> str:
     return read_dead_letter(message.get("body"), message.get("attributes") or {}).summary
+
+
+def load_faults(path: str | Path) -> list[Any]:
+    """Faults from a JSON file (``--faults``): a list, or an object with a ``faults`` list."""
+    from missed_checks_local.product.faults import parse_faults  # deferred: the emulator, for chaos only
+    from missed_checks_ops.inputs import read_text
+
+    if str(path) != "-" and not Path(path).exists():
+        raise InvalidInput("--faults", f"{path}: no such file")
+    try:
+        raw = json.loads(read_text(path, "--faults"))
+    except ValueError as error:
+        raise InvalidInput("--faults", f"{path}: not JSON: {error}") from None
+    if isinstance(raw, Mapping):
+        raw = raw.get("faults")
+    return parse_faults(raw, "--faults")

@@ -9,7 +9,8 @@ import pytest
 
 from missed_checks.errors import InvalidInput
 from missed_checks_local.product.chaos import compare, survived_by_retry
-from missed_checks_local.product.faults import KINDS, FaultInjector, load_faults, parse_faults, random_faults
+from missed_checks_local.product.faults import KINDS, FaultInjector, parse_faults, random_faults
+from missed_checks_ops.cli.local import load_faults
 
 
 def test_a_fault_strikes_after_its_skips_for_its_count_then_never() -> None:
