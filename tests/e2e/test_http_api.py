@@ -158,6 +158,10 @@ def test_record_status_missed_and_dismiss_through_http(driven: dict[str, Any]) -
     assert call(serve, "POST", "/missed/dismissals", dismissal)[0] == 409
     fleet = call(serve, "GET", f"/missed?from={since}&to={until}")[2]["missed"]
     assert [m["dismissal"]["reason"] for m in fleet] == ["in the workshop"]
+    page = call(serve, "GET", f"/missed?from={since}&to={until}&limit=1")[2]  # a page, the last: no cursor
+    assert (len(page["missed"]), page["next_cursor"]) == (1, None)
+    status, _, problem = call(serve, "GET", f"/missed?from={since}&to={until}&cursor=bm90LWEtY3Vyc29y")
+    assert (status, problem["field"]) == (400, "cursor"), problem
     assert call(serve, "GET", "/equipment/missed-1/status")[2]["checklists"][0]["open_misses"]["count"] == 1
 
     # the report of that hour as CSV (Accept: text/csv): done-1 on time, missed-1 dismissed (counted as
