@@ -62,7 +62,7 @@ import json
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -76,7 +76,7 @@ from missed_checks.checklists.closure_calendar import (
     validate_description,
 )
 from missed_checks.checklists.saving import save_checklist
-from missed_checks.equipment.assignments import validate_equipment_id
+from missed_checks.equipment.assignments import Assignment, validate_equipment_id
 from missed_checks.equipment.out_of_service import OutOfServicePeriod
 from missed_checks.errors import InvalidInput
 from missed_checks.notifications.digest import Subscription
@@ -423,6 +423,7 @@ def _check_references(events: list[ScenarioEvent]) -> None:
     existing: set[str] = set()
     ever: set[str] = set()
     assigned: set[str] = set()  # equipment assigned so far (out-of-service events name one of them)
+    held: dict[tuple[str, str], Assignment] = {}  # by (checklist, equipment): performed checks need one
     calendars: set[str] = set()
     periods: dict[str, list[OutOfServicePeriod]] = {}  # out of service so far, by equipment (as the table keeps them)
     for event in events:
@@ -454,7 +455,7 @@ def _check_references(events: list[ScenarioEvent]) -> None:
             checklist, field = event.args, event.where
         else:
             checklist, field = event.args["checklist"], f"{event.where}.checklist"
-        known = ever if event.action in ("performed", "dismiss") else existing
+        known = ever if event.action == "dismiss" else existing  # a check is recorded as POST /checks records it
         if checklist not in known:
             raise InvalidInput(
                 field,
@@ -463,6 +464,37 @@ def _check_references(events: list[ScenarioEvent]) -> None:
             )
         if event.action == "delete_checklist":
             existing.discard(checklist)
+        if event.action in ("assign", "unassign", "delete_checklist", "performed"):
+            _follow_assignments(event, held)
+
+
+def _follow_assignments(event: ScenarioEvent, held: dict[tuple[str, str], Assignment]) -> None:
+    """The timeline's assignments, as the table keeps them, so that a ``performed`` check by equipment
+    not assigned to its checklist at ``performed_at`` is refused before anything runs (playing it,
+    :func:`missed_checks.performed_checks.recording.record_checks` would refuse it, as ``POST /checks`` does)."""
+    if event.action == "delete_checklist":  # its open assignments end with it
+        for key, kept in held.items():
+            if key[0] == event.args and kept.unassigned_at is None:
+                held[key] = replace(kept, unassigned_at=max(event.at, kept.assigned_at))
+        return
+    checklist = event.args["checklist"]
+    if event.action == "performed":
+        equipment, at = event.args["equipment"], event.args["performed_at"]
+        current = held.get((checklist, equipment))
+        if current is None or not current.assigned_at_instant(at):
+            raise InvalidInput(f"{event.where}.equipment", f"{equipment!r} is not assigned to checklist {checklist!r} "
+                                                            f"at {at.isoformat()} (assign it earlier)")
+        return
+    for equipment in event.args["equipment"]:
+        current = held.get((checklist, equipment))
+        if event.action == "assign" and current is None:
+            held[(checklist, equipment)] = Assignment(checklist, equipment, event.at)
+        elif event.action == "assign" and current is not None and current.unassigned_at is not None:
+            held[(checklist, equipment)] = Assignment(checklist, equipment, event.at, None, (
+                *current.earlier_periods, (current.assigned_at, current.unassigned_at)))
+        elif event.action == "unassign" and current is not None and current.unassigned_at is None \
+                and event.at >= current.assigned_at:
+            held[(checklist, equipment)] = replace(current, unassigned_at=event.at)
 
 
 def _check_out_of_service(event: ScenarioEvent, periods: dict[str, list[OutOfServicePeriod]]) -> None:
