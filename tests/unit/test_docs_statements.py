@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from missed_checks_ops.cli.main import main
-from tests.unit.test_template import RESOURCES
+from tests.unit.test_template import RESOURCES, TEMPLATE
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -42,6 +42,13 @@ def test_the_number_of_alarms_in_operations_is_the_templates() -> None:
     assert len(rows) == len(alarms)
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert f"the {next(k for k, v in NUMBERS.items() if v == len(alarms))} alarms" in readme
+
+
+def test_the_readmes_deploy_section_names_every_template_parameter() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Deploy", 1)[1].split("\n## ", 1)[0]
+    missing = [name for name in TEMPLATE["Parameters"] if f"`{name}`" not in section]
+    assert not missing, f"README's Deploy section does not name the template's parameters {missing}"
 
 
 def test_the_error_message_quoted_in_operations_is_the_commands_own(capsys: pytest.CaptureFixture[str]) -> None:
