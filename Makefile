@@ -1,8 +1,8 @@
 # Everything a fresh machine needs is installed by these targets, on first use.
 #   make demo   - run the bundled five-week scenario on the embedded AWS and print the report
 #   make quick  - the fast lane: the tests that need no stack, build or process (pytest -m "not stack and not slow")
-#   make test   - lint, type-check the product package and the emulator, then run every test (what CI runs)
-#   make typecheck - mypy --strict on src/missed_checks and src/missed_checks_local (config in pyproject.toml)
+#   make test   - lint, type-check the product, the operator's tools and the emulator, then run every test (what CI runs)
+#   make typecheck - mypy --strict on src/missed_checks, src/missed_checks_ops and src/missed_checks_local (config in pyproject.toml)
 #   make unit   - every test (pytest), after building the artifacts; make test without the lint
 #   make bench  - benchmarks (report over a year of checks; a large fleet's evaluation; cost per window; a site's day-one sizes, BENCH_SITE_ARGS="--only equipment")
 #   make chaos  - the demo under random faults (seeds 1-3), recovered and compared with a clean run

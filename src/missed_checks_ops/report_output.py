@@ -41,8 +41,10 @@ def write_report(report: Report, fmt: str, out: TextIO, *, zone: tzinfo = UTC, z
     elif fmt == "html":
         from missed_checks_ops.html_report import render_html  # deferred: Jinja2, only for --format html
 
-        options = {"title": title} if title else {}
-        out.write(render_html(report, zone=zone, zone_name=zone_name, subtitle=subtitle, **options))
+        if title:
+            out.write(render_html(report, zone=zone, zone_name=zone_name, subtitle=subtitle, title=title))
+        else:
+            out.write(render_html(report, zone=zone, zone_name=zone_name, subtitle=subtitle))
     elif fmt == "table":
         print_table(report, out, console=console)
     else:

@@ -91,7 +91,10 @@ class CliParser(argparse.ArgumentParser):
         field, advice = usage_error(self, message)
         self.exit(2, f"missed-checks: error: {field}: {advice}\n")
 
-    def parse_known_args(self, args: Any = None, namespace: Any = None) -> tuple[argparse.Namespace, list[str]]:
+    # (typeshed overloads it generically on the namespace's type; ours takes and gives argparse's)
+    def parse_known_args(  # type: ignore[override]
+        self, args: Any = None, namespace: Any = None
+    ) -> tuple[argparse.Namespace, list[str]]:
         """A command (not a group) refuses what it does not know itself, so the error names it; an
         unknown option is refused first, before argparse or the command says that something is
         missing (the option meant to give it may be the misspelt one)."""
@@ -274,7 +277,8 @@ def root_parser(version: Callable[[], str]) -> CliParser:
                                    "--format table|json|csv\n(table by default) and --output FILE. Bad usage exits 2 "
                                    "with one line: missed-checks: error: <field>: <what to do>.",
                        epilog=exit_codes_help())
-    parser.add_argument("--version", action=_VersionAction, version=version)
+    # _VersionAction takes the callable and calls it only for --version (typeshed types version a str)
+    parser.add_argument("--version", action=_VersionAction, version=version)  # type: ignore[arg-type]
     return parser
 
 
@@ -418,8 +422,8 @@ def add_command(subparsers: Any, name: str, *, help: str, description: str, exam
                 handler: Handler, formats: Sequence[str] = ()) -> argparse.ArgumentParser:
     """A command on a stack; with ``formats``, it takes ``--format`` and ``--output`` and its
     handler prints through ``args.out`` (an :class:`Output`)."""
-    parser = subparsers.add_parser(name, help=help, description=description,
-                                   parents=[target_parent(json_option=not formats)], epilog=TARGET_HELP)
+    parser: CliParser = subparsers.add_parser(
+        name, help=help, description=description, parents=[target_parent(json_option=not formats)], epilog=TARGET_HELP)
     set_examples(parser, examples)
     if formats:
         add_format_options(parser, formats)
@@ -565,7 +569,11 @@ def progress_bar(description: str, total: int | None) -> Iterator[Callable[[int]
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                   console=stderr, disable=not stderr.is_terminal, transient=True) as bar:
         task = bar.add_task(description, total=total)
-        yield lambda n=1: bar.advance(task, n)
+
+        def advance(n: int = 1) -> None:
+            bar.advance(task, n)
+
+        yield advance
 
 
 class _StopBetweenSteps:

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from missed_checks.errors import InvalidInput
-from missed_checks_ops.cli.common import root_parser, set_examples, usage_message
+from missed_checks_ops.cli.common import CliParser, root_parser, set_examples, usage_message
 from missed_checks_ops.cli.streams import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
@@ -73,7 +73,7 @@ def _version() -> str:
         return "(not installed)"
 
 
-def _register_missing_emulator(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _register_missing_emulator(subparsers: argparse._SubParsersAction[CliParser]) -> None:
     """``local`` without the emulator installed (an operator's install): say how to get it."""
 
     def missing(_args: argparse.Namespace) -> int:

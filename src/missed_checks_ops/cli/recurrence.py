@@ -143,7 +143,7 @@ def _windows(args: argparse.Namespace) -> int:
     if end <= start:
         raise InvalidInput("to", f"{args.end} is not after --from {args.start}")
     recurrence = _recurrence(args)
-    found = []
+    found: list[dict[str, Any]] = []
     for window in recurrence.iter_windows(start):
         if window.start >= end:
             break
