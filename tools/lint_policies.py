@@ -1,10 +1,11 @@
 """Lints every IAM policy of the deployed template with parliament (duo-labs), offline.
 
 `make lint` runs it. The policies are those of the *transformed* template, aws-sam-translator's
-output (what CloudFormation receives from `sam deploy`): the roles SAM writes for the state machine
-and the HTTP API too, not only those template.yaml spells out. Each role's inline policies, each
-AWS::IAM::Policy and each resource policy (queue, topic, key) is rendered to plain JSON (intrinsics
-become the ARNs they resolve to, in a placeholder account) and given to parliament.
+output (what CloudFormation receives from `sam deploy`): the role SAM writes for the state machine
+too, not only those template.yaml spells out. Each role's inline policies, each AWS::IAM::Policy
+and each resource policy (queue, topic, key) is rendered to plain JSON (intrinsics become the ARNs
+they resolve to, in a placeholder account) and given to parliament. Trust policies are not: they
+name who may assume a role, which parliament's identity-policy checks do not read.
 
 Every finding is printed, one a line. A finding that is wrong for this stack, or right but
 accepted, is listed in tools/policy-lint-allow.json with the reason; the script fails on any
