@@ -164,8 +164,8 @@ ESTIMATES = (
 )
 """Seconds a test is taken to last when it does not say (``duration``), by what it is, the first
 that applies: a ``sam_local`` test (a container per invoke), a test of ``tests/e2e`` (processes and
-played scenarios), a test that provisions a stack of its own (``embedded``, ``own_stack``,
-``stack_parameters``), another ``stack`` test (the shared stack, a worker process), a ``slow``
+played scenarios), a test that provisions a stack of its own (``own_stack``, ``stack_parameters``),
+another ``stack`` test (the shared stack, an empty moto, a worker process), a ``slow``
 domain test, anything else. Rough on purpose: they only decide which files start first."""
 
 
@@ -182,7 +182,7 @@ def estimated_seconds(item: pytest.Item) -> float:
     names = set(getattr(item, "fixturenames", ()))
     kind = ("sam_local" if item.get_closest_marker("sam_local") is not None
             else "e2e directory" if _top_directory(item) == "e2e"
-            else "own stack" if names & STACK_FIXTURES and not uses_shared_stack(item)
+            else "own stack" if names & SHARED_FIXTURES and not uses_shared_stack(item)
             else "stack" if item.get_closest_marker("stack") is not None
             else "slow" if item.get_closest_marker("slow") is not None
             else "any other")

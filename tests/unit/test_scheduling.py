@@ -60,8 +60,11 @@ def test_without_a_duration_a_test_is_estimated_by_what_it_is() -> None:
     stack = {"stack": pytest.mark.stack.mark}
     assert estimated_seconds(Item("tests/e2e/test_x.py::test_a", stack)) > estimated_seconds(
         Item("tests/integration/test_x.py::test_a", stack, fixturenames=("local_stack",)))
-    assert estimated_seconds(Item("tests/integration/test_x.py::test_a", stack, fixturenames=("embedded",))) > \
+    own = {**stack, "own_stack": pytest.mark.own_stack.mark}
+    assert estimated_seconds(Item("tests/integration/test_x.py::test_a", own, fixturenames=("local_stack",))) > \
         estimated_seconds(Item("tests/integration/test_x.py::test_a", stack, fixturenames=("local_stack",)))
+    assert estimated_seconds(Item("tests/unit/test_x.py::test_a", stack, fixturenames=("embedded",))) == \
+        estimated_seconds(Item("tests/unit/test_x.py::test_a", stack, fixturenames=("shared_stack",)))
     assert estimated_seconds(Item("tests/unit/test_x.py::test_a")) < estimated_seconds(
         Item("tests/unit/test_x.py::test_a", {"slow": pytest.mark.slow.mark}))
 
