@@ -155,3 +155,29 @@ def test_a_dead_letter_replay_takes_over_an_unannounced_claim_once(table):
     # Nothing to hand over for a window nobody claimed.
     assert not table.hand_over_window_claim("forklift", MONDAY + timedelta(days=1), "arn:execution:failed",
                                             "arn:execution:replay")
+
+
+def test_the_adapter_alone_shapes_the_items_and_reads_back_what_it_wrote(table):
+    """#35 item 2: the checklist, calendar and out-of-service items are written by the adapter's own
+    functions, keyed as before (pk/sk and the ByPeriod list), and read back as the domain types."""
+    from missed_checks.aws.table import keys
+    from missed_checks.aws.table.calendars import calendar_item, calendar_of
+    from missed_checks.aws.table.checklists import checklist_item, checklist_of
+    from missed_checks.aws.table.out_of_service import period_item, period_of
+    from missed_checks.equipment.out_of_service import OutOfServicePeriod
+
+    saved = table.get_checklist("forklift")
+    stored = table.get_checklist_item("forklift")
+    assert stored == checklist_item(saved)
+    assert (stored["pk"], stored["sk"], stored["gsi2pk"], stored["gsi2sk"]) == (
+        "CHECKLIST#forklift", "CHECKLIST", "CHECKLISTS", "forklift")
+    assert checklist_of(stored) == saved
+    calendar = table.put_calendar("site", [T0.date()], now=T0, by="ops")
+    calendar_stored = table._get(keys.calendar_key("site"))
+    assert calendar_stored == calendar_item(calendar) and calendar_of(calendar_stored) == calendar
+    table.assign_equipment("forklift", ["fl-1"], at=T0)
+    period = OutOfServicePeriod.create(equipment_id="fl-1", start=T0, end=T0 + timedelta(days=2), reason="gearbox",
+                                       recorded_by="ops", recorded_at=T0)
+    table.record_out_of_service(period)
+    period_stored = table._get(keys.out_of_service_key("2026-03-01T09:00:00Z", "fl-1"))
+    assert period_stored == period_item(period) and period_of(period_stored) == period
