@@ -11,6 +11,8 @@ serve``'s product pages) registers with :func:`register` what the kernel calls:
 - ``backend_changed()`` when the AWS the process talks to changes (moto started or stopped, an
   endpoint), so the application drops the clients it keeps;
 - ``describe_firing(firing)``: what ``local serve`` says of a schedule's firing;
+- ``now``: the application's own clock, which the kernel (and so the functions) reads while no
+  simulated clock rules the process (a test that sets the application's clock directly);
 - ``functions_clock``: the module of the functions' code whose ``set_source(now)`` the Lambda
   runtime points at the simulated clock during each invocation (none: the functions read the wall
   clock).
@@ -55,6 +57,7 @@ class Application:
     backend_changed: Callable[[], None] = _nothing_kept
     describe_firing: Callable[[Firing], str] = plain_firing_line
     functions_clock: str | None = None
+    now: Callable[[], datetime] | None = None
 
 
 _registered = Application()

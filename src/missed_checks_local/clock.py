@@ -25,9 +25,10 @@ _source: Callable[[], datetime] | None = None
 
 
 def now() -> datetime:
-    """The process's clock: the :func:`installed` one, else the wall clock (UTC)."""
-    source = _source
-    return source() if source is not None else datetime.now(UTC)
+    """The process's clock: the :func:`installed` one, else the registered application's own
+    (:class:`~missed_checks_local.application.Application`'s ``now``), else the wall clock (UTC)."""
+    source = _source or registered().now
+    return _aware(source()) if source is not None else datetime.now(UTC)
 
 
 def _aware(instant: datetime) -> datetime:

@@ -24,7 +24,7 @@ def install() -> None:
     from missed_checks.aws import clients
 
     register(Application(follow_clock=clock.set_source, backend_changed=clients.reset, describe_firing=firing_line,
-                         functions_clock=clock.__name__))
+                         functions_clock=clock.__name__, now=clock.now))
 
 
 def firing_line(firing: Firing) -> str:

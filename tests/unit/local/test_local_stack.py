@@ -78,7 +78,7 @@ def test_functions_get_globals_and_their_own_environment(local_stack: EmbeddedSt
     assert sync.handler == "app.handler"
     assert (sync.code_dir / "app.py").read_text() == (project_root() / "functions/schedule_sync/app.py").read_text()
     (layer,) = sync.layer_dirs  # the DomainLayer, as sam build made it
-    assert (layer / "python" / "missed_checks" / "recurrence" / "__init__.py").is_file()
+    assert (layer / "python" / "missed_checks" / "checklists" / "recurrence" / "__init__.py").is_file()
     assert not (layer / "python" / "botocore").exists()
     assert not (layer / "python" / "missed_checks_local").exists()
     assert sync.role_arn == local_stack.resources["ScheduleSyncRole"]["Arn"]
