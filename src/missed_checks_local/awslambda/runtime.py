@@ -287,6 +287,7 @@ class LambdaRuntime:
             handler=spec.handler,
             environment=environment,
             timeout_s=float(spec.timeout_s),
+            memory_mb=spec.memory_mb,
             log_path=self._worker_logs / f"{spec.logical_id}-{index}.log",
         )
 

@@ -12,9 +12,12 @@ The process is started on the first invocation (the cold start: ``WorkerResult.i
 for the next ones; one invocation at a time per worker, as one Lambda execution environment serves
 one request at a time. A worker that does not answer within ``timeout_s`` is killed
 (``Sandbox.Timedout``) and started again on the next invocation; one that dies is reported with
-``Runtime.ExitError`` and started again too. What the handler prints or logs goes to the worker's
-log file (the whole history, with Lambda's ``START``/``END``/``REPORT`` lines) and comes back with
-each result (:attr:`WorkerResult.logs`).
+``Runtime.ExitError`` and started again too. One whose resident memory passes the function's
+``MemorySize`` is killed as Lambda's sandbox kills it (``Runtime.OutOfMemory``, "Runtime exited with
+error: signal: killed"): its RSS is read every :data:`MEMORY_POLL_S` while it runs, so an allocation
+made and freed between two readings passes unseen (Linux only: ``/proc``). What the handler prints
+or logs goes to the worker's log file (the whole history, with Lambda's ``START``/``END``/``REPORT``
+lines) and comes back with each result (:attr:`WorkerResult.logs`).
 
 :class:`~missed_checks_local.awslambda.runtime.LambdaRuntime` keeps the workers of each function.
 POSIX only (process groups, ``poll``).
@@ -59,6 +62,9 @@ INIT_TIMEOUT_S = 10.0
 """Lambda's limit for the init phase (the handler's import) of an on-demand function."""
 MAX_RESPONSE_BYTES = 6 * 1024 * 1024 + 100
 """Lambda's limit for a synchronous invocation's response (the 6291556 bytes of its message)."""
+
+MEMORY_POLL_S = 0.02
+"""How often a running worker's resident memory is compared with its memory size."""
 
 _BASE_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
 _READ_CHUNK = 1 << 20
@@ -106,6 +112,24 @@ class WorkerResult:
     @property
     def ok(self) -> bool:
         return self.error is None
+
+
+class _OutOfMemory(Exception):
+    def __init__(self, used_mb: int) -> None:
+        super().__init__(used_mb)
+        self.used_mb = used_mb
+
+
+def _resident_mb(pid: int) -> int | None:
+    """The process's resident set in MB (``VmRSS``), ``None`` when it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) // 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
 
 
 class _Timeout(Exception):
@@ -245,6 +269,7 @@ class FunctionWorker:
         log_path: Path,
         init_timeout_s: float = INIT_TIMEOUT_S,
         python_version: tuple[int, int] = PYTHON_VERSION,
+        memory_mb: int | None = None,
     ) -> None:
         self.python = str(python)
         self.code_dir = Path(code_dir).absolute()
@@ -256,6 +281,9 @@ class FunctionWorker:
         self.log_path = Path(log_path).absolute()
         self.init_timeout_s = float(init_timeout_s)
         self.python_version = python_version
+        memory = memory_mb if memory_mb is not None else self.environment.get("AWS_LAMBDA_FUNCTION_MEMORY_SIZE")
+        self.memory_mb = int(memory) if memory is not None else None
+        """The function's MemorySize: past it the worker is killed (``None``: no limit)."""
         self._lock = threading.Lock()
         self._process: subprocess.Popen[bytes] | None = None
         self._finalizer: weakref.finalize[[subprocess.Popen[bytes]], FunctionWorker] | None = None
@@ -401,6 +429,8 @@ class FunctionWorker:
             message = self._receive(deadline)
         except _Timeout:
             return self._timed_out(request_id, offset, started, self.timeout_s, fields, init_ms)
+        except _OutOfMemory as out:
+            return self._out_of_memory(request_id, offset, started, out.used_mb, fields, init_ms)
         except OSError:  # the request could not be written: the worker is gone
             message = None
         except BaseException:  # interrupted (KeyboardInterrupt...): the worker's state is unknown
@@ -472,6 +502,8 @@ class FunctionWorker:
             message = self._receive(started + budget)
         except _Timeout:
             return None, self._timed_out(request_id, offset, started, budget, fields or {}, None)
+        except _OutOfMemory as out:
+            return None, self._out_of_memory(request_id, offset, started, out.used_mb, fields or {}, None)
         if message is None:
             return None, self._exited(request_id, offset, started, started + budget, fields or {}, None)
         if not message.get("ready"):
@@ -498,13 +530,20 @@ class FunctionWorker:
             data = data[os.write(fd, data) :]
 
     def _receive(self, deadline: float) -> dict[str, Any] | None:
-        """The worker's next message, ``None`` at end of file; :class:`_Timeout` at ``deadline``."""
+        """The worker's next message, ``None`` at end of file; :class:`_Timeout` at ``deadline``,
+        :class:`_OutOfMemory` when its resident memory passes :attr:`memory_mb`."""
         assert self._process is not None and self._process.stdout is not None
         fd = self._process.stdout.fileno()
+        pid = self._process.pid
         searched = 0
         while (newline := self._buffer.find(b"\n", searched)) < 0:
             searched = len(self._buffer)
             remaining = deadline - time.monotonic()
+            if self.memory_mb is not None:
+                used = _resident_mb(pid)
+                if used is not None and used > self.memory_mb:
+                    raise _OutOfMemory(used)
+                remaining = min(remaining, MEMORY_POLL_S)
             if remaining <= 0 or not self._poller.poll(math.ceil(remaining * 1000)):
                 if time.monotonic() >= deadline:
                     raise _Timeout
@@ -537,6 +576,25 @@ class FunctionWorker:
         message = f"{_iso_now()} {request_id} Task timed out after {timeout_s:.2f} seconds"
         tail = f"{message}\n{self._end_lines(request_id, duration_ms, fields, 'Status: timeout')}"
         error = {"errorMessage": message, "errorType": "Sandbox.Timedout"}
+        return WorkerResult(request_id, None, error, self._log_tail(offset, tail), duration_ms, init_ms)
+
+    def _out_of_memory(
+        self,
+        request_id: str,
+        offset: int,
+        started: float,
+        used_mb: int,
+        fields: Mapping[str, Any],
+        init_ms: float | None,
+    ) -> WorkerResult:
+        """Killed past its memory size, as Lambda's sandbox is: ``Runtime.OutOfMemory``, the
+        runtime's exit (signal: killed) and ``Max Memory Used`` in the REPORT line."""
+        self._stop()
+        duration_ms = (time.monotonic() - started) * 1000
+        message = f"RequestId: {request_id} Error: {_exit_reason(-signal.SIGKILL)}"
+        status = f"Max Memory Used: {used_mb} MB\tStatus: error\tError Type: Runtime.OutOfMemory"
+        tail = f"{message}\nRuntime.OutOfMemory\n{self._end_lines(request_id, duration_ms, fields, status)}"
+        error = {"errorMessage": message, "errorType": "Runtime.OutOfMemory"}
         return WorkerResult(request_id, None, error, self._log_tail(offset, tail), duration_ms, init_ms)
 
     def _exited(
