@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import concurrent.futures
 import json
 import threading
 import time
@@ -11,16 +12,22 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from missed_checks_local.apigateway.routes import Route, match, read_routes
 from missed_checks_local.apigateway.sigv4 import Caller, Denied, KeyOwner, verify
+from missed_checks_local.iam.callers import decide
 
 Invoke = Callable[[str, dict[str, Any]], Any]
 """Run a function (by ARN) with an event; returns the emulator's Invocation (``result``, ``error``)."""
 
 MAX_PAYLOAD_BYTES = 10 * 1024 * 1024
-"""API Gateway HTTP APIs refuse larger request bodies (413)."""
+"""API Gateway HTTP APIs refuse larger request bodies (413): refused from ``Content-Length``, unread."""
+INTEGRATION_TIMEOUT_S = 30.0
+"""An HTTP API's integration timeout (its maximum, and the default for a Lambda proxy integration):
+past it API Gateway answers 503 whatever the function still does."""
+STAGE = "$default"
+"""The stage SAM's HttpApi deploys (its ARNs' ``<stage>``)."""
 
 
 def key_owners(account_id: str, partition: str, local_key: str, local_secret: str) -> dict[str, KeyOwner]:
@@ -93,12 +100,14 @@ class LocalHttpApi:
     """The HTTP API of a provisioned local stack on ``host:port``; start it with :meth:`start`."""
 
     def __init__(self, *, apigatewayv2: Any, api_id: str, invoke: Invoke, region: str, account_id: str,
-                 partition: str, local_key: str, local_secret: str, host: str = "127.0.0.1", port: int = 0) -> None:
+                 partition: str, local_key: str, local_secret: str, host: str = "127.0.0.1", port: int = 0,
+                 integration_timeout_s: float = INTEGRATION_TIMEOUT_S) -> None:
         self.api_id, self.region, self.account_id, self.partition = api_id, region, account_id, partition
         self.invoke = invoke
+        self.integration_timeout_s = integration_timeout_s
         self._local = (local_key, local_secret)
         self.routes = read_routes(apigatewayv2, api_id)
-        self._server = ThreadingHTTPServer((host, port), _handler_for(self))
+        self._server = _Server((host, port), _handler_for(self))
         self._server.daemon_threads = True
         self.host, self.port = host, int(self._server.server_address[1])
         self.url = f"http://{host}:{self.port}"
@@ -117,12 +126,16 @@ class LocalHttpApi:
     def answer(self, method: str, target: str, headers: dict[str, str], body: bytes,
                source_ip: str) -> tuple[int, dict[str, str], bytes]:
         """API Gateway's answer to one request: 404 without a route, 403 when unsigned or badly
-        signed (IAM routes), 413 for a body over 10 MB, else the function's response (500 when it failed)."""
+        signed or when the caller's IAM policies do not allow ``execute-api:Invoke`` on the request
+        (IAM routes), 413 for a body over 10 MB, else the function's response (500 when it failed,
+        503 when it did not answer within the integration timeout). Path parameters are decoded
+        (``/equipment/x%2Fy/status`` is equipment ``x/y``); the route is matched on the path as sent."""
         parts = urlsplit(target)
         found = match(self.routes, method, parts.path)
         if found is None:
             return _message(404, "Not Found")
-        route, parameters = found
+        route, raw_parameters = found
+        parameters = {name: unquote(value) for name, value in raw_parameters.items()}
         if len(body) > MAX_PAYLOAD_BYTES:
             return _message(413, "Request Entity Too Large")
         caller = None
@@ -134,18 +147,54 @@ class LocalHttpApi:
                                 owner_of=key_owners(self.account_id, self.partition, *self._local))
             except Denied as denied:
                 return _message(403, str(denied))
+            refusal = self._refusal(caller, method, parts.path, source_ip)
+            if refusal is not None:
+                return refusal
         elif route.authorization == "JWT":
             return _message(401, "Unauthorized: the local HTTP API verifies SigV4 only; deploy without JwtIssuer")
         event = http_api_event(route, parameters, method, parts.path, parts.query, headers, body, api_id=self.api_id,
                                account_id=self.account_id, caller=caller, source_ip=source_ip)
-        invocation = self.invoke(route.function_arn, event)
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="local-http-api-integration")
+        try:
+            invocation = pool.submit(self.invoke, route.function_arn, event).result(self.integration_timeout_s)
+        except concurrent.futures.TimeoutError:
+            return _message(503, "Service Unavailable")
+        finally:
+            pool.shutdown(wait=False)  # a function past the timeout runs on, as on AWS; its answer is dropped
         if invocation.error is not None:
             return _message(500, "Internal Server Error")
         return http_response(invocation.result)
 
+    def invoke_arn(self, method: str, path: str) -> str:
+        """The resource IAM authorizes for a request: ``arn:aws:execute-api:<region>:<account>:<api
+        id>/<stage>/<METHOD>/<path without its leading slash>``."""
+        return (f"arn:{self.partition}:execute-api:{self.region}:{self.account_id}:{self.api_id}/{STAGE}/"
+                f"{method}/{path.removeprefix('/')}")
+
+    def _refusal(self, caller: Caller, method: str, path: str,
+                 source_ip: str) -> tuple[int, dict[str, str], bytes] | None:
+        """403 when the caller's policies do not allow ``execute-api:Invoke`` on the request; the
+        local stack's own credentials (the operator's, an administrator's) are not restricted."""
+        if caller.access_key == self._local[0]:
+            return None
+        decision = decide(self.account_id, self.partition, caller.access_key, "execute-api:Invoke",
+                          self.invoke_arn(method, path),
+                          {"aws:SourceIp": source_ip, "aws:userid": caller.user_id, "aws:PrincipalArn": caller.user_arn,
+                           "aws:username": caller.user_arn.rsplit("/", 1)[-1], "aws:PrincipalAccount": self.account_id,
+                           "aws:SecureTransport": "true"})
+        if decision.allowed:
+            return None
+        status, headers, body = _message(403, "Forbidden")
+        return status, {**headers, "x-local-iam-decision": decision.reason}, body
+
 
 def _message(status: int, message: str) -> tuple[int, dict[str, str], bytes]:
     return status, {"content-type": "application/json"}, json.dumps({"message": message}).encode("utf-8")
+
+
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 128  # socketserver's 5 resets a burst of parallel connections
+    daemon_threads = True
 
 
 def _handler_for(api: LocalHttpApi) -> type[BaseHTTPRequestHandler]:
@@ -154,11 +203,16 @@ def _handler_for(api: LocalHttpApi) -> type[BaseHTTPRequestHandler]:
 
         def _serve(self) -> None:
             started = time.perf_counter()
-            length = int(self.headers.get("Content-Length") or 0)
-            body = self.rfile.read(length) if length else b""
-            headers = {name: value for name, value in self.headers.items()}
-            status, response_headers, payload = api.answer(self.command, self.path, headers, body,
-                                                           self.client_address[0])
+            answer = self._refused_body()
+            if answer is None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                headers = {name: value for name, value in self.headers.items()}
+                try:
+                    answer = api.answer(self.command, self.path, headers, body, self.client_address[0])
+                except Exception:  # noqa: BLE001 - the gateway's own failure: a 500, the server keeps serving
+                    answer = _message(500, "Internal Server Error")
+            status, response_headers, payload = answer
             self.send_response(status)
             for name, value in response_headers.items():
                 if name not in ("content-length", "connection"):
@@ -168,6 +222,24 @@ def _handler_for(api: LocalHttpApi) -> type[BaseHTTPRequestHandler]:
             self.send_header("x-local-latency-ms", f"{(time.perf_counter() - started) * 1000:.1f}")
             self.end_headers()
             self.wfile.write(payload)
+
+        def _refused_body(self) -> tuple[int, dict[str, str], bytes] | None:
+            """400 for a ``Content-Length`` that is not a length or a chunked body (API Gateway
+            needs the length), 413 for one over :data:`MAX_PAYLOAD_BYTES`, before the body is read
+            (the connection is closed after the answer: the unread body is not taken as a request)."""
+            raw = self.headers.get_all("Content-Length") or []
+            if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+                self.close_connection = True
+                return _message(400, "Bad Request: a chunked body is not supported here; send Content-Length")
+            if not raw:
+                return None
+            if len(set(raw)) > 1 or not raw[0].strip().isdigit():
+                self.close_connection = True
+                return _message(400, f"Bad Request: Content-Length {', '.join(raw)!r} is not a length in bytes")
+            if int(raw[0]) > MAX_PAYLOAD_BYTES:
+                self.close_connection = True
+                return _message(413, "Request Entity Too Large")
+            return None
 
         do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _serve
 

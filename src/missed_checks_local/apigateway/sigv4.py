@@ -6,10 +6,16 @@ the access key it names: the local stack's credentials (``testing``/``testing``,
 ``local serve`` and its users sign with) or an access key created in the local IAM. A request that
 is unsigned, names an unknown key, is signed for another service or region, is older than
 :data:`MAX_CLOCK_SKEW` or whose signature differs is refused (403 with API Gateway's messages).
+
+The payload's hash in the canonical request is the SHA-256 of the body as received, as API Gateway
+computes it for ``execute-api``: a client's ``X-Amz-Content-SHA256`` is not trusted (it is only a
+header, signed if the client listed it), so ``UNSIGNED-PAYLOAD`` and a body changed under its
+signature do not match.
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import re
 import time
@@ -58,20 +64,28 @@ class KeyOwner:
 
 class _ExactHeaders(SigV4Auth):
     """botocore's signer, signing exactly the headers the caller listed (botocore leaves some out,
-    e.g. User-Agent, that a caller such as curl may have signed)."""
+    e.g. User-Agent, that a caller such as curl may have signed), over the hash of the body received
+    (botocore would take a request's ``X-Amz-Content-SHA256`` instead: the request it is given has
+    none; the header's value, when signed, comes from ``received``)."""
 
-    def __init__(self, credentials: Credentials, service: str, region: str, signed: list[str]) -> None:
+    def __init__(self, credentials: Credentials, service: str, region: str, signed: list[str],
+                 received: AWSRequest) -> None:
         super().__init__(credentials, service, region)
         self._signed = signed
+        self._received = received
 
     def headers_to_sign(self, request: AWSRequest) -> object:  # type: ignore[override]
         from botocore.awsrequest import HTTPHeaders
 
         headers = HTTPHeaders()
         for name in self._signed:
-            for value in request.headers.get_all(name) or []:
+            for value in self._received.headers.get_all(name) or []:
                 headers.add_header(name, value)
         return headers
+
+    def payload(self, request: AWSRequest) -> str:
+        body: object = request.body
+        return hashlib.sha256(body if isinstance(body, bytes) else b"").hexdigest()
 
 
 def verify(method: str, url: str, headers: Mapping[str, str], body: bytes, *, region: str, account_id: str,
@@ -98,10 +112,12 @@ def verify(method: str, url: str, headers: Mapping[str, str], body: bytes, *, re
     if abs(signed_at.timestamp() - time.time()) > MAX_CLOCK_SKEW_S or amz_date[:8] != parsed["date"]:
         raise Denied(f"Signature expired: {amz_date} is not within 15 minutes of now")
     signed = parsed["signed"].split(";")
-    request = AWSRequest(method=method, url=url, data=body, headers={k: v for k, v in headers.items()})
+    received = AWSRequest(method=method, url=url, data=body, headers={k: v for k, v in headers.items()})
+    request = AWSRequest(method=method, url=url, data=body,
+                         headers={k: v for k, v in headers.items() if k.lower() != "x-amz-content-sha256"})
     request.context["timestamp"] = amz_date
     signer = _ExactHeaders(Credentials(parsed["key"], owner.secret, lower.get("x-amz-security-token")),
-                           SERVICE, region, signed)
+                           SERVICE, region, signed, received)
     canonical = signer.canonical_request(request)
     expected = signer.signature(signer.string_to_sign(request, canonical), request)
     if not hmac.compare_digest(expected, parsed["signature"]):
