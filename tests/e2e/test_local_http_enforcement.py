@@ -19,8 +19,11 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
-from tests.e2e.test_http_api import driven, stack_now  # noqa: F401 - driven is the fixture used here
+from tests.e2e import test_http_api
+from tests.e2e.test_http_api import stack_now
 from tests.e2e.test_local_clock import BOUND_S, run
+
+driven = test_http_api.driven  # local serve's server on a simulated clock (the fixture of test_http_api)
 
 OPERATOR = Credentials("testing", "testing")
 
