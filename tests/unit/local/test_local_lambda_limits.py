@@ -4,13 +4,16 @@ it is killed, ``Runtime.OutOfMemory``), the 6 MB response of a synchronous invoc
 from __future__ import annotations
 
 import json
+import textwrap
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from missed_checks_local.awslambda.runtime import LambdaRuntime
 from missed_checks_local.awslambda.workers import MAX_RESPONSE_BYTES, FunctionWorker
+from missed_checks_local.stack import EmbeddedStack
 from tests.unit.local.test_local_workers import find_python313
 
 pytestmark = pytest.mark.stack  # starts Python 3.13 worker processes: not in the fast lane
@@ -79,3 +82,32 @@ def test_a_response_over_6_mb_fails_with_lambdas_error(worker: FunctionWorker) -
     assert "Response payload size exceeded maximum allowed payload size (6291556 bytes)" in \
         outcome.error["errorMessage"]
     assert worker.invoke({"respond_bytes": MAX_RESPONSE_BYTES - 2}).ok
+
+
+def test_each_function_has_the_memory_size_the_template_gives_it(embedded: None, tmp_path: Path) -> None:
+    """Globals' MemorySize for one function, its own for the other, as deployed: 300 MB fit in the
+    Globals' 1024 and kill the function that says 128."""
+    package = f"limits_{uuid.uuid4().hex[:8]}"
+    (tmp_path / package).mkdir()
+    (tmp_path / package / "app.py").write_text(APP)
+    (tmp_path / "template.yaml").write_text(textwrap.dedent(f"""\
+        Transform: AWS::Serverless-2016-10-31
+        Globals:
+          Function:
+            Runtime: python3.13
+            Timeout: 20
+            MemorySize: 1024
+        Resources:
+          Roomy:
+            Type: AWS::Serverless::Function
+            Properties: {{CodeUri: {package}/, Handler: app.handler}}
+          Hungry:
+            Type: AWS::Serverless::Function
+            Properties: {{CodeUri: {package}/, Handler: app.handler, MemorySize: 128}}
+        """))
+    stack = EmbeddedStack.provision(tmp_path / "template.yaml", stack_name="limits")
+    with LambdaRuntime(stack) as runtime:
+        roomy, hungry = runtime.invoke("Roomy", {"mb": 300}), runtime.invoke("Hungry", {"mb": 300})
+    assert roomy.error is None and roomy.result["memory"] == "1024", roomy.error
+    assert hungry.error is not None and hungry.error["errorType"] == "Runtime.OutOfMemory"
+    assert "Memory Size: 128 MB" in hungry.logs
