@@ -67,6 +67,22 @@ def test_an_unknown_key_or_an_old_signature_is_refused(monkeypatch: pytest.Monke
         check(headers)
 
 
+class Gateway:
+    """apigatewayv2's answers for an API whose ``route_keys`` all go to the function ARN, IAM-authorized."""
+
+    def __init__(self, route_keys: list[str]) -> None:
+        self.route_keys = route_keys
+
+    def get_integrations(self, ApiId: str) -> dict[str, Any]:  # noqa: N803 - boto3's parameter name
+        return {"Items": [{"IntegrationId": "i1", "PayloadFormatVersion": "2.0",
+                           "IntegrationUri": f"arn:aws:apigateway:us-east-1:lambda:path/2015-03-31/functions/"
+                                             f"{ARN}/invocations"}]}
+
+    def get_routes(self, ApiId: str) -> dict[str, Any]:  # noqa: N803
+        return {"Items": [{"RouteKey": key, "Target": "integrations/i1", "AuthorizationType": "AWS_IAM"}
+                          for key in self.route_keys]}
+
+
 def route(key: str) -> Route:
     return Route(key, ARN, "AWS_IAM", "2.0", _pattern(key.split(" ", 1)[1]))
 
@@ -106,17 +122,7 @@ def test_the_gateway_refuses_before_invoking_and_answers_500_for_a_failed_functi
         invoked.append(event)
         return SimpleNamespace(error={"errorType": "Boom"}, result=None)
 
-    class Routes:
-        def get_integrations(self, ApiId: str) -> dict[str, Any]:  # noqa: N803 - boto3's parameter name
-            return {"Items": [{"IntegrationId": "i1", "PayloadFormatVersion": "2.0",
-                               "IntegrationUri": f"arn:aws:apigateway:us-east-1:lambda:path/2015-03-31/functions/"
-                                                 f"{ARN}/invocations"}]}
-
-        def get_routes(self, ApiId: str) -> dict[str, Any]:  # noqa: N803
-            return {"Items": [{"RouteKey": "POST /checks", "Target": "integrations/i1",
-                               "AuthorizationType": "AWS_IAM"}]}
-
-    api = LocalHttpApi(apigatewayv2=Routes(), api_id="api1", invoke=invoke, region="us-east-1",
+    api = LocalHttpApi(apigatewayv2=Gateway(["POST /checks"]), api_id="api1", invoke=invoke, region="us-east-1",
                        account_id="123456789012", partition="aws", local_key="testing", local_secret="testing")
     try:
         assert api.answer("POST", "/checks", {}, b"{}", "127.0.0.1")[0] == 403

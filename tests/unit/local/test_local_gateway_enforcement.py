@@ -24,24 +24,11 @@ from botocore.credentials import Credentials
 from moto import mock_aws
 
 from missed_checks_local.apigateway.server import LocalHttpApi
+from tests.unit.local.test_local_apigateway import Gateway
 
 ACCOUNT = "123456789012"
-ARN = f"arn:aws:lambda:us-east-1:{ACCOUNT}:function:api"
 API = "arn:aws:execute-api:us-east-1:123456789012:api1/$default"
 ROUTES = ["POST /checks", "GET /equipment/{equipment_id}/status", "GET /missed"]
-
-
-class Gateway:
-    """apigatewayv2's answers for an API with ROUTES, all IAM-authorized."""
-
-    def get_integrations(self, ApiId: str) -> dict[str, Any]:  # noqa: N803 - boto3's parameter name
-        return {"Items": [{"IntegrationId": "i1", "PayloadFormatVersion": "2.0",
-                           "IntegrationUri": f"arn:aws:apigateway:us-east-1:lambda:path/2015-03-31/functions/"
-                                             f"{ARN}/invocations"}]}
-
-    def get_routes(self, ApiId: str) -> dict[str, Any]:  # noqa: N803
-        return {"Items": [{"RouteKey": key, "Target": "integrations/i1", "AuthorizationType": "AWS_IAM"}
-                          for key in ROUTES]}
 
 
 @pytest.fixture
@@ -55,7 +42,7 @@ def api() -> Iterator[tuple[LocalHttpApi, list[dict[str, Any]]]]:
         return SimpleNamespace(error=None, result={"statusCode": 200, "body": json.dumps(event.get("pathParameters"))})
 
     with mock_aws():
-        made = LocalHttpApi(apigatewayv2=Gateway(), api_id="api1", invoke=invoke, region="us-east-1",
+        made = LocalHttpApi(apigatewayv2=Gateway(ROUTES), api_id="api1", invoke=invoke, region="us-east-1",
                             account_id=ACCOUNT, partition="aws", local_key="testing", local_secret="testing",
                             integration_timeout_s=0.3)
         try:
