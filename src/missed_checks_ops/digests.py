@@ -3,8 +3,9 @@ report and HTML for a period (what the digest e-mail holds; ``digest preview`` w
 
 A subscription is validated in full before anything is written (addresses, period, local time,
 zone, day, and that every checklist it names exists), then written as one table item, and its
-EventBridge Scheduler schedule is created or replaced by the same command (removed by
-``unsubscribe``): see docs/digest.md for why the command, not the table stream, keeps them in step.
+EventBridge Scheduler schedule is created or replaced by the same command
+(:func:`missed_checks.notifications.subscribing.subscribe`; removed by ``unsubscribe``): see
+docs/digest.md for why the command, not the table stream, keeps them in step.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from missed_checks.checklists.schedule import Target
 from missed_checks.errors import InvalidInput
 from missed_checks.notifications.digest import Subscription, schedule_name, validate_subscription_id
 from missed_checks.notifications.digesting import Digest, build_digest
+from missed_checks.notifications.subscribing import subscribe
 from missed_checks_ops.target import StackTarget
 
 
@@ -31,17 +33,6 @@ def digest_target(target: StackTarget) -> Target:
     notification dead-letter queue."""
     return Target(target.output("DigestFunctionArn"), target.output("DigestSchedulerRoleArn"),
                   target.output("DigestDeadLetterQueueArn"), int(target.parameter("SchedulerMaximumRetryAttempts")))
-
-
-def put_digest(items: SubscriptionItems, schedules: ScheduleStore, where: Target, subscription: Subscription,
-               now: datetime) -> bool:
-    """Write the subscription's item, then its schedule (created, or replaced whole); True when the
-    subscription is new. The item is the truth: a schedule whose item is gone sends nothing (the
-    digest function finds no subscription), and subscribing again repairs a schedule a failure
-    left behind."""
-    created = items.put_subscription(subscription, now)
-    schedules.upsert(subscription.desired_schedule(schedules.group_name), where, probably_exists=not created)
-    return created
 
 
 def remove_digest(items: SubscriptionItems, schedules: ScheduleStore, subscription_id: str) -> dict[str, Any] | None:
@@ -61,7 +52,7 @@ def subscribe_digest(target: StackTarget, subscription: Subscription, now: datet
             raise InvalidInput("checklist", f"{checklist_id!r} does not exist: create it first, or leave "
                                             "--checklist out for the whole fleet")
     where = digest_target(target)
-    created = put_digest(subscriptions(target), target.schedules(), where, subscription, now)
+    created = subscribe(subscriptions(target), target.schedules(), where, subscription, now)
     return {"action": "created" if created else "updated", **preview(subscription, now)}
 
 

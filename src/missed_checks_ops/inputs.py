@@ -5,13 +5,14 @@ from __future__ import annotations
 import csv
 import io
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from missed_checks.aws.table.item_size import within_item_size as within_item_size  # the commands' check
 from missed_checks.checklists.checklist import validate_checklist_id
 from missed_checks.equipment.assignments import validate_equipment_id
 from missed_checks.errors import InvalidInput, describe
@@ -26,9 +27,6 @@ CSV_COLUMNS = {
     "performed_at": ("performed_at", "at"),
 }
 MAX_REPORTED_ERRORS = 10
-MAX_ITEM_BYTES = 400 * 1024
-"""DynamoDB's item size limit (attribute names and values together)."""
-_ITEM_OVERHEAD_BYTES = 2 * 1024  # keys, timestamps, revision and schedule fields the table adds
 
 
 def read_text(path: str | Path, field: str) -> str:
@@ -48,16 +46,6 @@ def read_text(path: str | Path, field: str) -> str:
                                   f"{error.start})") from None
     except (OSError, ValueError) as error:  # ValueError: a NUL in the name, a closed stream
         raise InvalidInput(field, f"cannot read {name}: {getattr(error, 'strerror', None) or error}") from None
-
-
-def within_item_size(values: Mapping[str, Any], where: str = "") -> None:
-    """Refuse text that would make its DynamoDB item larger than 400 KB, naming the largest field
-    (``where`` prefixes it), instead of the table's bare ``ValidationException`` after the fact."""
-    sizes = {name: len(name.encode()) + len(str(value).encode()) for name, value in values.items() if value is not None}
-    if sizes and sum(sizes.values()) + _ITEM_OVERHEAD_BYTES > MAX_ITEM_BYTES:
-        field = max(sizes, key=lambda name: sizes[name])
-        raise InvalidInput(f"{where}{field}", f"is {sizes[field] / 1024:.0f} KB: one item of the table holds at most "
-                                              f"{MAX_ITEM_BYTES // 1024} KB, all its fields together")
 
 
 def checklist_specs(path: str) -> list[dict[str, Any]]:

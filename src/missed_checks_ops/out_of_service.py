@@ -1,5 +1,7 @@
 """Equipment out of service (issue #23 item 1): the use cases of ``equipment out-of-service``,
-``equipment back-in-service`` and ``equipment out-of-service-list`` (and of the scenario events).
+``equipment back-in-service`` and ``equipment out-of-service-list``; a period is recorded by
+:func:`missed_checks.equipment.taking_out_of_service.record_period`, which the scenario player's
+events call too.
 
 A period covers the equipment on all its checklists; a window overlapping it is excused (no missed
 check). See docs/out-of-service.md.
@@ -8,40 +10,15 @@ check). See docs/out-of-service.md.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 
 from missed_checks.equipment.assignments import validate_equipment_id
 from missed_checks.equipment.out_of_service import OutOfServicePeriod
-from missed_checks.equipment.ports import OutOfServiceRecords
-from missed_checks.errors import InvalidInput
+from missed_checks.equipment.taking_out_of_service import Recorded, record_period
 from missed_checks_ops.target import StackTarget
 
 EVER = datetime.fromisoformat("1970-01-01T00:00:00+00:00")
 """The start of a listing with no ``--from``: every period, past and planned."""
-
-
-@dataclass(frozen=True)
-class Recorded:
-    period: OutOfServicePeriod
-    """The period on record: when it was recorded already, the first record (who recorded it, when)."""
-    written: bool
-    """False: the same period was recorded already (nothing written)."""
-
-
-def require_known_equipment(table: OutOfServiceRecords, equipment_id: str, field: str = "equipment") -> str:
-    """The id, when the equipment is (or was) assigned to an existing checklist; else InvalidInput naming ``field``:
-    a typo would otherwise excuse nothing while the real unit is marked missed."""
-    equipment_id = validate_equipment_id(equipment_id, field)
-    if not table.assignments_of_equipment(equipment_id):
-        raise InvalidInput(field, f"{equipment_id!r} has no assignment to any checklist (a typo?): assign it first")
-    return equipment_id
-
-
-def record_period(table: OutOfServiceRecords, period: OutOfServicePeriod) -> Recorded:
-    """Write a validated period of known equipment; refused (nothing written) when it overlaps another."""
-    require_known_equipment(table, period.equipment_id)
-    return Recorded(*table.record_out_of_service(period))
 
 
 def take_out_of_service(target: StackTarget, equipment_id: str, start: datetime, end: datetime | None, *,

@@ -26,7 +26,7 @@ from typing import Any
 
 from missed_checks.aws.events import WINDOW_JUDGED
 from missed_checks_local.product.faults import Fault, FaultInjector, random_faults
-from missed_checks_local.product.scenario import run_scenario
+from missed_checks_local.product.scenario import DeadLetterReplay, run_scenario
 
 __all__ = ["INVARIANTS", "compare", "run_chaos"]
 
@@ -123,23 +123,24 @@ def survived_by_retry(injector: FaultInjector) -> int:
                if fault.kind in _RETRIED or (fault.kind == "lambda_error" and fault.transient))
 
 
-def _play(scenario: Any, injector: FaultInjector | None, log_path: Any,
-          settle: timedelta) -> tuple[dict[str, Any], _Announcements]:
+def _play(scenario: Any, injector: FaultInjector | None, log_path: Any, settle: timedelta,
+          replay: DeadLetterReplay) -> tuple[dict[str, Any], _Announcements]:
 
     announcements = _Announcements()
-    report = run_scenario(scenario, log_path=log_path, faults=injector or FaultInjector([]), recover=True,
+    report = run_scenario(scenario, log_path=log_path, faults=injector or FaultInjector([]), recover=replay,
                           prepare=announcements.prepare, observe=announcements.observe, settle=settle)
     return report, announcements
 
 
-def run_chaos(scenario: Any, *, seed: int = 0, faults: list[Fault] | None = None,
+def run_chaos(scenario: Any, *, replay: DeadLetterReplay, seed: int = 0, faults: list[Fault] | None = None,
               log_path: Any = None, settle: timedelta = SETTLE) -> dict[str, Any]:
     """Play ``scenario`` clean, then under ``faults`` (default: a random plan from ``seed``), both
-    recovered as an operator would; return the comparison (``ok`` is False when an invariant broke).
+    recovered as an operator would (``replay``: the operator's replay of the dead-letter queues);
+    return the comparison (``ok`` is False when an invariant broke).
 
     Both runs go on for ``settle`` after the scenario's end, with no events and no more faults: a
     dropped or late firing is caught up by the next one, as on AWS, and that must have happened by then."""
-    clean, clean_announcements = _play(scenario, None, log_path, settle)
+    clean, clean_announcements = _play(scenario, None, log_path, settle, replay)
     if faults is None:
         from missed_checks_local.cloudformation.deploy import load_sam_template  # deferred: samtranslator and moto
         from missed_checks_local.stack import default_template_path
@@ -148,7 +149,7 @@ def run_chaos(scenario: Any, *, seed: int = 0, faults: list[Fault] | None = None
                      if res.get("Type") == "AWS::Serverless::Function" and "Events" not in res.get("Properties", {})]
         faults = random_faults(seed, functions=functions)
     injector = FaultInjector(faults)
-    faulty, faulty_announcements = _play(scenario, injector, log_path, settle)
+    faulty, faulty_announcements = _play(scenario, injector, log_path, settle, replay)
 
     invariants = compare(_missed(clean), _missed(faulty), clean_announcements.by_window,
                          faulty_announcements.by_window, faulty_announcements.pending_stream_records,

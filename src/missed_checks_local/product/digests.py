@@ -1,6 +1,6 @@
 """Digest subscriptions in a local run (#18): the scenario's ``subscribe_digest`` event writes the
 subscription and its schedule exactly as ``missed-checks digest subscribe`` does
-(:func:`missed_checks_ops.digests.put_digest`), pointed at the embedded stack's digest function;
+(:func:`missed_checks.notifications.subscribing.subscribe`), pointed at the embedded stack's digest function;
 the simulated Scheduler then fires it like any schedule, and what it sends is in the run's
 ``notifications`` (kind ``digest``). :func:`digest_html` builds a digest's HTML for ``local demo``.
 """
@@ -14,7 +14,7 @@ from missed_checks.aws.scheduler import ScheduleStore
 from missed_checks.aws.table.subscriptions import SubscriptionItems
 from missed_checks.checklists.schedule import Target
 from missed_checks.notifications.digest import Subscription
-from missed_checks_ops.digests import put_digest
+from missed_checks.notifications.subscribing import subscribe as write_subscription
 
 __all__ = ["subscribe"]
 
@@ -29,7 +29,7 @@ def subscribe(stack: Any, subscription: Subscription, at: datetime) -> bool:
     """Write the subscription and its schedule in the embedded stack; True when it is new."""
     items = SubscriptionItems(stack.table_name, stack.client("dynamodb"))
     schedules = ScheduleStore(stack.schedule_group, stack.client("scheduler"))
-    return put_digest(items, schedules, _target(stack), subscription, at)
+    return write_subscription(items, schedules, _target(stack), subscription, at)
 
 
 

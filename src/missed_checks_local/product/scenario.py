@@ -60,13 +60,14 @@ from __future__ import annotations
 import copy
 import json
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
+from missed_checks.aws.table.item_size import within_item_size
 from missed_checks.checklists.checklist import Checklist, validate_checklist_id
 from missed_checks.checklists.closure_calendar import (
     parse_dates,
@@ -85,11 +86,10 @@ from missed_checks.performed_checks.performed_check import PerformedCheck
 from missed_checks.performed_checks.recording import Row, record_checks
 from missed_checks.timefmt import parse_instant
 from missed_checks_local.product.faults import FaultInjector, parse_faults
-from missed_checks_ops.inputs import within_item_size
 
 LATEST_INSTANT = datetime.max.replace(tzinfo=UTC)
 
-__all__ = ["ACTIONS", "Scenario", "ScenarioEvent", "load_scenario", "run_scenario"]
+__all__ = ["ACTIONS", "Scenario", "ScenarioEvent", "parse_scenario", "run_scenario"]
 
 ACTIONS = (
     "put_checklist",
@@ -182,17 +182,15 @@ class Scenario:
         )
 
 
-def load_scenario(path: str | Path) -> Scenario:
-    """Read and validate a scenario file."""
-    from missed_checks_ops.inputs import read_text  # deferred: yaml, not needed to play a scenario
-
-    path = Path(path)
-    text = read_text(path, "SCENARIO")
+def parse_scenario(text: str, source: str, name: str) -> Scenario:
+    """A scenario from its file's text (JSON; ``source`` names the file in the error when it is not,
+    ``name`` is the scenario's name when the file gives none). The ``missed-checks local`` commands
+    read the file (:func:`missed_checks_ops.cli.local.load_scenario`)."""
     try:
         data = json.loads(text)
     except ValueError as error:
-        raise InvalidInput("SCENARIO", f"{path} is not valid JSON: {error}") from None
-    return Scenario.from_dict(data, name=path.stem)
+        raise InvalidInput("SCENARIO", f"{source} is not valid JSON: {error}") from None
+    return Scenario.from_dict(data, name=name)
 
 
 # -- validation ---------------------------------------------------------------------------------
@@ -547,7 +545,7 @@ def run_scenario(
     log_path: str | Path | None = None,
     template_path: str | Path | None = None,
     faults: Any = None,
-    recover: bool = False,
+    recover: DeadLetterReplay | None = None,
     observe: Callable[[Any], None] | None = None,
     prepare: Callable[[Any], None] | None = None,
     settle: timedelta | None = None,
@@ -556,8 +554,9 @@ def run_scenario(
     report and the run's diagnostics (see :func:`missed_checks_local.product.run_result.build_result`).
 
     ``faults`` (a :class:`~missed_checks_local.product.faults.FaultInjector`) overrides the scenario's
-    own. ``recover`` then does what the README tells an operator to do at the end: replay every
-    dead-letter queue and re-run executions that were stopped. ``prepare(runtime)`` is called once
+    own. ``recover`` (the operator's replay of every dead-letter queue) then does what the README
+    tells an operator to do at the end: re-run executions that were stopped and replay every
+    dead-letter queue. ``prepare(runtime)`` is called once
     the runtime runs, ``observe(runtime)`` before the report is built (the chaos run subscribes to
     the announcements, then counts them). ``settle`` plays on past the end, with no events and no
     more faults, so that what the faults delayed (a dropped firing's catch-up) can happen."""
@@ -597,8 +596,8 @@ def run_scenario(
                 if faults is not None:
                     faults.active = False
                 runtime.advance_to(scenario.end + settle, inclusive=True)
-            if recover:
-                report_recovery = recover_as_an_operator(runtime, clock.now())
+            if recover is not None:
+                report_recovery = recover_as_an_operator(runtime, clock.now(), recover)
             waiting = _dismiss_waiting(waiting, table, clock.now())
             if waiting:
                 event = waiting[0]
@@ -610,7 +609,7 @@ def run_scenario(
                 observe(runtime)
             report = build_result(scenario, runtime, table)
             report.update({"denials": denials} if (denials := runtime.denials()) else {})
-            if recover:
+            if recover is not None:
                 report["recovery"] = report_recovery
     report["elapsed_s"] = round(time.monotonic() - started, 2)
     if log_path:
@@ -629,16 +628,24 @@ def _denials_first(runtime: Any) -> Iterator[None]:
         raise
 
 
-def recover_as_an_operator(runtime: Any, now: datetime) -> dict[str, Any]:
+class ReplayedLetter(Protocol):
+    """One dead letter replayed (the operator's ``missed_checks_ops.dlq.Replayed``)."""
+
+    ok: bool
+
+
+DeadLetterReplay = Callable[[Any, datetime], Sequence[ReplayedLetter]]
+"""Replays every dead-letter queue of the embedded stack (given) at an instant, deleting what it
+replayed, as ``missed-checks dlq replay`` does: the operator's tool, which ``missed-checks local
+chaos`` hands in (``missed_checks_ops.cli.local.replay_dead_letters``); the scenario player imports
+nothing of the operator's package."""
+
+
+def recover_as_an_operator(runtime: Any, now: datetime, replay: DeadLetterReplay) -> dict[str, Any]:
     """What README "Operate" tells an operator to do after an incident: re-run executions that were
     stopped (the console's Redrive; moto has none, so the same input is started again), then
-    ``missed-checks dlq replay`` of every queue, until nothing is left to replay (bounded)."""
-    from missed_checks_ops.dlq import replay_queues  # deferred: boto3, not needed to parse a scenario
-    from missed_checks_ops.target import StackTarget
-
+    ``missed-checks dlq replay`` of every queue (``replay``), until nothing is left to replay (bounded)."""
     stack = runtime.stack
-    target = StackTarget(region=stack.region, endpoint_url=stack.endpoint_url, stack_name=stack.stack_name,
-                         outputs=dict(stack.outputs), parameters=dict(stack.parameters))
     sqs = stack.client("sqs")
     dead_lettered = {
         logical_id: int(sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])
@@ -656,7 +663,7 @@ def recover_as_an_operator(runtime: Any, now: datetime) -> dict[str, Any]:
     runtime.settle()
     replayed = failed = 0
     for _ in range(3):
-        results = replay_queues(target, now)
+        results = replay(stack, now)
         runtime.settle()
         replayed += sum(1 for result in results if result.ok)
         failed = sum(1 for result in results if not result.ok)
@@ -689,7 +696,7 @@ def _dismiss_record(event: ScenarioEvent, table: Any, at: datetime) -> bool:
 def _apply_out_of_service(event: ScenarioEvent, table: Any) -> None:
     """Record an out-of-service period, or end one early, as the commands do."""
     from missed_checks.aws.table import NotFound  # deferred: boto3, not needed to parse a scenario
-    from missed_checks_ops.out_of_service import record_period
+    from missed_checks.equipment.taking_out_of_service import record_period
 
     if event.action == "out_of_service":
         record_period(table, event.args)

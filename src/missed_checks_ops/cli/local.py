@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -39,7 +39,11 @@ from missed_checks_local.stopping import say_once, stop_signals
 from missed_checks_ops.cli.common import RESULT_FORMATS, add_format_options, command_output, set_examples
 from missed_checks_ops.cli.streams import EXIT_INTERRUPTED, EXIT_OK, finish, guarded_stdout
 from missed_checks_ops.report_output import FORMATS, print_table, write_report
-from missed_checks_ops.target import LOCAL_ENDPOINT, LOCAL_SERVE_PORT
+from missed_checks_ops.target import LOCAL_ENDPOINT, LOCAL_SERVE_PORT, StackTarget
+
+if TYPE_CHECKING:
+    from missed_checks_local.product.scenario import Scenario
+    from missed_checks_ops.dlq import Replayed
 
 DEMO_SCENARIO = "demo.json"
 
@@ -159,7 +163,7 @@ def _chaos(args: argparse.Namespace) -> int:
     from missed_checks_local.product.chaos import (
         run_chaos,  # deferred: `missed-checks` start-up must not pay for the emulator
     )
-    from missed_checks_local.product.scenario import Scenario, load_scenario
+    from missed_checks_local.product.scenario import Scenario
 
     if args.scenario:
         scenario = load_scenario(args.scenario)
@@ -170,7 +174,8 @@ def _chaos(args: argparse.Namespace) -> int:
     with _interruptible(args), command_output(args.format, args.output) as out:
         log_path = _default_log(args.log_file)
         try:
-            result = run_chaos(scenario, seed=args.seed, faults=faults, log_path=log_path)
+            result = run_chaos(scenario, replay=replay_dead_letters, seed=args.seed, faults=faults,
+                               log_path=log_path)
         except InvalidInput:
             raise
         except Exception as error:
@@ -246,10 +251,6 @@ def _default_log(path: Path | None) -> Path:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from missed_checks_local.product.scenario import (
-        load_scenario,  # deferred: `missed-checks` start-up must not pay for the emulator
-    )
-
     scenario = load_scenario(args.scenario)
     return _play(scenario, args, source=args.scenario)
 
@@ -585,6 +586,26 @@ def print_run(result: dict[str, Any], console: Console, *, where_next: list[str]
 
 def _describe_letter(message: dict[str, Any]) -> str:
     return read_dead_letter(message.get("body"), message.get("attributes") or {}).summary
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """A scenario file (``SCENARIO``; ``-`` reads standard input), read by the operator's reader and
+    parsed by the scenario player (:func:`missed_checks_local.product.scenario.parse_scenario`)."""
+    from missed_checks_local.product.scenario import parse_scenario  # deferred: the emulator
+    from missed_checks_ops.inputs import read_text
+
+    path = Path(path)
+    return parse_scenario(read_text(path, "SCENARIO"), str(path), path.stem)
+
+
+def replay_dead_letters(stack: Any, now: datetime) -> list[Replayed]:
+    """``missed-checks dlq replay`` of every queue of an embedded stack at ``now`` (the scenario
+    player's recovery, :func:`missed_checks_local.product.scenario.recover_as_an_operator`)."""
+    from missed_checks_ops.dlq import replay_queues  # deferred: boto3, for chaos only
+
+    target = StackTarget(region=stack.region, endpoint_url=stack.endpoint_url, stack_name=stack.stack_name,
+                         outputs=dict(stack.outputs), parameters=dict(stack.parameters))
+    return replay_queues(target, now)
 
 
 def load_faults(path: str | Path) -> list[Any]:

@@ -6,6 +6,10 @@ Read with ``ast`` (nothing imported), every module of ``src/missed_checks_local`
 tools) or ``missed_checks_local.product`` (the product's part of the emulator), not even inside a
 function or under ``TYPE_CHECKING``. What the product needs the kernel to call goes through
 ``missed_checks_local.application`` (registered by ``product.application.install``).
+
+No module of the emulator, ``product/`` included, imports ``missed_checks_ops``: the operator's
+``missed-checks local`` commands import the emulator, never the reverse, and hand the scenario player
+what is the operator's (a file's text, the dead-letter replay).
 """
 
 from __future__ import annotations
@@ -59,3 +63,30 @@ def test_the_check_sees_an_import_in_a_function_and_a_from_import() -> None:
     tree = ast.parse("def f():\n    from missed_checks.aws import clients\nfrom missed_checks_local import product\n")
     assert sorted(name for _, name in _imported(tree) if _forbidden(name)) == [
         "missed_checks.aws", "missed_checks.aws.clients", "missed_checks_local.product"]
+
+
+
+def _emulator_modules() -> list[Path]:
+    return sorted(EMULATOR.rglob("*.py"))
+
+
+def _imports_the_operator(name: str) -> bool:
+    return name == "missed_checks_ops" or name.startswith("missed_checks_ops.")
+
+
+def test_the_product_part_is_checked_too() -> None:
+    names = {path.relative_to(EMULATOR).as_posix() for path in _emulator_modules()}
+    assert {"product/scenario.py", "product/digests.py", "product/chaos.py", "stack.py"} <= names
+
+
+@pytest.mark.parametrize("path", _emulator_modules(), ids=lambda path: path.relative_to(EMULATOR).as_posix())
+def test_no_module_of_the_emulator_imports_the_operators_package(path: Path) -> None:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found = [f"line {line}: {name}" for line, name in _imported(tree) if _imports_the_operator(name)]
+    assert found == [], f"{path.relative_to(ROOT)} imports the operator's package: {found}"
+
+
+def test_the_operator_check_sees_a_deferred_import() -> None:
+    tree = ast.parse("def f():\n    from missed_checks_ops.dlq import replay_queues\nimport missed_checks_opsx\n")
+    assert [name for _, name in _imported(tree) if _imports_the_operator(name)] == [
+        "missed_checks_ops.dlq", "missed_checks_ops.dlq.replay_queues"]

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from missed_checks.errors import InvalidInput
-from missed_checks_local.product.scenario import Scenario, load_scenario
+from missed_checks_local.product.scenario import Scenario
+from missed_checks_ops.cli.local import load_scenario
 
 RULE = "DTSTART;TZID=Europe/Berlin:20260302T060000\nRRULE:FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR"
 PUT = {"at": "2026-03-02T00:00:00Z", "put_checklist": {"id": "fl", "recurrence": RULE, "window": "PT8H"}}
