@@ -32,14 +32,19 @@ STAGE = "$default"
 
 def key_owners(account_id: str, partition: str, local_key: str, local_secret: str) -> dict[str, KeyOwner]:
     """Access key id -> its secret and owner: the local stack's own credentials (STS names their
-    caller ``user/moto``), and every active access key of a user of the local IAM."""
+    caller ``user/moto``), every active access key of a user of the local IAM and the temporary
+    credentials of every role session of the local STS (``sts:AssumeRole``, with their token)."""
     from moto.iam.models import iam_backends  # deferred: moto is a dev dependency and slow to import
+    from moto.sts.models import sts_backends
 
     owners = {local_key: KeyOwner(local_secret, f"arn:{partition}:sts::{account_id}:user/moto", "AKIAIOSFODNN7EXAMPLE")}
     for user in list(iam_backends[account_id][partition].users.values()):
         for key in user.access_keys:
             if key.status == "Active":
                 owners[key.access_key_id] = KeyOwner(key.secret_access_key, user.arn, user.id)
+    for session in list(sts_backends[account_id][partition].assumed_roles):
+        owners[session.access_key_id] = KeyOwner(session.secret_access_key, session.arn, session.user_id,
+                                                 session.session_token)
     return owners
 
 
@@ -147,7 +152,7 @@ class LocalHttpApi:
                                 owner_of=key_owners(self.account_id, self.partition, *self._local))
             except Denied as denied:
                 return _message(403, str(denied))
-            refusal = self._refusal(caller, method, parts.path, source_ip)
+            refusal = self._refusal(caller, method, parts.path, source_ip, headers)
             if refusal is not None:
                 return refusal
         elif route.authorization == "JWT":
@@ -171,21 +176,32 @@ class LocalHttpApi:
         return (f"arn:{self.partition}:execute-api:{self.region}:{self.account_id}:{self.api_id}/{STAGE}/"
                 f"{method}/{path.removeprefix('/')}")
 
-    def _refusal(self, caller: Caller, method: str, path: str,
-                 source_ip: str) -> tuple[int, dict[str, str], bytes] | None:
-        """403 when the caller's policies do not allow ``execute-api:Invoke`` on the request; the
-        local stack's own credentials (the operator's, an administrator's) are not restricted."""
+    def _refusal(self, caller: Caller, method: str, path: str, source_ip: str,
+                 headers: dict[str, str]) -> tuple[int, dict[str, str], bytes] | None:
+        """403 when the caller's policies (an IAM user's, or a role's for its temporary credentials)
+        do not allow ``execute-api:Invoke`` on the request; the local stack's own credentials (the
+        operator's, an administrator's) are not restricted."""
         if caller.access_key == self._local[0]:
             return None
+        role_session = ":assumed-role/" in caller.user_arn
+        context = {"aws:SourceIp": source_ip, "aws:userid": caller.user_id, "aws:PrincipalAccount": self.account_id,
+                   "aws:SecureTransport": "true", "aws:PrincipalArn": caller.user_arn}
+        if role_session:  # a role's session: its principal is the role; it has no user name
+            role_name = caller.user_arn.split(":assumed-role/", 1)[1].split("/", 1)[0]
+            context["aws:PrincipalArn"] = f"arn:{self.partition}:iam::{self.account_id}:role/{role_name}"
+        else:
+            context["aws:username"] = caller.user_arn.rsplit("/", 1)[-1]
         decision = decide(self.account_id, self.partition, caller.access_key, "execute-api:Invoke",
-                          self.invoke_arn(method, path),
-                          {"aws:SourceIp": source_ip, "aws:userid": caller.user_id, "aws:PrincipalArn": caller.user_arn,
-                           "aws:username": caller.user_arn.rsplit("/", 1)[-1], "aws:PrincipalAccount": self.account_id,
-                           "aws:SecureTransport": "true"})
+                          self.invoke_arn(method, path), context,
+                          session_token=_header(headers, "x-amz-security-token") if role_session else None)
         if decision.allowed:
             return None
         status, headers, body = _message(403, "Forbidden")
         return status, {**headers, "x-local-iam-decision": decision.reason}, body
+
+
+def _header(headers: dict[str, str], name: str) -> str | None:
+    return next((value for key, value in headers.items() if key.lower() == name), None)
 
 
 def _message(status: int, message: str) -> tuple[int, dict[str, str], bytes]:

@@ -3,7 +3,8 @@
 The expected signature is computed by botocore's own signer (:class:`botocore.auth.SigV4Auth`) over
 the request as received, restricted to the headers the caller says it signed, with the secret of
 the access key it names: the local stack's credentials (``testing``/``testing``, what
-``local serve`` and its users sign with) or an access key created in the local IAM. A request that
+``local serve`` and its users sign with), an access key created in the local IAM or a role's
+temporary credentials from the local STS (with their session token). A request that
 is unsigned, names an unknown key, is signed for another service or region, is older than
 :data:`MAX_CLOCK_SKEW` or whose signature differs is refused (403 with API Gateway's messages).
 
@@ -60,6 +61,8 @@ class KeyOwner:
     secret: str
     user_arn: str
     user_id: str
+    session_token: str | None = None
+    """Temporary credentials' (``sts:AssumeRole``): the request must carry it (``X-Amz-Security-Token``)."""
 
 
 class _ExactHeaders(SigV4Auth):
@@ -102,7 +105,8 @@ def verify(method: str, url: str, headers: Mapping[str, str], body: bytes, *, re
         raise Denied(f"Credential should be scoped to a valid region and service: {region}/{SERVICE}, "
                      f"not {parsed['region']}/{parsed['service']}")
     owner = owner_of.get(parsed["key"])
-    if owner is None:
+    if owner is None or (owner.session_token is not None
+                         and lower.get("x-amz-security-token") != owner.session_token):
         raise Denied("The security token included in the request is invalid.")
     amz_date = lower.get("x-amz-date", "")
     try:

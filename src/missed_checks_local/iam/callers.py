@@ -36,12 +36,23 @@ class Decision:
 
 
 def decide(account_id: str, partition: str, access_key_id: str, action: str, resource: str,
-           context: Mapping[str, str] | None = None) -> Decision:
-    """IAM's decision for the user owning ``access_key_id`` (an access key of a user of the local
-    IAM) to do ``action`` on ``resource``."""
-    from moto.iam.access_control import IAMPolicy, IAMUserAccessKey, PermissionResult  # deferred: moto is slow
+           context: Mapping[str, str] | None = None, *, session_token: str | None = None) -> Decision:
+    """IAM's decision for the owner of ``access_key_id`` to do ``action`` on ``resource``: a user of
+    the local IAM (its access key), or a role (temporary credentials of a session of the local STS,
+    ``session_token`` given: the role's inline and attached policies; a session policy is not
+    evaluated)."""
+    from moto.iam.access_control import (  # deferred: moto is slow to import
+        AssumedRoleAccessKey,
+        IAMPolicy,
+        IAMUserAccessKey,
+        PermissionResult,
+    )
 
-    key = IAMUserAccessKey(account_id, partition, access_key_id, {})
+    key: Any
+    if session_token is not None:
+        key = AssumedRoleAccessKey(account_id, partition, access_key_id, {"X-Amz-Security-Token": session_token})
+    else:
+        key = IAMUserAccessKey(account_id, partition, access_key_id, {})
     values = dict(context or {})
 
     def applies(statement: dict[str, Any]) -> bool:  # moto's answer for the statement as an Allow
@@ -75,9 +86,12 @@ statement with one is refused here rather than decided wrongly."""
 
 
 def _document(policy: Any) -> dict[str, Any]:
-    """The policy document of what moto's ``collect_policies`` returns: an inline policy (a dict with
-    its ``policy_document`` text) or a managed policy (its default version's)."""
-    if isinstance(policy, dict):
+    """The policy document of what moto's ``collect_policies`` returns: a user's inline policy (a
+    dict with its ``policy_document`` text), a role's (the document, text or a dict as moto's
+    CloudFormation keeps it) or a managed policy (its default version's)."""
+    if isinstance(policy, str) or (isinstance(policy, dict) and "policy_document" not in policy):
+        text = policy
+    elif isinstance(policy, dict):
         text = policy["policy_document"]
     else:
         text = next(version.document for version in policy.versions if version.is_default)

@@ -142,6 +142,30 @@ def test_conditions_on_the_callers_context(api: tuple[LocalHttpApi, list[Any]]) 
     assert (status, headers["x-local-iam-decision"]) == (403, "condition operator IpAddress is not evaluated locally")
 
 
+def test_a_roles_temporary_credentials_get_what_the_roles_policies_allow(
+        api: tuple[LocalHttpApi, list[Any]]) -> None:
+    """The documented setup: the app's role gets execute-api:Invoke (here on GET only)."""
+    gateway, invoked = api
+    iam = boto3.client("iam", region_name="us-east-1")
+    trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
+                                                      "Principal": {"AWS": f"arn:aws:iam::{ACCOUNT}:root"}}]}
+    arn = iam.create_role(RoleName="app", AssumeRolePolicyDocument=json.dumps(trust))["Role"]["Arn"]
+    iam.put_role_policy(RoleName="app", PolicyName="api", PolicyDocument=json.dumps(
+        {"Version": "2012-10-17", "Statement": [allow(f"{API}/GET/*")]}))
+    issued = boto3.client("sts", region_name="us-east-1").assume_role(RoleArn=arn, RoleSessionName="tablet-7")
+    session = Credentials(issued["Credentials"]["AccessKeyId"], issued["Credentials"]["SecretAccessKey"],
+                          issued["Credentials"]["SessionToken"])
+    assert send(gateway, "GET", "/missed", credentials=session)[0] == 200
+    caller = invoked[0]["requestContext"]["authorizer"]["iam"]
+    assert caller["userArn"] == f"arn:aws:sts::{ACCOUNT}:assumed-role/app/tablet-7"
+    status, headers, body = send(gateway, "POST", "/checks", b"{}", credentials=session)
+    assert (status, body, headers["x-local-iam-decision"]) == (403, {"message": "Forbidden"}, "implicit deny")
+    forged = Credentials(session.access_key, session.secret_key, "not-the-token")
+    status, _, body = send(gateway, "GET", "/missed", credentials=forged)
+    assert (status, body) == (403, {"message": "The security token included in the request is invalid."})
+    assert len(invoked) == 1
+
+
 def test_the_payload_hash_is_the_received_bodys(api: tuple[LocalHttpApi, list[Any]]) -> None:
     gateway, invoked = api
     signed = b'{"equipment_id": "a"}'
