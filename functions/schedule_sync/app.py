@@ -25,7 +25,8 @@ from missed_checks.aws.observability import lambda_handler, logger, metrics
 from missed_checks.aws.queues import send_json
 from missed_checks.aws.scheduler import SchedulerSetupError, ScheduleStore
 from missed_checks.aws.table import calendar_named_by, checklist_named_by
-from missed_checks.aws.table.checklists import ChecklistItems
+from missed_checks.aws.table.calendars import calendar_image
+from missed_checks.aws.table.checklists import ChecklistItems, checklist_image
 from missed_checks.checklists.schedule import Target
 from missed_checks.checklists.schedule_sync import (
     Action,
@@ -92,8 +93,8 @@ def sync_record(record: DynamoDBRecord) -> None:
     checklist_id = checklist_id_of(record)
     event_name = record.event_name.name if record.event_name else ""
     stream = record.dynamodb
-    old_image = stream.old_image if stream and stream.old_image else None
-    new_image = stream.new_image if stream and stream.new_image else None
+    old_image = checklist_image(stream.old_image if stream and stream.old_image else None)
+    new_image = checklist_image(stream.new_image if stream and stream.new_image else None)
     if not needs_sync(event_name, old_image, new_image):
         logger.debug("no schedule field changed", checklist_id=checklist_id, event_id=record.event_id)
         return
@@ -165,8 +166,8 @@ def resync_calendar(record: DynamoDBRecord) -> None:
     schedule's start, end and exactness follow the dates left open."""
     stream = record.dynamodb
     event_name = record.event_name.name if record.event_name else ""
-    old_image = stream.old_image if stream and stream.old_image else None
-    new_image = stream.new_image if stream and stream.new_image else None
+    old_image = calendar_image(stream.old_image if stream and stream.old_image else None)
+    new_image = calendar_image(stream.new_image if stream and stream.new_image else None)
     if not calendar_needs_sync(event_name, old_image, new_image):
         logger.debug("no calendar date changed", event_id=record.event_id)
         return

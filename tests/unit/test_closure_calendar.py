@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from missed_checks.aws.table.calendars import calendar_item, calendar_of, calendar_revision_item
+from missed_checks.aws.table.calendars import calendar_image, calendar_item, calendar_of, calendar_revision_item
 from missed_checks.aws.table.checklists import checklist_item
 from missed_checks.checklists.checklist import Checklist
 from missed_checks.checklists.closure_calendar import (
@@ -180,12 +180,14 @@ def test_the_schedule_is_not_exact_with_closures_and_ends_with_the_last_open_win
 
 # -- schedule-sync's view of a calendar's stream record ------------------------------------------------
 def test_only_a_change_of_dates_re_syncs_the_calendars_checklists() -> None:
-    old = {"dates": ["2026-04-03"], "used_by": {"b", "a"}}
-    assert calendar_needs_sync("MODIFY", old, {**old, "dates": ["2026-04-03", "2026-04-06"]})
-    assert not calendar_needs_sync("MODIFY", old, {**old, "used_by": {"a", "b", "c"}})
+    item = {"dates": ["2026-04-03"], "used_by": {"b", "a"}}
+    old = calendar_image(item)  # the stream's images, read by the adapter
+    assert calendar_needs_sync("MODIFY", old, calendar_image({**item, "dates": ["2026-04-03", "2026-04-06"]}))
+    assert not calendar_needs_sync("MODIFY", old, calendar_image({**item, "used_by": {"a", "b", "c"}}))
     assert calendar_needs_sync("INSERT", None, old) and calendar_needs_sync("REMOVE", old, None)
     assert checklists_to_resync(old) == ["a", "b"]
-    assert checklists_to_resync({"used_by": "not a set"}) == [] and checklists_to_resync(None) == []
+    assert checklists_to_resync(calendar_image({"used_by": "not a set"})) == []
+    assert checklists_to_resync(calendar_image(None)) == [] and checklists_to_resync(None) == []
 
 
 def test_schedule_sync_reads_the_calendars_of_the_checklist() -> None:

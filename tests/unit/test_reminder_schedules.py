@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from missed_checks.aws.table.checklists import checklist_item, checklist_record
+from missed_checks.aws.table.checklists import checklist_image, checklist_item, checklist_record
 from missed_checks.checklists.checklist import Checklist, ChecklistRecord, Status
 from missed_checks.checklists.durations import parse_duration
 from missed_checks.checklists.schedule import DesiredSchedule, Target
@@ -150,8 +150,8 @@ def test_a_change_of_leads_wakes_schedule_sync_and_a_change_of_addresses_does_no
     old = checklist_item(checklist())
     fewer = checklist_item(checklist(notify=NotifySettings(to=("crew@example.com",), remind_before=("PT1H",))))
     others = checklist_item(checklist(notify=NotifySettings(to=("x@example.com",), remind_before=TOLD.remind_before)))
-    assert needs_sync("MODIFY", old, fewer)
-    assert not needs_sync("MODIFY", old, others)
+    assert needs_sync("MODIFY", checklist_image(old), checklist_image(fewer))  # the images, read by the adapter
+    assert not needs_sync("MODIFY", checklist_image(old), checklist_image(others))
 
 
 def test_a_lead_too_short_for_a_second_chance_has_one_schedule() -> None:

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from missed_checks.aws.table.checklists import checklist_of
+from missed_checks.aws.table.checklists import checklist_image, checklist_of
 from missed_checks.checklists.schedule import Target
-from missed_checks.checklists.schedule_sync import Action, sync_checklist, takes_effect_at
+from missed_checks.checklists.schedule_sync import Action, ChecklistImage, sync_checklist, takes_effect_at
 from missed_checks.errors import InvalidInput, InvalidRecurrence
 from tests.fakes import InMemorySchedules, InMemoryTable
 
@@ -136,15 +136,20 @@ RECORDED = datetime(2026, 3, 9, 10, 0, 5, tzinfo=UTC)
     ],
 )
 def test_an_insert_takes_effect_when_it_reached_the_table(image: dict[str, Any], expected: datetime | None) -> None:
-    assert takes_effect_at("INSERT", None, {"recurrence": RULE, **image}, RECORDED) == expected
+    assert takes_effect_at("INSERT", None, checklist_image({"recurrence": RULE, **image}), RECORDED) == expected
 
 
 def test_a_hand_edit_of_the_rule_takes_effect_at_the_edit_and_other_records_do_not_move_it() -> None:
-    old = {"recurrence": RULE, "effective_from": "2026-01-01T00:00:00Z", "status": "ACTIVE"}
-    assert takes_effect_at("MODIFY", old, {**old, "window": "PT4H"}, RECORDED) == RECORDED
-    assert takes_effect_at("MODIFY", {**old, "status": "PAUSED"}, old, RECORDED) == RECORDED
-    assert takes_effect_at("MODIFY", old, {**old, "window": "PT4H", "effective_from": "2026-03-09T10:00:05Z"},
+    item = {"recurrence": RULE, "effective_from": "2026-01-01T00:00:00Z", "status": "ACTIVE"}
+    old = checklist_image(item)
+
+    def changed(**fields: object) -> ChecklistImage | None:  # the stream's new image, read by the adapter
+        return checklist_image({**item, **fields})
+
+    assert takes_effect_at("MODIFY", old, changed(window="PT4H"), RECORDED) == RECORDED
+    assert takes_effect_at("MODIFY", changed(status="PAUSED"), old, RECORDED) == RECORDED
+    assert takes_effect_at("MODIFY", old, changed(window="PT4H", effective_from="2026-03-09T10:00:05Z"),
                            RECORDED) is None  # the writer moved it itself
-    assert takes_effect_at("MODIFY", old, {**old, "name": "renamed"}, RECORDED) is None
+    assert takes_effect_at("MODIFY", old, changed(name="renamed"), RECORDED) is None
     assert takes_effect_at("REMOVE", old, None, RECORDED) is None
     assert takes_effect_at("INSERT", None, old, None) is None  # no record time: nothing to move to

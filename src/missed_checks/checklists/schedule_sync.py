@@ -49,6 +49,46 @@ class SyncResult:
     error: dict[str, str] | None = None
 
 
+@dataclass(frozen=True)
+class ChecklistImage:
+    """One side (old or new) of a checklist item's stream record, as schedule-sync reads it
+    (:func:`missed_checks.aws.table.checklists.checklist_image`): the fields the schedule depends on
+    as the item holds them (a hand edit may hold anything there, and a change to it must still be
+    synced and reported), when the rule took effect, who is reminded and the reminder schedules the
+    sync noted."""
+
+    recurrence: object = None
+    timezone: object = None
+    window: object = None
+    grace: object = None
+    status: object = None
+    closed_on: object = None
+    effective_from: object = None
+    remind_before: object = None
+    """The reminders' leads (``notify.remind_before``) as the item holds them."""
+    reminds_someone: bool = False
+    """``notify.to`` names someone."""
+    noted_reminders: tuple[str, ...] = ()
+    """The reminder schedules the sync's note names (#18)."""
+
+    def rule(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in RULE_FIELDS)
+
+    def schedule_fields(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in SCHEDULE_FIELDS)
+
+
+@dataclass(frozen=True)
+class CalendarImage:
+    """One side of a closure calendar item's stream record, as schedule-sync reads it
+    (:func:`missed_checks.aws.table.calendars.calendar_image`)."""
+
+    dates: object = None
+    """Its dates as the item holds them."""
+    used_by: tuple[str, ...] = ()
+    """The checklists that reference it, sorted (none when the item holds no set of them)."""
+
+
 class Table(Protocol):
     def get_checklist_record(self, checklist_id: str) -> ChecklistRecord | None: ...
 
@@ -70,29 +110,29 @@ class Rejected(Protocol):
     def __call__(self, checklist_id: str, error: dict[str, str], revision: int) -> None: ...
 
 
-def needs_sync(event_name: str, old_image: Mapping[str, Any] | None, new_image: Mapping[str, Any] | None) -> bool:
+def needs_sync(event_name: str, old_image: ChecklistImage | None, new_image: ChecklistImage | None) -> bool:
     """False for a MODIFY that changed nothing the schedule depends on (the watermark moving, the
     sync noting its own result): those records cost no call at all."""
     if event_name != "MODIFY" or old_image is None or new_image is None:
         return True
     if _reminders_changed(old_image, new_image):  # reminder schedules (#18)
         return True
-    return any(old_image.get(name) != new_image.get(name) for name in SCHEDULE_FIELDS)
+    return old_image.schedule_fields() != new_image.schedule_fields()
 
 
-def took_effect_unnoticed(event_name: str, old_image: Mapping[str, Any] | None,
-                          new_image: Mapping[str, Any] | None) -> bool:
+def took_effect_unnoticed(event_name: str, old_image: ChecklistImage | None,
+                          new_image: ChecklistImage | None) -> bool:
     """True for a rule change or a resume written around the table adapter (a hand edit in the
     console) that did not move ``effective_from``: the sync then moves it, so the new rule still
     never judges windows that closed before it."""
     if event_name != "MODIFY" or not old_image or not new_image:
         return False
-    rule_changed = any(old_image.get(name) != new_image.get(name) for name in RULE_FIELDS)
-    resumed = old_image.get("status") == "PAUSED" and new_image.get("status") != "PAUSED"
-    return (rule_changed or resumed) and old_image.get("effective_from") == new_image.get("effective_from")
+    rule_changed = old_image.rule() != new_image.rule()
+    resumed = old_image.status == "PAUSED" and new_image.status != "PAUSED"
+    return (rule_changed or resumed) and old_image.effective_from == new_image.effective_from
 
 
-def takes_effect_at(event_name: str, old_image: Mapping[str, Any] | None, new_image: Mapping[str, Any] | None,
+def takes_effect_at(event_name: str, old_image: ChecklistImage | None, new_image: ChecklistImage | None,
                     record_time: datetime | None) -> datetime | None:
     """Where the checklist's ``effective_from`` must move (forward only) for this record, or None.
 
@@ -105,7 +145,7 @@ def takes_effect_at(event_name: str, old_image: Mapping[str, Any] | None, new_im
     if record_time is None:
         return None
     if event_name == "INSERT" and new_image:
-        claimed = new_image.get("effective_from")
+        claimed = new_image.effective_from
         try:
             if isinstance(claimed, str) and parse_instant(claimed, "effective_from") >= record_time:
                 return None
@@ -230,27 +270,25 @@ def _mapping(value: Any) -> Mapping[str, Any]:
 
 
 # -- closure calendars (#23 item 2) -----------------------------------------------------------------
-def calendar_needs_sync(event_name: str, old_image: Mapping[str, Any] | None,
-                        new_image: Mapping[str, Any] | None) -> bool:
+def calendar_needs_sync(event_name: str, old_image: CalendarImage | None,
+                        new_image: CalendarImage | None) -> bool:
     """A calendar item's stream record matters when its dates changed (a new calendar, an edit, a
     deletion); a change of who references it (``used_by``) comes with the checklist's own record."""
     if event_name != "MODIFY" or old_image is None or new_image is None:
         return True
-    return bool(old_image.get("dates") != new_image.get("dates"))
+    return bool(old_image.dates != new_image.dates)
 
 
-def checklists_to_resync(image: Mapping[str, Any] | None) -> list[str]:
+def checklists_to_resync(image: CalendarImage | None) -> list[str]:
     """The checklists a calendar item names in ``used_by`` (the stream's image), sorted."""
-    used_by = (image or {}).get("used_by") or ()
-    return sorted(str(c) for c in used_by) if isinstance(used_by, set | frozenset | list | tuple) else []
+    return list(image.used_by) if image is not None else []
 
 
 # -- reminder schedules (#18) ------------------------------------------------------------------------
-def _reminders_changed(old_image: Mapping[str, Any], new_image: Mapping[str, Any]) -> bool:
+def _reminders_changed(old_image: ChecklistImage, new_image: ChecklistImage) -> bool:
     """A change of ``notify`` that moves reminder schedules (its leads, or whether anyone is told)."""
-    def leads(image: Mapping[str, Any]) -> tuple[Any, Any]:
-        notify = _mapping(image.get("notify"))
-        return notify.get("remind_before"), bool(notify.get("to"))
+    def leads(image: ChecklistImage) -> tuple[object, bool]:
+        return image.remind_before, image.reminds_someone
 
     return leads(old_image) != leads(new_image)
 
@@ -268,7 +306,6 @@ def _combined(fingerprint: str, reminders: list[str]) -> str:
     return hashlib.sha256(document.encode("utf-8")).hexdigest()[:32]
 
 
-def noted_reminders(image: Mapping[str, Any] | None) -> list[str]:
+def noted_reminders(image: ChecklistImage | None) -> list[str]:
     """The reminder schedules a checklist item's schedule note names (#18)."""
-    note = _mapping((image or {}).get("schedule"))
-    return [str(name) for name in note.get("reminders") or []]
+    return list(image.noted_reminders) if image is not None else []

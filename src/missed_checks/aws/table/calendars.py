@@ -41,6 +41,7 @@ from missed_checks.checklists.closure_calendar import (
     validate_calendar_id,
     validate_description,
 )
+from missed_checks.checklists.schedule_sync import CalendarImage
 from missed_checks.errors import InvalidInput, describe
 from missed_checks.timefmt import parse_instant, to_utc_iso
 
@@ -206,6 +207,18 @@ def calendar_revision_item(calendar: ClosureCalendar) -> dict[str, Any]:
     revision it was judged by, and this record says which dates that was."""
     return {**calendar_item(calendar), **keys.calendar_revision_key(calendar.calendar_id, calendar.revision),
             "type": "calendar_revision", "gsi2pk": None, "gsi2sk": None}
+
+
+def calendar_image(image: Mapping[str, Any] | None) -> CalendarImage | None:
+    """What schedule-sync reads of one side of a closure calendar item's stream record (None: that
+    side is absent): its dates as they are, and the checklists its ``used_by`` names, sorted (none
+    when it holds no set of them)."""
+    if image is None:
+        return None
+    used_by = image.get("used_by") or ()
+    return CalendarImage(dates=image.get("dates"),
+                         used_by=tuple(sorted(str(c) for c in used_by))
+                         if isinstance(used_by, set | frozenset | list | tuple) else ())
 
 
 def calendar_of(item: Mapping[str, Any]) -> ClosureCalendar:

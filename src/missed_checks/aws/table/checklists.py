@@ -19,6 +19,7 @@ from missed_checks.aws.table.base import Conflict, NotFound, error_code, seriali
 from missed_checks.aws.table.calendars import CalendarItems, CalendarReferenceError
 from missed_checks.checklists.checklist import Checklist, ChecklistRecord, Status
 from missed_checks.checklists.closure_calendar import ClosureCalendar, validate_closed_on
+from missed_checks.checklists.schedule_sync import SCHEDULE_FIELDS, ChecklistImage
 from missed_checks.errors import InvalidInput, describe
 from missed_checks.notifications.notification import NotifySettings
 from missed_checks.timefmt import parse_instant, to_utc_iso
@@ -347,6 +348,20 @@ def checklist_record(item: Mapping[str, Any]) -> ChecklistRecord:
     return ChecklistRecord(has_revision="revision" in item, revision=revision,
                            checklist=checklist, problem=problem, schedule=item.get("schedule"),
                            sync_error=item.get("sync_error"))
+
+
+def checklist_image(image: Mapping[str, Any] | None) -> ChecklistImage | None:
+    """What schedule-sync reads of one side of a checklist item's stream record (None: that side is
+    absent, as a creation's old image): the schedule's fields as they are, whatever a hand edit put
+    there; ``notify``'s leads and whether it names someone; the reminders the sync's note names."""
+    if image is None:
+        return None
+    notify, note = (value if isinstance(value, Mapping) else {}  # a hand edit may have made it anything
+                    for value in (image.get("notify"), image.get("schedule")))
+    return ChecklistImage(
+        **{name: image.get(name) for name in SCHEDULE_FIELDS}, effective_from=image.get("effective_from"),
+        remind_before=notify.get("remind_before"), reminds_someone=bool(notify.get("to")),
+        noted_reminders=tuple(str(name) for name in note.get("reminders") or []))
 
 
 def revision_of(item: Mapping[str, Any]) -> int:
