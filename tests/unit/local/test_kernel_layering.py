@@ -15,7 +15,7 @@ what is the operator's (a file's text, the dead-letter replay).
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -41,6 +41,12 @@ def _imported(tree: ast.AST) -> Iterator[tuple[int, str]]:
                 yield node.lineno, f"{node.module}.{alias.name}"
 
 
+def _found(path: Path, forbidden: Callable[[str], bool]) -> list[str]:
+    """Where the module at ``path`` imports a name ``forbidden`` refuses."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return [f"line {line}: {name}" for line, name in _imported(tree) if forbidden(name)]
+
+
 def _forbidden(name: str) -> bool:
     return any(name == prefix or name.startswith(prefix + ".") for prefix in FORBIDDEN)
 
@@ -54,8 +60,7 @@ def test_the_kernel_is_most_of_the_emulator() -> None:
 
 @pytest.mark.parametrize("path", _kernel_modules(), ids=lambda path: path.relative_to(EMULATOR).as_posix())
 def test_a_kernel_module_imports_nothing_of_the_product(path: Path) -> None:
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    found = [f"line {line}: {name}" for line, name in _imported(tree) if _forbidden(name)]
+    found = _found(path, _forbidden)
     assert found == [], f"{path.relative_to(ROOT)} imports the product: {found}"
 
 
@@ -81,8 +86,7 @@ def test_the_product_part_is_checked_too() -> None:
 
 @pytest.mark.parametrize("path", _emulator_modules(), ids=lambda path: path.relative_to(EMULATOR).as_posix())
 def test_no_module_of_the_emulator_imports_the_operators_package(path: Path) -> None:
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    found = [f"line {line}: {name}" for line, name in _imported(tree) if _imports_the_operator(name)]
+    found = _found(path, _imports_the_operator)
     assert found == [], f"{path.relative_to(ROOT)} imports the operator's package: {found}"
 
 
