@@ -26,7 +26,8 @@ from decimal import Decimal
 from typing import Any, TypeVar
 
 from missed_checks.aws.table.checklists import checklist_record
-from missed_checks.checklists.checklist import Checklist, ChecklistRecord
+from missed_checks.aws.table.windows import judged_by_map, judged_window_totals
+from missed_checks.checklists.checklist import Checklist, ChecklistRecord, JudgedBy
 from missed_checks.checklists.closure_calendar import ClosureCalendar
 from missed_checks.checklists.recurrence import OccurrenceWindow
 from missed_checks.checklists.schedule import DesiredSchedule, Target
@@ -41,6 +42,7 @@ from missed_checks.evaluation.ports import (
     ChecksWritten,
     ClaimHolder,
     ClientRequest,
+    JudgedWindow,
     NotificationClaim,
     WindowClaim,
     check_key,
@@ -152,12 +154,12 @@ class InMemoryTable:
 
     # -- WindowRecords ------------------------------------------------------------------
     @_atomic
-    def open_window(self, checklist_id: str, window: OccurrenceWindow, judged_by: Mapping[str, Any]) -> None:
+    def open_window(self, checklist_id: str, window: OccurrenceWindow, judged_by: JudgedBy) -> None:
         start = to_utc_iso(window.start)
         record = self.windows.setdefault((checklist_id, start), {})
         record.update({"type": "judged_window", "checklist_id": checklist_id, "window_start": start,
                        "window_end": to_utc_iso(window.end), "evaluate_at": to_utc_iso(window.evaluate_at)})
-        record.setdefault("judged_by", {k: v for k, v in judged_by.items() if v})
+        record.setdefault("judged_by", judged_by_map(judged_by))
         self._write("open_window", start)
 
     @_atomic
@@ -170,14 +172,15 @@ class InMemoryTable:
         return True
 
     @_atomic
-    def claim_window(self, checklist_id: str, summary: Mapping[str, Any], execution: str) -> WindowClaim:
-        record = self.windows.setdefault((checklist_id, str(summary["window_start"])), {})
+    def claim_window(self, checklist_id: str, judged: JudgedWindow, execution: str) -> WindowClaim:
+        totals = judged_window_totals(judged)  # the record holds what the table's does
+        record = self.windows.setdefault((checklist_id, str(totals["window_start"])), {})
         holder = record.get("execution")
         if holder is not None and holder != execution:
             return WindowClaim(won=False, announced=bool(record.get("announced")), holder=str(holder))
-        self._write("claim_window", str(summary["window_start"]))
+        self._write("claim_window", str(totals["window_start"]))
         kept = {name: record[name] for name in ("newly_recorded", "announced") if name in record}
-        record.update({"type": "judged_window", "checklist_id": checklist_id, **summary, "execution": execution,
+        record.update({"type": "judged_window", "checklist_id": checklist_id, **totals, "execution": execution,
                        "announced": False, **kept})
         return WindowClaim(won=True, announced=bool(record["announced"]), holder=execution)
 

@@ -23,7 +23,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from missed_checks.aws.table.checklists import checklist_item
-from missed_checks.checklists.checklist import Checklist
+from missed_checks.checklists.checklist import Checklist, JudgedBy
 from missed_checks.checklists.recurrence import OccurrenceWindow, parse_recurrence
 from missed_checks.checklists.saving import save_checklist
 from missed_checks.equipment.assignments import SHARD_COUNT, shard_of
@@ -34,6 +34,7 @@ from missed_checks.evaluation.ports import (
     CheckRecord,
     ClaimHolder,
     ClientRequest,
+    JudgedWindow,
     NotificationClaim,
     NotificationRecords,
 )
@@ -49,7 +50,7 @@ BERLIN = ZoneInfo("Europe/Berlin")
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 MONDAY, TUESDAY = parse_recurrence(RULE, window=WINDOW).windows(T0, T0 + timedelta(days=3))[:2]
 """Monday 2 March 05:00-13:00 UTC and Tuesday 3 March, the checklist's first two windows."""
-JUDGED_BY = {"recurrence": RULE, "window": WINDOW}
+JUDGED_BY = JudgedBy(RULE, window=WINDOW)
 FIRST, SECOND = "arn:execution:first", "arn:execution:second"
 
 MANY = 120
@@ -62,11 +63,10 @@ def missed(equipment_id: str, window: OccurrenceWindow = MONDAY, execution: str 
                        execution=execution)
 
 
-def summary(missed_count: int, newly: int, window: OccurrenceWindow = MONDAY) -> dict[str, object]:
+def summary(missed_count: int, newly: int, window: OccurrenceWindow = MONDAY) -> JudgedWindow:
     """What a window's judgement totals (the claim records them)."""
-    return {"window_start": to_utc_iso(window.start), "window_end": to_utc_iso(window.end),
-            "evaluate_at": to_utc_iso(window.evaluate_at), "equipment_counted": 3, "performed": 3 - missed_count,
-            "missed": missed_count, "newly_recorded": newly, "judged_at": "2026-03-02T13:30:00Z"}
+    return JudgedWindow(window=window, equipment_counted=3, performed=3 - missed_count, missed=missed_count,
+                        newly_recorded=newly, excused=0, judged_at=datetime(2026, 3, 2, 13, 30, tzinfo=UTC))
 
 
 def fleet(count: int) -> list[str]:
@@ -231,10 +231,10 @@ def test_concurrent_claims_of_a_window_have_exactly_one_winner(given: Given) -> 
 
 def test_the_first_rule_a_window_is_judged_by_stays(given: Given) -> None:
     given.store.open_window("forklift", MONDAY, JUDGED_BY)
-    given.store.open_window("forklift", MONDAY, {"recurrence": RULE, "window": "PT4H"})  # after an edit
+    given.store.open_window("forklift", MONDAY, JudgedBy(RULE, window="PT4H"))  # after an edit
     given.store.claim_window("forklift", summary(0, 0), FIRST)
     record = given.store.judged_window("forklift", MONDAY.start)
-    assert record is not None and record["judged_by"] == JUDGED_BY
+    assert record is not None and record["judged_by"] == {"recurrence": RULE, "window": WINDOW}
 
 
 def test_each_window_has_its_own_claim(given: Given) -> None:

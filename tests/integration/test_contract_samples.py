@@ -13,6 +13,7 @@ import pytest
 
 from missed_checks import clock
 from missed_checks.aws.table import ChecklistTable
+from missed_checks.checklists.checklist import JudgedBy
 from missed_checks.checklists.saving import save_checklist
 from missed_checks.contracts import (
     BatchCounts,
@@ -62,7 +63,7 @@ def test_the_plan_evaluation_sample_judges_the_window_due(checklist):
 def test_the_record_and_close_samples_judge_and_close_a_fanned_out_window(checklist):
     stack, table = checklist
     task = parse(RecordMissedChecksInput, sample("record_missed_checks.json"))
-    table.open_window(CHECKLIST, task.window, {"recurrence": RULE})
+    table.open_window(CHECKLIST, task.window, JudgedBy(RULE))
     counts = [parse(BatchCounts, invoke(stack, "RecordMissedChecksFunction", {**sample("record_missed_checks.json"),
                                                                               "shards": shards}))
               for shards in (list(range(8)), list(range(8, 16)))]

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from missed_checks.aws.table import ChecklistTable, keys
 from missed_checks.aws.table.base import serialize
 from missed_checks.aws.table.windows import judged_window_fields, missed_check_item
+from missed_checks.checklists.checklist import JudgedBy
 from missed_checks.checklists.recurrence import OccurrenceWindow
 from missed_checks.evaluation.missed_check import MissedCheck
 from missed_checks_ops.target import StackTarget
@@ -52,7 +53,7 @@ def seed(table: ChecklistTable, checklists: list[str], days: int, equipment: lis
         for day in range(days):
             start = FIRST + timedelta(days=day)
             window = OccurrenceWindow(start, start + timedelta(hours=8), start + timedelta(hours=9))
-            fields = judged_window_fields(checklist_id, window, {"recurrence": "FREQ=DAILY"})
+            fields = judged_window_fields(checklist_id, window, JudgedBy("FREQ=DAILY"))
             requests.append({"PutRequest": {"Item": serialize(
                 {**keys.judged_window_key(checklist_id, fields["window_start"]), **fields})}})
             requests.extend({"PutRequest": {"Item": serialize({**missed_check_item(MissedCheck(

@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 
 from missed_checks import clock
 from missed_checks.aws.table import ChecklistTable
+from missed_checks.checklists.checklist import JudgedBy
 from missed_checks.evaluation.missed_check import MissedCheck
 from missed_checks.timefmt import parse_instant, to_utc_iso
 from missed_checks_local.apigateway.routes import Route
@@ -61,7 +62,7 @@ def stack(local_stack: Any) -> Iterator[Any]:
     checklist = table.get_checklist(CHECKLIST)
     assert checklist is not None
     window = next(iter(checklist.parsed().windows(MONDAY_START, MONDAY_END)))
-    table.open_window(CHECKLIST, window, {})
+    table.open_window(CHECKLIST, window, JudgedBy())
     for equipment_id in MISSED:
         table.put_missed_check(MissedCheck(checklist_id=CHECKLIST, equipment_id=equipment_id, window=window,
                                            judged_at=NOW, execution="seed"))

@@ -7,7 +7,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from missed_checks.aws.table import ChecklistTable, Conflict, NotFound
+from missed_checks.checklists.recurrence import OccurrenceWindow
 from missed_checks.checklists.saving import save_checklist
+from missed_checks.evaluation.ports import JudgedWindow
+from missed_checks.timefmt import parse_instant
 
 RULE = "DTSTART;TZID=Europe/Berlin:20260302T060000\nRRULE:FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR"
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
@@ -104,10 +107,11 @@ def test_a_performed_check_recorded_again_keeps_who_recorded_it_first(table):
     assert table.performed_check_records([check]) == {("forklift", "fl-1", "2026-03-02T06:12:00Z"): first}
 
 
-def judged(missed: int, newly: int, at: str = "2026-03-02T13:30:00Z") -> dict:
-    return {"window_start": "2026-03-02T05:00:00Z", "window_end": "2026-03-02T13:00:00Z",
-            "evaluate_at": "2026-03-02T13:30:00Z", "equipment_counted": 3, "performed": 3 - missed,
-            "missed": missed, "newly_recorded": newly, "judged_at": at}
+def judged(missed: int, newly: int, at: str = "2026-03-02T13:30:00Z") -> JudgedWindow:
+    window = OccurrenceWindow(datetime(2026, 3, 2, 5, tzinfo=UTC), datetime(2026, 3, 2, 13, tzinfo=UTC),
+                              datetime(2026, 3, 2, 13, 30, tzinfo=UTC))
+    return JudgedWindow(window=window, equipment_counted=3, performed=3 - missed, missed=missed,
+                        newly_recorded=newly, excused=0, judged_at=parse_instant(at, "at"))
 
 
 MONDAY = datetime(2026, 3, 2, 5, tzinfo=UTC)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from missed_checks.checklists.checklist import JudgedBy
 from missed_checks.checklists.recurrence import OccurrenceWindow
 from missed_checks.checklists.schedule import TARGET_INPUT_TEMPLATE
 from missed_checks.contracts import (
@@ -71,7 +72,7 @@ def test_plan_evaluation_sample_judges_the_monday_window_and_writes_its_missed_c
 
 def test_record_missed_checks_sample_writes_the_missed_checks_of_its_shards(checklist):
     task = parse(RecordMissedChecksInput, sample("record_missed_checks.json"))
-    checklist.table.open_window(CHECKLIST, SAMPLE_WINDOW, {"recurrence": RULE})
+    checklist.table.open_window(CHECKLIST, SAMPLE_WINDOW, JudgedBy(RULE))
     counts = parse(BatchCounts, checklist.invoke("RecordMissedChecksFunction", EVENTS / "record_missed_checks.json"))
     in_shards = [e for e in EQUIPMENT if shard_of(e) in task.shards]
     missed_here = sorted(e for e in in_shards if e in MISSED)
@@ -86,7 +87,7 @@ def test_record_missed_checks_sample_writes_the_missed_checks_of_its_shards(chec
 
 def test_close_window_sample_claims_announces_the_window_and_moves_the_watermark(checklist):
     given = sample("close_window.json")
-    checklist.table.open_window(CHECKLIST, SAMPLE_WINDOW, {"recurrence": RULE})
+    checklist.table.open_window(CHECKLIST, SAMPLE_WINDOW, JudgedBy(RULE))
     closed = parse(CloseWindowOutput, checklist.invoke("CloseWindowFunction", EVENTS / "close_window.json"))
     assert (closed.window_start, closed.window_end) == (to_utc_iso(MONDAY_START), to_utc_iso(MONDAY_END))
     assert closed.announced and closed.announced_now and closed.watermark_advanced

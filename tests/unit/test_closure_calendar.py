@@ -147,7 +147,7 @@ def test_the_plan_skips_closed_windows_and_records_the_revision() -> None:
     now = datetime(2026, 3, 5, tzinfo=UTC)
     plan = plan_evaluation("c", checklist({"site": calendar("2026-03-02", "2026-03-03", revision=4)}), now, 10, now)
     assert [w.start.date() for w in plan.windows] == [date(2026, 3, 1), date(2026, 3, 4)]
-    assert plan.judged_by["closed_on"] == {"site": 4}
+    assert plan.judged_by.closed_on == {"site": 4}
 
 
 def test_all_due_windows_closed_is_nothing_due() -> None:

@@ -123,7 +123,7 @@ def test_a_failed_window_stops_the_run_at_that_window_named_in_the_error() -> No
     windows = checklist.parsed().windows(CREATED, datetime(2026, 3, 5, tzinfo=UTC))
     table.fail_on["mark_window_announced"] = TransientError("throttled")
     with pytest.raises(TransientError, match=r"^window 2026-03-02T06:00:00\+01:00\.\."):
-        judge_windows(table, RecordingAnnouncer(), "drill", windows, checklist.rule(), ALL_SHARDS, FIRST, clock())
+        judge_windows(table, RecordingAnnouncer(), "drill", windows, checklist.judged_by(), ALL_SHARDS, FIRST, clock())
     assert "drill" not in table.watermarks and len(table.windows) == 1
 
 

@@ -4,6 +4,7 @@ from datetime import UTC, datetime, timedelta
 from boto3.dynamodb.types import TypeSerializer
 
 from missed_checks.aws.table.windows import judged_window_fields, missed_check_item
+from missed_checks.checklists.checklist import JudgedBy
 from missed_checks.equipment.assignments import Assignment
 from missed_checks.evaluation.missed_check import MissedCheck, judge
 from missed_checks.performed_checks.performed_check import PerformedCheck, Timeliness, timeliness
@@ -63,8 +64,8 @@ def test_missed_check_record_is_keyed_for_idempotency_in_no_index_and_under_one_
 
 
 def test_the_judged_window_keeps_the_rule_and_its_fleet_index_entry():
-    rule = {"recurrence": "DTSTART;TZID=Europe/Berlin:20260302T060000\nRRULE:FREQ=DAILY", "window": "PT8H",
-            "grace": "PT30M", "timezone": None}
+    rule = JudgedBy("DTSTART;TZID=Europe/Berlin:20260302T060000\nRRULE:FREQ=DAILY", window="PT8H", grace="PT30M",
+                    timezone=None)
     fields = judged_window_fields("forklift", WINDOW, rule)
-    assert fields["judged_by"] == {k: v for k, v in rule.items() if v}
+    assert fields["judged_by"] == {"recurrence": rule.recurrence, "window": "PT8H", "grace": "PT30M"}  # valued ones
     assert (fields["gsi2pk"], fields["gsi2sk"]) == ("WINDOWS#2026-03", "2026-03-02T05:00:00Z#forklift")

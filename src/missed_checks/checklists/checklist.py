@@ -32,6 +32,19 @@ def validate_checklist_id(checklist_id: object, field: str = "id") -> str:
 
 
 @dataclass(frozen=True)
+class JudgedBy:
+    """The rule a window is judged by (:meth:`Checklist.judged_by`), which its judged-window record
+    keeps as first written (a later edit never rewrites it): the rule fields as the checklist holds
+    them, and per closure calendar the revision whose dates applied (None: no calendar read)."""
+
+    recurrence: str = ""
+    timezone: str | None = None
+    window: str | None = None
+    grace: str | None = None
+    closed_on: Mapping[str, int] | None = None
+
+
+@dataclass(frozen=True)
 class Checklist:
     checklist_id: str
     recurrence: str
@@ -81,14 +94,14 @@ class Checklist:
             calendars.append(calendar)
         return closed_dates(calendars)
 
-    def judged_by(self) -> dict[str, Any]:
+    def judged_by(self) -> JudgedBy:
         """What a judged window records it was judged by: the rule and, per closure calendar, the
         revision whose dates applied (``missed-checks calendar show ID --revision N`` shows them)."""
-        judged: dict[str, Any] = dict(self.rule())
+        closed_on = None
         if self.closed_on and self.closures is not None:
-            judged["closed_on"] = {calendar_id: calendar.revision for calendar_id in self.closed_on
-                                   if (calendar := self.closures.get(calendar_id)) is not None}
-        return judged
+            closed_on = {calendar_id: calendar.revision for calendar_id in self.closed_on
+                         if (calendar := self.closures.get(calendar_id)) is not None}
+        return JudgedBy(self.recurrence, self.timezone, self.window, self.grace, closed_on)
 
     def rule(self) -> dict[str, str | None]:
         return {name: getattr(self, name) for name in RULE_FIELDS}

@@ -21,11 +21,12 @@ event bus) and returns the contracts the state machine passes on (:mod:`missed_c
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Protocol
 
+from missed_checks.checklists.checklist import JudgedBy
 from missed_checks.checklists.recurrence import OccurrenceWindow
 from missed_checks.contracts import (
     MANUAL,
@@ -43,6 +44,7 @@ from missed_checks.evaluation.ports import (
     Announcer,
     EquipmentReader,
     EvaluationStore,
+    JudgedWindow,
     OutOfServiceReader,
     WindowRecords,
 )
@@ -87,32 +89,31 @@ def judge_shards(store: ShardStore, checklist_id: str, window: OccurrenceWindow,
     )
 
 
-def window_summary(window: OccurrenceWindow, batches: Sequence[BatchCounts]) -> dict[str, Any]:
-    """The window's totals over its judged batches, as the judged-window record keeps them."""
-    return {
-        "window_start": to_utc_iso(window.start),
-        "window_end": to_utc_iso(window.end),
-        "evaluate_at": to_utc_iso(window.evaluate_at),
-        "equipment_counted": sum(batch.counted for batch in batches),
-        "performed": sum(batch.performed for batch in batches),
-        "missed": sum(batch.missed for batch in batches),
-        "newly_recorded": sum(batch.recorded for batch in batches),
-        "excused": sum(batch.excused for batch in batches),
-    }
+def window_judgement(window: OccurrenceWindow, batches: Sequence[BatchCounts], judged_at: datetime) -> JudgedWindow:
+    """The window's totals over its judged batches, added up at ``judged_at``."""
+    return JudgedWindow(
+        window=window,
+        equipment_counted=sum(batch.counted for batch in batches),
+        performed=sum(batch.performed for batch in batches),
+        missed=sum(batch.missed for batch in batches),
+        newly_recorded=sum(batch.recorded for batch in batches),
+        excused=sum(batch.excused for batch in batches),
+        judged_at=judged_at,
+    )
 
 
-def window_event(checklist_id: str, window: OccurrenceWindow, summary: Mapping[str, Any], execution: str,
+def window_event(checklist_id: str, judged: JudgedWindow, execution: str,
                  missed_equipment: list[str] | None) -> JudgedWindowDetail:
     """The ``Occurrence window judged`` event's detail (``missed_equipment`` None when not listed)."""
     return JudgedWindowDetail(
         checklist_id=checklist_id,
-        window_id=f"{checklist_id}#{summary['window_start']}",
-        window=window,
-        equipment_counted=int(summary["equipment_counted"]),
-        performed=int(summary["performed"]),
-        missed=int(summary["missed"]),
-        newly_recorded=int(summary["newly_recorded"]),
-        excused=int(summary.get("excused", 0)),
+        window_id=f"{checklist_id}#{to_utc_iso(judged.window.start)}",
+        window=judged.window,
+        equipment_counted=judged.equipment_counted,
+        performed=judged.performed,
+        missed=judged.missed,
+        newly_recorded=judged.newly_recorded,
+        excused=judged.excused,
         execution=execution,
         missed_equipment=missed_equipment,
     )
@@ -125,23 +126,23 @@ def close_window(store: WindowRecords, announcer: Announcer, checklist_id: str, 
 
     ``announced`` says this execution holds the claim, ``announced_by_it`` that the holder had
     announced already, ``announced_now`` that this call published the event."""
-    summary = window_summary(window, batches)
-    claim = store.claim_window(checklist_id, {**summary, "judged_at": to_utc_iso(now())}, execution)
+    judged = window_judgement(window, batches, now())
+    claim = store.claim_window(checklist_id, judged, execution)
     if claim.must_announce:
         listed = (store.missed_equipment_of_window(checklist_id, window.start)
-                  if summary["missed"] <= MAX_LISTED else None)
-        announcer.window_judged(window_event(checklist_id, window, summary, execution, listed))
-        store.mark_window_announced(checklist_id, summary["window_start"])
+                  if judged.missed <= MAX_LISTED else None)
+        announcer.window_judged(window_event(checklist_id, judged, execution, listed))
+        store.mark_window_announced(checklist_id, to_utc_iso(window.start))
     advanced = store.advance_watermark(checklist_id, window.end)
     return CloseWindowOutput(
-        window_start=summary["window_start"], window_end=summary["window_end"], missed=summary["missed"],
-        newly_recorded=summary["newly_recorded"], announced=claim.won, claimed_by=claim.holder,
+        window_start=to_utc_iso(window.start), window_end=to_utc_iso(window.end), missed=judged.missed,
+        newly_recorded=judged.newly_recorded, announced=claim.won, claimed_by=claim.holder,
         announced_by_it=claim.announced, announced_now=claim.must_announce, watermark_advanced=advanced,
     )
 
 
 def judge_windows(store: EvaluationStore, announcer: Announcer, checklist_id: str,
-                  windows: Sequence[OccurrenceWindow], judged_by: Mapping[str, Any], shards: Sequence[int],
+                  windows: Sequence[OccurrenceWindow], judged_by: JudgedBy, shards: Sequence[int],
                   execution: str, now: Callable[[], datetime]) -> list[CloseWindowOutput]:
     """Judge whole windows in this task, oldest first: open, judge every shard, close. A failure
     stops at its window, which its error message names (the dead letter reads it back as the window

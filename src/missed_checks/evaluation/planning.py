@@ -7,7 +7,7 @@ from datetime import date, datetime
 from enum import StrEnum
 from typing import Any
 
-from missed_checks.checklists.checklist import Checklist, Status
+from missed_checks.checklists.checklist import Checklist, JudgedBy, Status
 from missed_checks.checklists.recurrence import OccurrenceWindow
 from missed_checks.equipment.assignments import SHARD_COUNT, shard_batches
 from missed_checks.timefmt import to_utc_iso
@@ -28,7 +28,7 @@ class Plan:
     reason: str
     windows: tuple[OccurrenceWindow, ...] = ()
     more_due: bool = False
-    judged_by: dict[str, Any] = field(default_factory=dict)
+    judged_by: JudgedBy = field(default_factory=JudgedBy)
 
     def split(self, equipment: int, per_task: int) -> Split:
         """How the windows are judged: all of them by the planning task itself when the fleet times

@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from missed_checks.timefmt import to_utc_iso
 
 if TYPE_CHECKING:
-    from missed_checks.checklists.checklist import Checklist
+    from missed_checks.checklists.checklist import Checklist, JudgedBy
     from missed_checks.checklists.recurrence import OccurrenceWindow
     from missed_checks.contracts import JudgedWindowDetail
     from missed_checks.equipment.assignments import Assignment
@@ -42,6 +42,25 @@ class WindowClaim:
     def must_announce(self) -> bool:
         """Publish the window's event now: this execution holds the claim and nobody announced it yet."""
         return self.won and not self.announced
+
+
+@dataclass(frozen=True)
+class JudgedWindow:
+    """A window's judgement: its totals over the batches judged (:class:`missed_checks.contracts.BatchCounts`)
+    and when they were added up; claiming the window (:meth:`WindowRecords.claim_window`) records it."""
+
+    window: OccurrenceWindow
+    equipment_counted: int
+    """Equipment counted for the window (assigned at its start)."""
+    performed: int
+    """Counted equipment with a check that counted."""
+    missed: int
+    """Counted equipment with no check that counted and not out of service."""
+    newly_recorded: int
+    """Missed checks written by this judgement (not by an earlier run)."""
+    excused: int
+    """Counted equipment out of service during the window (no missed check)."""
+    judged_at: datetime
 
 
 @dataclass(frozen=True)
@@ -76,7 +95,7 @@ class EquipmentReader(Protocol):
 class WindowRecords(Protocol):
     """The judged-window record (the window's claim), its missed checks and the watermark."""
 
-    def open_window(self, checklist_id: str, window: OccurrenceWindow, judged_by: Mapping[str, Any]) -> None:
+    def open_window(self, checklist_id: str, window: OccurrenceWindow, judged_by: JudgedBy) -> None:
         """Start the window's record (the window and the rule it is judged by; the first rule stays)."""
         ...
 
@@ -84,8 +103,9 @@ class WindowRecords(Protocol):
         """Write a missed check unless it exists: True when written now."""
         ...
 
-    def claim_window(self, checklist_id: str, summary: Mapping[str, Any], execution: str) -> WindowClaim:
-        """Record the window's totals and claim it; exactly one execution wins per window."""
+    def claim_window(self, checklist_id: str, judged: JudgedWindow, execution: str) -> WindowClaim:
+        """Record the window's judgement and claim it; exactly one execution wins per window (the
+        winner's totals stay, and a retry of the winner keeps what it first recorded new)."""
         ...
 
     def claim_holder(self, checklist_id: str, window_start: datetime) -> ClaimHolder | None:

@@ -20,10 +20,11 @@ from missed_checks.aws.table.base import (
     error_code,
     serialize,
 )
+from missed_checks.checklists.checklist import JudgedBy
 from missed_checks.checklists.recurrence import OccurrenceWindow
 from missed_checks.errors import InvalidInput
 from missed_checks.evaluation.missed_check import MissedCheck
-from missed_checks.evaluation.ports import ClaimHolder, WindowClaim
+from missed_checks.evaluation.ports import ClaimHolder, JudgedWindow, WindowClaim
 from missed_checks.reporting.report import Dismissal, MissedRecord
 from missed_checks.timefmt import parse_instant, to_utc_iso
 
@@ -31,7 +32,7 @@ _MISSED_ATTRIBUTES = ("checklist_id", "equipment_id", "window_start", "window_en
 
 
 class WindowItems(TableClient):
-    def open_window(self, checklist_id: str, window: OccurrenceWindow, judged_by: Mapping[str, Any]) -> None:
+    def open_window(self, checklist_id: str, window: OccurrenceWindow, judged_by: JudgedBy) -> None:
         """Start the window's judged-window record before any of its missed checks is written: the
         window, the rule it is judged by (the first one written stays) and its fleet index entry.
         Unconditional and idempotent; the record counts as judged once claimed (:meth:`claim_window`)."""
@@ -47,7 +48,7 @@ class WindowItems(TableClient):
             ExpressionAttributeValues=serialize({**values, ":rule": rule}),
         )
 
-    def claim_window(self, checklist_id: str, summary: Mapping[str, Any], execution: str) -> WindowClaim:
+    def claim_window(self, checklist_id: str, judged: JudgedWindow, execution: str) -> WindowClaim:
         """Record the judged window and claim it for ``execution``, in one conditional write that
         exactly one execution can win per (checklist, window): the first to judge the window. A
         retry or redrive of that execution (same execution id) wins again; any other execution
@@ -56,7 +57,7 @@ class WindowItems(TableClient):
         fields = {
             "type": "judged_window",
             "checklist_id": checklist_id,
-            **summary,
+            **judged_window_totals(judged),
             "execution": execution,
         }
         names = {f"#f{i}": name for i, name in enumerate(fields)}
@@ -67,7 +68,7 @@ class WindowItems(TableClient):
                 for i, name in enumerate(fields)]
         try:
             response = self._request(
-                "update_item", Key=serialize(keys.judged_window_key(checklist_id, str(summary["window_start"]))),
+                "update_item", Key=serialize(keys.judged_window_key(checklist_id, to_utc_iso(judged.window.start))),
                 UpdateExpression="SET " + ", ".join([*sets, "#announced = if_not_exists(#announced, :no)"]),
                 ConditionExpression="attribute_not_exists(#execution) OR #execution = :execution",
                 ExpressionAttributeNames={**names, "#announced": "announced", "#execution": "execution"},
@@ -357,7 +358,7 @@ def missed_check_item(check: MissedCheck) -> dict[str, Any]:
     }
 
 
-def judged_window_fields(checklist_id: str, window: OccurrenceWindow, judged_by: Mapping[str, Any]) -> dict[str, Any]:
+def judged_window_fields(checklist_id: str, window: OccurrenceWindow, judged_by: JudgedBy) -> dict[str, Any]:
     """What the judged-window record holds from the moment its window is first judged: the window,
     the rule it is judged by (kept as first written: later edits never rewrite it), and its entry
     in the fleet's ByPeriod index (one per window, so the fleet report finds every checklist,
@@ -370,9 +371,34 @@ def judged_window_fields(checklist_id: str, window: OccurrenceWindow, judged_by:
         "window_end": to_utc_iso(window.end),
         "evaluate_at": to_utc_iso(window.evaluate_at),
         "window_local_start": window.start.isoformat(),
-        "judged_by": {k: v for k, v in judged_by.items() if v},
+        "judged_by": judged_by_map(judged_by),
         "gsi2pk": keys.fleet_windows_pk(start[:7]),
         "gsi2sk": keys.fleet_windows_sk(start, checklist_id),
+    }
+
+
+def judged_by_map(judged_by: JudgedBy) -> dict[str, Any]:
+    """The record's ``judged_by`` map: the rule fields and ``closed_on`` (calendar id: revision) that
+    have a value."""
+    fields = {"recurrence": judged_by.recurrence, "timezone": judged_by.timezone, "window": judged_by.window,
+              "grace": judged_by.grace, "closed_on": None if judged_by.closed_on is None else dict(judged_by.closed_on)}
+    return {name: value for name, value in fields.items() if value}
+
+
+def judged_window_totals(judged: JudgedWindow) -> dict[str, Any]:
+    """What claiming a window writes on its judged-window record: the window, its totals and when
+    they were added up (:class:`~missed_checks.evaluation.ports.JudgedWindow`)."""
+    window = judged.window
+    return {
+        "window_start": to_utc_iso(window.start),
+        "window_end": to_utc_iso(window.end),
+        "evaluate_at": to_utc_iso(window.evaluate_at),
+        "equipment_counted": judged.equipment_counted,
+        "performed": judged.performed,
+        "missed": judged.missed,
+        "newly_recorded": judged.newly_recorded,
+        "excused": judged.excused,
+        "judged_at": to_utc_iso(judged.judged_at),
     }
 
 
