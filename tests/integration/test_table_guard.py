@@ -52,7 +52,7 @@ def test_no_put_batch_or_transaction_writes_a_key_no_step_can_address(table: Dig
 
 def test_ids_instants_and_a_callers_key_pass_the_guard(table: DigestTable) -> None:
     table._request("put_item", Item=serialize({
-        **keys.performed_key("forklift-daily", 3, "FL-001/a@b+c:d", "2026-03-02T05:00:00Z"),
+        **keys.performed_key("forklift-daily", "FL-001/a@b+c:d", "2026-03-02T05:00:00Z"),
         "gsi1pk": keys.equipment_pk("FL-001/a@b+c:d"), "gsi1sk": keys.performed_index_sk("2026-03-02T05:00:00Z", "f")}))
     table._request("put_item", Item=serialize(keys.client_request_key("https://issuer.example#user 7", "key-1")))
     assert table._get(keys.client_request_key("https://issuer.example#user 7", "key-1")) is not None

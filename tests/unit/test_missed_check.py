@@ -57,7 +57,8 @@ def test_missed_check_record_is_keyed_for_idempotency_in_no_index_and_under_one_
     execution = "arn:aws:states:us-east-1:123456789012:execution:EvaluationStateMachine-ABCDEFGHIJKL:" + "x" * 80
     item = missed_check_item(MissedCheck(checklist_id="c" * 64, equipment_id="e" * 128, window=WINDOW,
                                          judged_at=EVALUATE_AT, execution=execution))
-    assert (item["pk"], item["sk"]) == (f"MISSED#{'c' * 64}", f"2026-03-02T05:00:00Z#{'e' * 128}")
+    # the checklist and the equipment's write partition (keys.write_partition: 84 for this id)
+    assert (item["pk"], item["sk"]) == (f"MISSED#{'c' * 64}#084", f"2026-03-02T05:00:00Z#{'e' * 128}")
     assert not {name for name in item if name.startswith("gsi")}  # no index copies: one write unit
     assert item_size({k: TypeSerializer().serialize(v) for k, v in item.items()}) < 1024  # even at the longest ids
     assert item["window_end"] == "2026-03-02T13:00:00Z" and item["evaluate_at"] == "2026-03-02T13:30:00Z"

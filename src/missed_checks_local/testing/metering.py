@@ -10,7 +10,13 @@ scheduler, the tools), and counts:
   item is in before or after (projection ALL: the whole item is copied);
 - DynamoDB **read request units**: per Query or GetItem call, ``ceil(bytes read / 4 KB)``, half
   for an eventually consistent read; per BatchGetItem item, the same for each item;
-- EventBridge entries put, SQS messages sent, Scheduler API calls (by operation).
+- EventBridge entries put, SQS messages sent, Scheduler API calls (by operation);
+- DynamoDB **write units per partition key per second** (:attr:`Usage.partition_writes`), of the
+  table and of each index (an index's partitions take at most 1,000 write units a second too): a
+  partition takes at most 1,000 write units a second on AWS, so :meth:`Usage.hottest_partition`
+  says whether a write burst would be throttled there. The second is the meter's ``clock``'s
+  (:func:`time.time` unless given): with a simulated clock that stands still, a whole burst counts in
+  one second, the most any partition could be asked for however fast AWS wrote it.
 
 Item sizes follow DynamoDB's rules (attribute names plus values; numbers about one byte per two
 digits; see :func:`item_size`). Lambda, Step Functions and Scheduler firings are counted by the
@@ -21,8 +27,9 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 from collections import Counter, defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -48,6 +55,8 @@ class Usage:
     events_put: int = 0
     messages_sent: int = 0
     scheduler_calls: Counter[str] = field(default_factory=Counter)
+    partition_writes: Counter[tuple[str, str, int]] = field(default_factory=Counter)
+    """``(table or "<table>/index/<index>", partition key, second)`` -> write request units."""
 
     @property
     def total_write_units(self) -> float:
@@ -56,6 +65,34 @@ class Usage:
     @property
     def total_read_units(self) -> float:
         return float(sum(self.read_units.values()))
+
+    def hottest_partition(self) -> PartitionSecond | None:
+        """The partition key (of the table or an index) that took the most write units in one second
+        of the meter's clock, and how many; None when nothing was written."""
+        if not self.partition_writes:
+            return None
+        (where, key, second), units = max(self.partition_writes.items(), key=lambda entry: (entry[1], entry[0]))
+        return PartitionSecond(where, key, second, units)
+
+    def partition_keys_written(self, where: str, prefix: str = "") -> Counter[str]:
+        """Write units per partition key of ``where`` (a table, or ``<table>/index/<index>``) whose key
+        starts with ``prefix``, over the whole run."""
+        written: Counter[str] = Counter()
+        for (place, key, _), units in self.partition_writes.items():
+            if place == where and key.startswith(prefix):
+                written[key] += units
+        return written
+
+
+@dataclass(frozen=True)
+class PartitionSecond:
+    """The write units one partition key took in one second (:meth:`Usage.hottest_partition`)."""
+
+    where: str
+    """The table, or ``<table>/index/<index>``."""
+    key: str
+    second: int
+    units: int
 
 
 def item_size(attributes: Mapping[str, Any]) -> int:
@@ -100,8 +137,10 @@ def _read_units(size: int, consistent: bool) -> float:
 class Meter:
     """Counts what the embedded AWS is asked to do while active (``with Meter() as usage:``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        """``clock``: the seconds (a POSIX timestamp) that :attr:`Usage.partition_writes` counts by."""
         self.usage = Usage()
+        self._clock = clock
         self._lock = threading.Lock()
         self._saved: list[tuple[type, str, Any]] = []
 
@@ -180,17 +219,29 @@ class Meter:
                 except ConditionalCheckFailed:
                     attempted = item_size(args[0]) if operation == "PutItem" and args else _size(before)
                     self._add(self.usage.write_units, f"{label} {table_name}", _write_units(attempted))
+                    self._partition_write(table_name, _hash_key(backend, table, key_attrs), int(self._clock()),
+                                          _write_units(attempted))
                     raise
                 after = None if operation == "DeleteItem" else _existing(backend, table, key_attrs)
-                self._add(self.usage.write_units, f"{label} {table_name}",
-                          _write_units(max(_size(before), _size(after))))
+                units = _write_units(max(_size(before), _size(after)))
+                self._add(self.usage.write_units, f"{label} {table_name}", units)
+                second = int(self._clock())
+                written = after if after is not None else before
+                if written is not None:
+                    self._partition_write(table_name, _attribute(written, table.hash_key_attr), second, units)
                 for index in table.global_indexes:
                     for version in {id(v): v for v in (before, after) if v is not None and _in(index, v)}.values():
-                        self._add(self.usage.write_units, f"{label} {table_name}/index/{index.name}",
-                                  _write_units(_size(version)))
+                        units = _write_units(_size(version))
+                        self._add(self.usage.write_units, f"{label} {table_name}/index/{index.name}", units)
+                        self._partition_write(f"{table_name}/index/{index.name}",
+                                              _attribute(version, index.schema[0]["AttributeName"]), second, units)
                 return result
             return write
         return wrapper
+
+    def _partition_write(self, where: str, key: str, second: int, units: int) -> None:
+        with self._lock:
+            self.usage.partition_writes[(where, key, second)] += units
 
     def _metered_query(self, original: Any) -> Any:
         def query(backend: Any, table_name: str, *args: Any, **kwargs: Any) -> Any:
@@ -229,6 +280,21 @@ def _existing(backend: Any, table: Any, attributes: Mapping[str, Any] | None) ->
         return table.get_item(hash_key, range_key)
     except Exception:  # a malformed key fails in the real call, which reports it
         return None
+
+
+def _hash_key(backend: Any, table: Any, attributes: Mapping[str, Any] | None) -> str:
+    """The partition key's value in a request's key or item (DynamoDB JSON), as text."""
+    try:
+        hash_key, _ = backend.get_keys_value(table, attributes or {})
+        return str(hash_key.value)
+    except Exception:  # a malformed key fails in the real call, which reports it
+        return ""
+
+
+def _attribute(item: Any, name: str) -> str:
+    """An attribute of a moto Item as text (its partition key's value)."""
+    value = item.attrs.get(name)
+    return "" if value is None else str(value.value)
 
 
 def _in(index: Any, item: Any) -> bool:

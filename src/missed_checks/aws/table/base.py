@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, cast
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
@@ -190,6 +191,17 @@ class TableClient(ServiceAdapter):
             ExpressionAttributeValues=serialize({":pk": pk, ":low": low, ":high": high}),
             **projection,
         )
+
+    def _query_partitions(self, pks: Sequence[str], low: str, high: str, attributes: Sequence[str] = (),
+                          threads: int = 1) -> list[dict[str, Any]]:
+        """:meth:`_query_range` of each partition key in ``pks`` (a write-partitioned item kind, keys.py's
+        ``WRITE_PARTITIONS``), ``threads`` Queries in flight, every item in the order of ``pks``."""
+        def read(pk: str) -> list[dict[str, Any]]:
+            return list(self._query_range(pk, low, high, attributes=attributes))
+        if threads <= 1:
+            return [item for pk in pks for item in read(pk)]
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            return [item for items in pool.map(read, pks) for item in items]
 
     def _query_prefix(self, pk: str, prefix: str) -> Iterator[dict[str, Any]]:
         return self.query(

@@ -6,6 +6,10 @@ See README "Data model". Instants in keys are UTC ISO strings (``timefmt.to_utc_
 
 from __future__ import annotations
 
+import hashlib
+
+from missed_checks.equipment.assignments import SHARD_COUNT
+
 CHECKLIST_SK = "CHECKLIST"
 CHECKLISTS_INDEX_PK = "CHECKLISTS"
 BY_EQUIPMENT_INDEX = "ByEquipment"
@@ -15,6 +19,12 @@ HIGH = "~"
 
 
 _CHECKLIST_PK_PREFIX = "CHECKLIST#"
+_CALENDAR_PK_PREFIX = "CALENDAR#"
+
+
+def _id_of(prefix: str, pk: str) -> str | None:
+    """The id in a partition key made of ``prefix`` and an id, None for a key without ``prefix``."""
+    return pk.removeprefix(prefix) if pk.startswith(prefix) else None
 
 
 def checklist_pk(checklist_id: str) -> str:
@@ -23,7 +33,7 @@ def checklist_pk(checklist_id: str) -> str:
 
 def checklist_id_of(pk: str) -> str | None:
     """The checklist id of a checklist partition's key (``CHECKLIST#<id>``), None for any other."""
-    return pk.removeprefix(_CHECKLIST_PK_PREFIX) if pk.startswith(_CHECKLIST_PK_PREFIX) else None
+    return _id_of(_CHECKLIST_PK_PREFIX, pk)
 
 
 def checklist_key(checklist_id: str) -> dict[str, str]:
@@ -72,20 +82,55 @@ def performed_index_sk(performed_at: str, checklist_id: str) -> str:
     return f"{performed_at}#PERFORMED#{checklist_id}"
 
 
-def performed_pk(checklist_id: str, shard: int) -> str:
-    return f"PERFORMED#{checklist_id}#{shard:02d}"
+# -- write partitions: a checklist's performed and missed checks are spread over 128 partition keys --
+PARTITIONS_PER_SHARD = 8
+WRITE_PARTITIONS = SHARD_COUNT * PARTITIONS_PER_SHARD
+"""A checklist's performed checks and its missed checks are each spread over this many partition
+keys by a stable hash of the equipment id (:func:`write_partition`): one DynamoDB partition takes at
+most 1,000 write units a second, and a window of 100,000 equipment writes at most about 800 missed
+checks to each (docs/data-model.md, "Write bursts"), however fast its tasks write."""
 
 
-def performed_key(checklist_id: str, shard: int, equipment_id: str, performed_at: str) -> dict[str, str]:
-    return {"pk": performed_pk(checklist_id, shard), "sk": f"{performed_at}#{equipment_id}"}
+def write_partition(equipment_id: str) -> int:
+    """The equipment's write partition, 0 to ``WRITE_PARTITIONS - 1``: the same hash as its shard
+    (:func:`missed_checks.equipment.assignments.shard_of`), so ``write_partition(e) % SHARD_COUNT ==
+    shard_of(e)`` and a shard's equipment lies in the :func:`shard_partitions` of that shard."""
+    digest = hashlib.sha256(equipment_id.encode("utf-8")).digest()
+    return int.from_bytes(digest[:4], "big") % WRITE_PARTITIONS
 
 
-def missed_pk(checklist_id: str) -> str:
-    return f"MISSED#{checklist_id}"
+def shard_partitions(shard: int) -> range:
+    """The write partitions of one shard's equipment (``PARTITIONS_PER_SHARD`` of them)."""
+    return range(shard, WRITE_PARTITIONS, SHARD_COUNT)
+
+
+def performed_pk(checklist_id: str, partition: int) -> str:
+    """A write partition of the checklist's performed checks (``write_partition`` of the equipment)."""
+    return f"PERFORMED#{checklist_id}#{partition:03d}"
+
+
+def performed_pks(checklist_id: str, shard: int) -> list[str]:
+    """The partition keys of one shard's performed checks (the shard's write partitions)."""
+    return [performed_pk(checklist_id, partition) for partition in shard_partitions(shard)]
+
+
+def performed_key(checklist_id: str, equipment_id: str, performed_at: str) -> dict[str, str]:
+    return {"pk": performed_pk(checklist_id, write_partition(equipment_id)), "sk": f"{performed_at}#{equipment_id}"}
+
+
+def missed_pk(checklist_id: str, partition: int) -> str:
+    """A write partition of the checklist's missed checks (``write_partition`` of the equipment)."""
+    return f"MISSED#{checklist_id}#{partition:03d}"
+
+
+def missed_pks(checklist_id: str) -> list[str]:
+    """Every partition key of the checklist's missed checks: what a read of them all queries."""
+    return [missed_pk(checklist_id, partition) for partition in range(WRITE_PARTITIONS)]
 
 
 def missed_key(checklist_id: str, window_start: str, equipment_id: str) -> dict[str, str]:
-    return {"pk": missed_pk(checklist_id), "sk": f"{window_start}#{equipment_id}"}
+    """Deterministic: the same (checklist, window start, equipment) always has the same key."""
+    return {"pk": missed_pk(checklist_id, write_partition(equipment_id)), "sk": f"{window_start}#{equipment_id}"}
 
 
 def fleet_windows_pk(month: str) -> str:
@@ -114,7 +159,6 @@ def out_of_service_key(start: str, equipment_id: str) -> dict[str, str]:
 CALENDAR_SK = "CALENDAR"
 CALENDARS_INDEX_PK = "CALENDARS"
 """ByPeriod partition listing every calendar (sort key: its id), as ``CHECKLISTS`` lists checklists."""
-_CALENDAR_PK_PREFIX = "CALENDAR#"
 
 
 def calendar_pk(calendar_id: str) -> str:
@@ -123,7 +167,7 @@ def calendar_pk(calendar_id: str) -> str:
 
 def calendar_id_of(pk: str) -> str | None:
     """The calendar id of a calendar partition's key (``CALENDAR#<id>``), None for any other."""
-    return pk.removeprefix(_CALENDAR_PK_PREFIX) if pk.startswith(_CALENDAR_PK_PREFIX) else None
+    return _id_of(_CALENDAR_PK_PREFIX, pk)
 
 
 def calendar_key(calendar_id: str) -> dict[str, str]:

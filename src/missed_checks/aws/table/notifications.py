@@ -20,7 +20,7 @@ from missed_checks.aws.table import keys
 from missed_checks.aws.table.assignments import AssignmentItems
 from missed_checks.aws.table.base import TableClient, condition_item, deserialize, error_code, serialize
 from missed_checks.aws.table.out_of_service import OutOfServiceItems
-from missed_checks.aws.table.windows import WindowItems
+from missed_checks.aws.table.windows import READ_THREADS, WindowItems
 from missed_checks.checklists.recurrence import OccurrenceWindow
 from missed_checks.equipment.assignments import SHARD_COUNT
 from missed_checks.evaluation.ports import NotificationClaim
@@ -126,22 +126,24 @@ class NotifierTable(AssignmentItems, WindowItems, OutOfServiceItems, Notificatio
                 for item in reversed(items) if item.get("execution")]
 
     def missed_by_window(self, checklist_id: str, start: datetime, end: datetime) -> dict[str, set[str]]:
-        """Missed equipment by window start (UTC ISO) for the windows that started in ``[start, end]``."""
+        """Missed equipment by window start (UTC ISO) for the windows that started in ``[start, end]``:
+        one Query per write partition of the checklist's missed checks, :data:`READ_THREADS` in flight."""
         found: dict[str, set[str]] = {}
-        for item in self._query_range(keys.missed_pk(checklist_id), to_utc_iso(start), to_utc_iso(end) + keys.HIGH,
-                                      attributes=("window_start", "equipment_id")):
+        for item in self._query_partitions(keys.missed_pks(checklist_id), to_utc_iso(start),
+                                           to_utc_iso(end) + keys.HIGH, ("window_start", "equipment_id"),
+                                           threads=READ_THREADS):
             found.setdefault(str(item["window_start"]), set()).add(str(item["equipment_id"]))
         return found
 
     def performed_by(self, checklist_id: str, start: datetime, until: datetime, recorded_by: datetime,
                      shards: Iterable[int] | None = None) -> set[str]:
         """Equipment with a check performed in ``[start, until]`` and recorded at or before ``recorded_by``:
-        one Query per shard (of ``shards`` only, when given)."""
+        one Query per write partition of each shard (of ``shards`` only, when given)."""
         low, high, recorded = to_utc_iso(start), to_utc_iso(until), to_utc_iso(recorded_by)
         done: set[str] = set()
         for shard in sorted(shards) if shards is not None else range(SHARD_COUNT):
-            for item in self._query_range(keys.performed_pk(checklist_id, shard), low, high + keys.HIGH,
-                                          attributes=("equipment_id", "performed_at", "recorded_at")):
+            for item in self._query_partitions(keys.performed_pks(checklist_id, shard), low, high + keys.HIGH,
+                                               ("equipment_id", "performed_at", "recorded_at")):
                 if str(item["performed_at"]) <= high and str(item.get("recorded_at") or "") <= recorded:
                     done.add(str(item["equipment_id"]))
         return done

@@ -1,5 +1,6 @@
-"""Performed checks: one item per (checklist, equipment, instant), partitioned by checklist and shard;
-written once (a conditional put), so who recorded one and when is never rewritten."""
+"""Performed checks: one item per (checklist, equipment, instant), partitioned by checklist and write
+partition (``keys.write_partition``, eight per shard); written once (a conditional put), so who
+recorded one and when is never rewritten."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 from missed_checks.aws.table import keys
 from missed_checks.aws.table.base import TableClient
 from missed_checks.checklists.checklist import validate_checklist_id
-from missed_checks.equipment.assignments import SHARD_COUNT, shard_of, validate_equipment_id
+from missed_checks.equipment.assignments import SHARD_COUNT, validate_equipment_id
 from missed_checks.evaluation.ports import CheckKey, CheckRecord, ChecksWritten, check_key
 from missed_checks.performed_checks.performed_check import PerformedCheck
 from missed_checks.timefmt import parse_instant, to_utc_iso
@@ -28,7 +29,7 @@ class PerformedCheckItems(TableClient):
         validate_equipment_id(check.equipment_id)
         at = to_utc_iso(check.performed_at)
         return {
-            **keys.performed_key(check.checklist_id, shard_of(check.equipment_id), check.equipment_id, at),
+            **keys.performed_key(check.checklist_id, check.equipment_id, at),
             "type": "performed_check",
             "gsi1pk": keys.equipment_pk(check.equipment_id),
             "gsi1sk": keys.performed_index_sk(at, check.checklist_id),
@@ -70,7 +71,7 @@ class PerformedCheckItems(TableClient):
         """Who recorded each of these checks and when, for those on record: strongly consistent
         BatchGetItem (100 keys a request)."""
         wanted = {check_key(c): c for c in checks}
-        item_keys = [keys.performed_key(c.checklist_id, shard_of(c.equipment_id), c.equipment_id, at)
+        item_keys = [keys.performed_key(c.checklist_id, c.equipment_id, at)
                      for (_, _, at), c in wanted.items()]
         found = {}
         for item in self.batch_get(item_keys, consistent=True):
@@ -80,7 +81,7 @@ class PerformedCheckItems(TableClient):
     def recorded_at_of(self, checks: Sequence[CheckKey]) -> dict[CheckKey, str]:
         """When each of these checks (checklist, equipment, performed_at) was recorded, for those on
         record with a ``recorded_at``: one BatchGetItem (100 keys a request)."""
-        wanted = [keys.performed_key(checklist_id, shard_of(equipment_id), equipment_id, performed_at)
+        wanted = [keys.performed_key(checklist_id, equipment_id, performed_at)
                   for checklist_id, equipment_id, performed_at in dict.fromkeys(checks)]
         found = {}
         for item in self.batch_get(wanted) if wanted else ():
@@ -90,8 +91,9 @@ class PerformedCheckItems(TableClient):
         return found
 
     def performed_checks(self, checklist_id: str, shard: int, start: datetime, end: datetime) -> list[PerformedCheck]:
-        """Performed checks of one shard with ``start <= performed_at < end``: one Query."""
-        items = self._query_range(keys.performed_pk(checklist_id, shard), to_utc_iso(start), to_utc_iso(end))
+        """Performed checks of one shard with ``start <= performed_at < end``: one Query per write
+        partition of the shard (``keys.PARTITIONS_PER_SHARD``)."""
+        items = self._query_partitions(keys.performed_pks(checklist_id, shard), to_utc_iso(start), to_utc_iso(end))
         checks = []
         for item in items:
             performed_at = parse_instant(item["performed_at"], "performed_at")
@@ -101,8 +103,9 @@ class PerformedCheckItems(TableClient):
 
     def performed_check_keys(self, checklist_id: str, shard: int, low: str, high: str) -> list[tuple[str, str]]:
         """(equipment id, performed_at) of one shard's performed checks with ``low <= performed_at <= high``
-        (UTC ISO strings), read from the sort key alone: one Query projected to ``sk``."""
-        items = self._query_range(keys.performed_pk(checklist_id, shard), low, high, attributes=("sk",))
+        (UTC ISO strings), read from the sort key alone: one Query projected to ``sk`` per write partition
+        of the shard."""
+        items = self._query_partitions(keys.performed_pks(checklist_id, shard), low, high, attributes=("sk",))
         # sk = "<performed_at>#<equipment>"; performed_at is always 20 characters.
         return [(item["sk"][21:], item["sk"][:20]) for item in items]
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import heapq
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -29,6 +31,9 @@ from missed_checks.reporting.report import Dismissal, MissedRecord
 from missed_checks.timefmt import parse_instant, to_utc_iso
 
 _MISSED_ATTRIBUTES = ("checklist_id", "equipment_id", "window_start", "window_end", "dismissal", "judged_at")
+READ_THREADS = 16
+"""Queries in flight when a read covers every write partition of a checklist's missed checks
+(``keys.WRITE_PARTITIONS`` of them); the clients' connection pool allows 32."""
 
 
 class WindowItems(TableClient):
@@ -143,10 +148,14 @@ class WindowItems(TableClient):
 
     def missed_checks_of_checklist(self, checklist_id: str, start: datetime, end: datetime,
                                    attributes: Sequence[str] = ()) -> list[dict[str, Any]]:
-        """Missed checks whose window started in ``[start, end)`` (only ``attributes`` when given)."""
-        items = self._query_range(keys.missed_pk(checklist_id), to_utc_iso(start), to_utc_iso(end),
-                                  attributes=attributes)
-        return [item for item in items if item["window_start"] < to_utc_iso(end)]
+        """Missed checks whose window started in ``[start, end)``, in key order (window start, equipment;
+        only ``attributes`` when given, with those two): one Query per write partition of the checklist
+        (``keys.WRITE_PARTITIONS``), :data:`READ_THREADS` in flight."""
+        wanted = tuple(dict.fromkeys((*attributes, "window_start", "equipment_id"))) if attributes else ()
+        items = self._query_partitions(keys.missed_pks(checklist_id), to_utc_iso(start), to_utc_iso(end), wanted,
+                                       threads=READ_THREADS)
+        return sorted((item for item in items if item["window_start"] < to_utc_iso(end)),
+                      key=lambda item: (str(item["window_start"]), str(item["equipment_id"])))
 
     def missed_records_of_checklist(self, checklist_id: str, start: datetime, end: datetime) -> list[MissedRecord]:
         """:meth:`missed_checks_of_checklist` as the report reads them (projected to what it needs)."""
@@ -160,8 +169,11 @@ class WindowItems(TableClient):
                 for item in self.missed_checks_of_equipment(equipment_id, checklist_ids, start, end)]
 
     def missed_equipment_of_window(self, checklist_id: str, window_start: datetime) -> list[str]:
-        """Equipment with a missed check for the window starting at ``window_start``: one Query."""
-        items = self._query_prefix(keys.missed_pk(checklist_id), f"{to_utc_iso(window_start)}#")
+        """Equipment with a missed check for the window starting at ``window_start``: one Query per
+        write partition (``keys.WRITE_PARTITIONS``), :data:`READ_THREADS` in flight."""
+        prefix = f"{to_utc_iso(window_start)}#"
+        items = self._query_partitions(keys.missed_pks(checklist_id), prefix, prefix + keys.HIGH,
+                                       ("equipment_id",), threads=READ_THREADS)
         return sorted(item["equipment_id"] for item in items)
 
     def missed_checks_of_fleet(self, start: datetime, end: datetime,
@@ -181,8 +193,9 @@ class WindowItems(TableClient):
 
         The fleet is walked month by month (UTC), each month's judged checklists in order, each one's
         missed checks in key order (window start, equipment): a page reads one month's index entries,
-        never the whole range's. DynamoDB's own ``Limit`` and ``ExclusiveStartKey``; each Query asks for
-        one item more than the page still needs, so the last page says it is the last. Past ``deadline``
+        never the whole range's. Each checklist's missed checks are its write partitions merged
+        (:meth:`_missed_range`), asking for one item more than the page still needs, so the last page
+        says it is the last. Past ``deadline``
         (:func:`time.monotonic`) the page ends early, shorter or empty, with where to go on."""
         low, high = to_utc_iso(start), to_utc_iso(end)
         items: list[dict[str, Any]] = []
@@ -221,24 +234,43 @@ class WindowItems(TableClient):
     def _missed_range(self, checklist_id: str, low: str, high: str, wanted: int,
                       exclusive: str | None) -> Iterator[dict[str, Any]]:
         """At most ``wanted`` missed checks of one checklist with a window start in ``[low, high)``,
-        after the sort key ``exclusive``: Query pages of ``Limit`` what is still wanted."""
-        pk = keys.missed_pk(checklist_id)
-        request: dict[str, Any] = {
-            "KeyConditionExpression": "pk = :pk AND sk BETWEEN :low AND :high",
-            "ExpressionAttributeValues": serialize({":pk": pk, ":low": low, ":high": high}),
-        }
-        start_key = serialize({"pk": pk, "sk": exclusive}) if exclusive else None
-        while wanted > 0:
-            response = self._request("query", Limit=wanted, **request,
-                                     **({"ExclusiveStartKey": start_key} if start_key else {}))
-            for raw in response.get("Items", []):
-                item = deserialize(raw)
-                if item["window_start"] < high:
-                    wanted -= 1
-                    yield item
-            start_key = response.get("LastEvaluatedKey")
-            if not start_key:
+        after the sort key ``exclusive``, in key order: the checklist's write partitions merged. One
+        Query of each partition first (:data:`READ_THREADS` in flight), each for about twice its share
+        of ``wanted``; a partition whose first page the merge used up and that has more is read on.
+        Resuming after ``exclusive`` reads every partition from it (``BETWEEN``) and skips it: that key
+        is in one partition at most."""
+        pks = keys.missed_pks(checklist_id)
+        share = min(wanted, 2 * -(-wanted // len(pks)) + 1)
+        start = exclusive if exclusive is not None else low
+        with ThreadPoolExecutor(max_workers=READ_THREADS) as pool:
+            firsts = list(pool.map(lambda pk: self._missed_query(pk, start, high, share, None), pks))
+        streams = [self._missed_stream(pk, start, high, wanted, first) for pk, first in zip(pks, firsts, strict=True)]
+        for item in heapq.merge(*streams, key=lambda item: str(item["sk"])):
+            if item["sk"] == exclusive or item["window_start"] >= high:
+                continue
+            yield item
+            wanted -= 1
+            if wanted <= 0:
                 return
+
+    def _missed_stream(self, pk: str, low: str, high: str, limit: int,
+                       first: tuple[list[dict[str, Any]], Any]) -> Iterator[dict[str, Any]]:
+        """One partition's missed checks from its first page on, read on (``limit`` a Query) when used up."""
+        items, last = first
+        while True:
+            yield from items
+            if not last:
+                return
+            items, last = self._missed_query(pk, low, high, limit, last)
+
+    def _missed_query(self, pk: str, low: str, high: str, limit: int,
+                      start_key: Any) -> tuple[list[dict[str, Any]], Any]:
+        """One Query page of a missed-check partition: its items and its ``LastEvaluatedKey``."""
+        response = self._request(
+            "query", Limit=limit, KeyConditionExpression="pk = :pk AND sk BETWEEN :low AND :high",
+            ExpressionAttributeValues=serialize({":pk": pk, ":low": low, ":high": high}),
+            **({"ExclusiveStartKey": start_key} if start_key else {}))
+        return [deserialize(raw) for raw in response.get("Items", [])], response.get("LastEvaluatedKey")
 
     def missed_checks_of_equipment(self, equipment_id: str, checklist_ids: Iterable[str], start: datetime,
                                    end: datetime) -> list[dict[str, Any]]:
