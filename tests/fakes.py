@@ -25,12 +25,13 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any, TypeVar
 
-from missed_checks.aws.table.checklists import checklist_record
+from missed_checks.aws.table.checklists import checklist_record, schedule_note_map, sync_error_map
 from missed_checks.aws.table.windows import judged_by_map, judged_window_totals
 from missed_checks.checklists.checklist import Checklist, ChecklistRecord, JudgedBy
 from missed_checks.checklists.closure_calendar import ClosureCalendar
 from missed_checks.checklists.recurrence import OccurrenceWindow
 from missed_checks.checklists.schedule import DesiredSchedule, Target
+from missed_checks.checklists.schedule_sync import ScheduleNote, SyncError
 from missed_checks.contracts import JudgedWindowDetail
 from missed_checks.equipment.assignments import Assignment, shard_of
 from missed_checks.equipment.out_of_service import OutOfServicePeriod, overlapping
@@ -226,17 +227,19 @@ class InMemoryTable:
         return None if item is None else checklist_record(item)
 
     @_atomic
-    def record_schedule_sync(self, checklist_id: str, revision: int, *, schedule: Mapping[str, Any] | None,
-                             error: Mapping[str, Any] | None) -> bool:
+    def record_schedule_sync(self, checklist_id: str, revision: int, *, schedule: ScheduleNote | None,
+                             error: SyncError | None) -> bool:
         """As the table: noted on the item (each note set, or removed when None) only while the item
-        exists with this revision; False otherwise (``notes`` keeps every note asked for)."""
+        exists with this revision; False otherwise (``notes`` keeps every note asked for, as the
+        item's maps)."""
         assert isinstance(revision, int)
-        self.notes.append({"revision": revision, "schedule": schedule, "error": error})
+        schedule_map, error_map = schedule_note_map(schedule), sync_error_map(error)
+        self.notes.append({"revision": revision, "schedule": schedule_map, "error": error_map})
         item = self.checklist_items.get(checklist_id)
         stored = None if item is None else item.get("revision")
         if item is None or isinstance(stored, bool) or not isinstance(stored, int | Decimal) or stored != revision:
             return False
-        noted = {name: dict(value) for name, value in (("schedule", schedule), ("sync_error", error))
+        noted = {name: value for name, value in (("schedule", schedule_map), ("sync_error", error_map))
                  if value is not None}
         self.checklist_items[checklist_id] = {**{k: v for k, v in item.items() if k not in ("schedule", "sync_error")},
                                               **noted}

@@ -26,6 +26,7 @@ from missed_checks.aws.table.checklists import checklist_item
 from missed_checks.checklists.checklist import Checklist, JudgedBy
 from missed_checks.checklists.recurrence import OccurrenceWindow, parse_recurrence
 from missed_checks.checklists.saving import save_checklist
+from missed_checks.checklists.schedule_sync import ScheduleNote, SyncError
 from missed_checks.equipment.assignments import SHARD_COUNT, shard_of
 from missed_checks.equipment.out_of_service import OutOfServicePeriod
 from missed_checks.errors import Conflict, InvalidInput
@@ -526,16 +527,20 @@ def test_a_checklist_record_reads_what_the_item_holds(given: Given) -> None:
 
 def test_the_sync_notes_its_result_on_the_revision_it_read_and_on_no_other(given: Given) -> None:
     given.hand_written(hand_written(3, schedule={"fingerprint": "old"}))
-    assert given.store.record_schedule_sync("forklift", 3, schedule={"fingerprint": "new"}, error=None) is True
+    new = ScheduleNote("ENABLED", T0, "cron(0 6 ? * MON-FRI *)", "Europe/Berlin", True, fingerprint="new")
+    assert given.store.record_schedule_sync("forklift", 3, schedule=new, error=None) is True
     record = given.store.get_checklist_record("forklift")
-    assert record is not None and (record.schedule, record.sync_error) == ({"fingerprint": "new"}, None)
+    assert record is not None and (record.schedule, record.sync_error) == (
+        {"expression": "cron(0 6 ? * MON-FRI *)", "timezone": "Europe/Berlin", "exact": True, "state": "ENABLED",
+         "fingerprint": "new", "synced_at": "2026-03-01T09:00:00Z"}, None)
     # an edit came in between (revision 4): the note of revision 3 must not land on it
-    assert given.store.record_schedule_sync("forklift", 2, schedule=None, error={"field": "x"}) is False
-    error = {"field": "window", "message": "bad", "revision": 3}
+    assert given.store.record_schedule_sync("forklift", 2, schedule=None, error=SyncError("x", "", T0, 2)) is False
+    error = SyncError("window", "bad", T0, 3)
     assert given.store.record_schedule_sync("forklift", 3, schedule=None, error=error) is True
     record = given.store.get_checklist_record("forklift")
-    assert record is not None and (record.schedule, record.sync_error) == (None, error)
-    assert given.store.record_schedule_sync("deleted", 3, schedule={"fingerprint": "f"}, error=None) is False
+    assert record is not None and (record.schedule, record.sync_error) == (
+        None, {"field": "window", "message": "bad", "at": "2026-03-01T09:00:00Z", "revision": 3})
+    assert given.store.record_schedule_sync("deleted", 3, schedule=ScheduleNote("FINISHED", T0), error=None) is False
     assert given.store.get_checklist_record("deleted") is None  # a note never creates a checklist
 
 
@@ -545,7 +550,7 @@ def test_a_hand_written_checklist_is_adopted_once_with_the_revision_a_new_one_ha
     record = given.store.get_checklist_record("forklift")
     assert record is not None and (record.has_revision, record.revision) == (True, 0)
     assert given.store.adopt_checklist("forklift") is False  # it has one now
-    assert given.store.record_schedule_sync("forklift", 0, schedule={"fingerprint": "f"}, error=None) is True
+    assert given.store.record_schedule_sync("forklift", 0, schedule=ScheduleNote("FINISHED", T0), error=None) is True
     assert given.store.adopt_checklist("deleted") is False
 
 

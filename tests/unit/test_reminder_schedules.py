@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from missed_checks.aws.table.checklists import checklist_image, checklist_item, checklist_record
+from missed_checks.aws.table.checklists import checklist_image, checklist_item, checklist_record, schedule_note_map
 from missed_checks.checklists.checklist import Checklist, ChecklistRecord, Status
 from missed_checks.checklists.durations import parse_duration
 from missed_checks.checklists.schedule import DesiredSchedule, Target
-from missed_checks.checklists.schedule_sync import Action, needs_sync, sync_checklist
+from missed_checks.checklists.schedule_sync import Action, ScheduleNote, SyncError, needs_sync, sync_checklist
 from missed_checks.notifications.notification import NotifySettings
 from missed_checks.notifications.reminders import (
     checklist_of_reminder,
@@ -88,10 +88,11 @@ class Table:
     def get_checklist_record(self, checklist_id: str) -> ChecklistRecord | None:
         return None if self.item is None else checklist_record(self.item)
 
-    def record_schedule_sync(self, checklist_id: str, revision: int, *, schedule: Any, error: Any) -> bool:
+    def record_schedule_sync(self, checklist_id: str, revision: int, *, schedule: ScheduleNote | None,
+                             error: SyncError | None) -> bool:
         assert self.item is not None
         if schedule is not None:
-            self.item["schedule"] = schedule
+            self.item["schedule"] = schedule_note_map(schedule)
         return True
 
     def adopt_checklist(self, checklist_id: str) -> bool:

@@ -25,7 +25,7 @@ from missed_checks.checklists.checklist import RULE_FIELDS, Checklist, Checklist
 from missed_checks.checklists.schedule import DesiredSchedule, Target, desired_schedule
 from missed_checks.errors import InvalidInput, ScheduleRejected
 from missed_checks.notifications.reminders import desired_reminders, reminder_schedule_names
-from missed_checks.timefmt import parse_instant, to_utc_iso
+from missed_checks.timefmt import parse_instant
 
 # Changes to anything else on the checklist item (name, watermark, what the sync itself notes)
 # need no schedule work.
@@ -89,11 +89,37 @@ class CalendarImage:
     """The checklists that reference it, sorted (none when the item holds no set of them)."""
 
 
+@dataclass(frozen=True)
+class ScheduleNote:
+    """What the sync notes on a checklist once its schedule is applied (or it needs none: FINISHED);
+    its fingerprint makes a repeated record cost no Scheduler call."""
+
+    state: str
+    """ENABLED, DISABLED or FINISHED (no windows left to judge: no schedule)."""
+    synced_at: datetime
+    expression: str | None = None
+    timezone: str | None = None
+    exact: bool | None = None
+    fingerprint: str | None = None
+    reminders: tuple[str, ...] = ()
+    """The reminder schedules applied (#18)."""
+
+
+@dataclass(frozen=True)
+class SyncError:
+    """Why the sync could not schedule a checklist's revision (noted once per revision)."""
+
+    field: str
+    message: str
+    at: datetime
+    revision: int
+
+
 class Table(Protocol):
     def get_checklist_record(self, checklist_id: str) -> ChecklistRecord | None: ...
 
-    def record_schedule_sync(self, checklist_id: str, revision: int, *, schedule: Mapping[str, Any] | None,
-                             error: Mapping[str, Any] | None) -> bool: ...
+    def record_schedule_sync(self, checklist_id: str, revision: int, *, schedule: ScheduleNote | None,
+                             error: SyncError | None) -> bool: ...
 
     def adopt_checklist(self, checklist_id: str) -> bool: ...
 
@@ -199,8 +225,7 @@ def sync_checklist(
     if desired is None:
         _delete_reminders(schedules, recorded_reminders)
         deleted = schedules.delete(checklist_id)
-        table.record_schedule_sync(checklist_id, revision, schedule={"state": "FINISHED", "synced_at": to_utc_iso(now)},
-                                   error=None)
+        table.record_schedule_sync(checklist_id, revision, schedule=ScheduleNote("FINISHED", now), error=None)
         return SyncResult(checklist_id, Action.DELETED if deleted else Action.UNCHANGED,
                           "the recurrence has no windows left to judge")
     fingerprint = desired.fingerprint(target)
@@ -213,7 +238,7 @@ def sync_checklist(
     except ScheduleRejected as rejected:
         return _reject(checklist_id, revision, item, InvalidInput("schedule", str(rejected)), table, schedules,
                        now, report_rejected)
-    note: dict[str, Any] = {}
+    noted_reminders: tuple[str, ...] = ()
     if reminder_target is not None:  # reminder schedules (#18): one per lead, stale ones deleted
         try:
             for reminder in reminders:
@@ -223,19 +248,12 @@ def sync_checklist(
                            schedules, now, report_rejected)
         _delete_reminders(schedules, [name for name in recorded_reminders
                                       if name not in {reminder.name for reminder in reminders}])
-        if reminders:
-            note["reminders"] = [reminder.name for reminder in reminders]
+        noted_reminders = tuple(reminder.name for reminder in reminders)
     table.record_schedule_sync(
         checklist_id, revision,
-        schedule={
-            "expression": desired.expression,
-            "timezone": desired.timezone,
-            "exact": desired.exact,
-            "state": "ENABLED" if desired.enabled else "DISABLED",
-            "fingerprint": fingerprint,
-            "synced_at": to_utc_iso(now),
-            **note,
-        },
+        schedule=ScheduleNote(state="ENABLED" if desired.enabled else "DISABLED", synced_at=now,
+                              expression=desired.expression, timezone=desired.timezone, exact=desired.exact,
+                              fingerprint=fingerprint, reminders=noted_reminders),
         error=None,
     )
     return SyncResult(checklist_id, Action(applied), f"{desired.expression} in {desired.timezone}")
@@ -260,7 +278,7 @@ def _reject(checklist_id: str, revision: int, item: ChecklistRecord, invalid: In
     # than never (at least once).
     report_rejected(checklist_id, error, revision)
     table.record_schedule_sync(checklist_id, revision, schedule=None,
-                               error={**error, "at": to_utc_iso(now), "revision": revision})
+                               error=SyncError(invalid.field, invalid.message, now, revision))
     return SyncResult(checklist_id, Action.INVALID, invalid.message, error)
 
 

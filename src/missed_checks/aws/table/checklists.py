@@ -19,7 +19,7 @@ from missed_checks.aws.table.base import Conflict, NotFound, error_code, seriali
 from missed_checks.aws.table.calendars import CalendarItems, CalendarReferenceError
 from missed_checks.checklists.checklist import Checklist, ChecklistRecord, Status
 from missed_checks.checklists.closure_calendar import ClosureCalendar, validate_closed_on
-from missed_checks.checklists.schedule_sync import SCHEDULE_FIELDS, ChecklistImage
+from missed_checks.checklists.schedule_sync import SCHEDULE_FIELDS, ChecklistImage, ScheduleNote, SyncError
 from missed_checks.errors import InvalidInput, describe
 from missed_checks.notifications.notification import NotifySettings
 from missed_checks.timefmt import parse_instant, to_utc_iso
@@ -219,20 +219,20 @@ class ChecklistItems(CalendarItems):
         return [c for c, calendar in self.get_calendars(named).items()
                 if calendar is not None and checklist_id in calendar.used_by]
 
-    def record_schedule_sync(self, checklist_id: str, revision: int, *, schedule: Mapping[str, Any] | None,
-                             error: Mapping[str, Any] | None) -> bool:
+    def record_schedule_sync(self, checklist_id: str, revision: int, *, schedule: ScheduleNote | None,
+                             error: SyncError | None) -> bool:
         """Note on the checklist what schedule-sync did (or why it could not). Does not touch the rule
         fields, so the stream record this write causes is recognised as a no-op. Returns False when
         the checklist changed or vanished meanwhile (its own stream record will be synced)."""
         sets: list[str] = []
         removes: list[str] = []
         values: dict[str, Any] = {":rev": revision}
-        for name, value in (("schedule", schedule), ("sync_error", error)):
+        for name, value in (("schedule", schedule_note_map(schedule)), ("sync_error", sync_error_map(error))):
             if value is None:
                 removes.append(name)
             else:
                 sets.append(f"{name} = :{name}")
-                values[f":{name}"] = dict(value)
+                values[f":{name}"] = value
         expression = ("SET " + ", ".join(sets) if sets else "") + (" REMOVE " + ", ".join(removes) if removes else "")
         return self._conditional(
             "update_item", Key=serialize(keys.checklist_key(checklist_id)), UpdateExpression=expression.strip(),
@@ -348,6 +348,25 @@ def checklist_record(item: Mapping[str, Any]) -> ChecklistRecord:
     return ChecklistRecord(has_revision="revision" in item, revision=revision,
                            checklist=checklist, problem=problem, schedule=item.get("schedule"),
                            sync_error=item.get("sync_error"))
+
+
+def schedule_note_map(note: ScheduleNote | None) -> dict[str, Any] | None:
+    """The item's ``schedule`` map (None: removed): FINISHED is its state and when; an applied
+    schedule's expression, zone, exactness, state, fingerprint, when, and its reminders when any."""
+    if note is None:
+        return None
+    if note.state == "FINISHED":
+        return {"state": note.state, "synced_at": to_utc_iso(note.synced_at)}
+    return {"expression": note.expression, "timezone": note.timezone, "exact": note.exact, "state": note.state,
+            "fingerprint": note.fingerprint, "synced_at": to_utc_iso(note.synced_at),
+            **({"reminders": list(note.reminders)} if note.reminders else {})}
+
+
+def sync_error_map(error: SyncError | None) -> dict[str, Any] | None:
+    """The item's ``sync_error`` map (None: removed)."""
+    if error is None:
+        return None
+    return {"field": error.field, "message": error.message, "at": to_utc_iso(error.at), "revision": error.revision}
 
 
 def checklist_image(image: Mapping[str, Any] | None) -> ChecklistImage | None:
