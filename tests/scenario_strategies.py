@@ -1,6 +1,6 @@
 """Hypothesis strategies for hostile scenario documents (``missed_checks_local.product.scenario``), shared by
-the parse-level property (tests/unit/test_scenario_properties.py) and the played one
-(tests/integration/test_scenario_play_properties.py).
+the parse-level property (tests/unit/local/test_scenario_properties.py) and the played one
+(tests/integration/local/test_scenario_play_properties.py).
 
 A document is mostly a coherent timeline (a few checklists, calendars and pieces of equipment that
 events refer to, instants inside the scenario), so that generated scenarios get past validation

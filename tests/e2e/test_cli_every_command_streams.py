@@ -2,7 +2,7 @@
 one (issue 22): the documented exit code (``missed_checks_ops.cli.streams.EXIT_CODES``) and at most
 one line on stderr, never a traceback.
 
-The commands are found by walking ``build_parser()`` as tests/unit/test_cli_grammar.py does: the root,
+The commands are found by walking ``build_parser()`` as tests/unit/ops/test_cli_grammar.py does: the root,
 every group and every command; a command the table below does not know fails the test. Each gets its
 minimal valid arguments: the ones that need a stack run against one ``local serve`` (its clock
 standing still on Monday 2 March 2026 until the setup moves it past the first window, so there are

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from ops_support import START, Cli, ops_runtime
 
 from missed_checks_local.runtime import LocalRuntime
+from tests.integration.ops.ops_support import START, Cli, ops_runtime
 
 
 @pytest.fixture

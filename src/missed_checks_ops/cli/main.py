@@ -30,7 +30,7 @@ from missed_checks_ops.cli.streams import (
 )
 
 # Command-group modules, in the order ``--help`` lists them, with the commands each registers
-# (tests/unit/test_cli_grammar.py checks that the two agree).
+# (tests/unit/ops/test_cli_grammar.py checks that the two agree).
 COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "missed_checks_ops.cli.recurrence": ("recurrence",),
     "missed_checks_ops.cli.local": ("local",),  # the emulator's commands: present only where it is installed

@@ -65,7 +65,7 @@ def test_equipment_must_be_assigned_before_the_event() -> None:
 
 
 def test_what_the_table_would_refuse_when_played_is_refused_before_anything_runs() -> None:
-    """Found by the generated scenarios (tests/unit/test_scenario_properties.py): back_in_service
+    """Found by the generated scenarios (tests/unit/local/test_scenario_properties.py): back_in_service
     with no period in effect, or a period overlapping an earlier one, were accepted and failed the
     run half way; they are refused with the file, naming the event and field."""
     week = {"at": "2026-03-20T09:00:00Z", "out_of_service": WEEK}
