@@ -13,6 +13,7 @@ from typing import Any
 from missed_checks.aws.table import ChecklistTable
 from missed_checks.checklists.saving import save_checklist
 from missed_checks.performed_checks.performed_check import PerformedCheck
+from missed_checks.performed_checks.recording import Row, record_checks
 
 EVENTS = Path(__file__).resolve().parents[1] / "events"
 CHECKLIST = "forklift-daily"
@@ -24,6 +25,8 @@ MONDAY_EVALUATE_AT = datetime(2026, 3, 2, 13, 30, tzinfo=UTC)
 EQUIPMENT = [f"fl-{n:03d}" for n in range(12)]
 CHECKED = EQUIPMENT[::2]
 """The equipment checked an hour into the Monday window; the rest is missed."""
+SEEDER = "sample-seed"
+"""Who the seeded checks say recorded them (recorded as they were performed)."""
 
 
 def sample(name: str) -> Any:
@@ -34,5 +37,6 @@ def seed_sample_checklist(table: ChecklistTable) -> None:
     """The samples' checklist, created on the Sunday before its first window, its fleet and checks."""
     save_checklist(table, CHECKLIST, recurrence=RULE, window="PT8H", grace="PT30M", now=CREATED, name="Forklift")
     table.assign_equipment(CHECKLIST, EQUIPMENT, at=CREATED)
-    table.record_performed_checks([PerformedCheck(CHECKLIST, e, MONDAY_START + timedelta(hours=1)) for e in CHECKED],
-                                  recorded_at=CREATED)
+    performed_at = MONDAY_START + timedelta(hours=1)
+    record_checks(table, [Row(PerformedCheck(CHECKLIST, e, performed_at)) for e in CHECKED],
+                  now=performed_at, recorded_by=SEEDER)  # the one use case every writer goes through
