@@ -98,7 +98,11 @@ def test_the_notifications_are_exactly_those_worked_out_by_hand(run: dict[str, A
     # the function takes (a cold start may take a second), as a deployed function's would.
     keys = ("kind", "checklist", "window_start", "to", "equipment")
     sent = [{"sent_at": n["sent_at"][:16] + ":00Z", **{k: n[k] for k in keys}} for n in run["notifications"]]
-    assert sent == EXPECTED
+    # within one minute the order is the invocations' (a missed alert and its escalation go out in
+    # the same second, in either order under load): compared minute by minute, whatever the order
+    def in_order(notes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return sorted(notes, key=lambda n: (n["sent_at"], n["checklist"], n["kind"], n["to"]))
+    assert in_order(sent) == in_order(EXPECTED)
     assert len({n["notification_id"] for n in run["notifications"]}) == len(EXPECTED)  # none sent twice
 
 

@@ -20,6 +20,7 @@ from missed_checks_local.core.patches import _OneWritePerAnswer, process_loader
 from missed_checks_local.iam.patches import _MANAGED_POLICIES, managed_policies_parsed_once
 
 REGION = "us-east-1"
+ACCOUNT = "123456789012"  # moto's default account
 
 
 @pytest.fixture(autouse=True)
@@ -333,3 +334,21 @@ def test_a_json_template_reads_as_moto_reads_it_and_yaml_still_goes_to_moto() ->
     for parse in (Stack.parse_template, moto_parse):  # neither JSON nor YAML: moto's own error, as before
         with pytest.raises(json.JSONDecodeError):
             parse('{"Resources": {}')
+
+
+def test_reading_an_item_of_an_empty_partition_creates_no_partition(dynamodb: Any) -> None:
+    """A read that created the partition's dict (moto's defaultdict) raced a concurrent first put
+    into that partition, which then landed in a dict the read replaced: the item was lost."""
+    table = dynamodb_backend_table("t")
+    dynamodb.get_item(TableName="t", Key={"pk": {"S": "never-written"}, "sk": {"S": "x"}})
+    assert not [key for key in table.items if key.value == "never-written"]
+    dynamodb.put_item(TableName="t", Item={"pk": {"S": "p"}, "sk": {"S": "s"}})
+    assert dynamodb.get_item(TableName="t", Key={"pk": {"S": "p"}, "sk": {"S": "s"}})["Item"]["sk"] == {"S": "s"}
+    assert "Item" not in dynamodb.get_item(TableName="t", Key={"pk": {"S": "p"}, "sk": {"S": "other"}})
+
+
+def dynamodb_backend_table(name: str) -> Any:
+    from moto.dynamodb.models import dynamodb_backends
+
+    return dynamodb_backends[ACCOUNT][REGION].get_table(name)
+
