@@ -52,7 +52,11 @@ from missed_checks_local.dynamodb.patches import (
     stream_records_as_json,
 )
 from missed_checks_local.events.patches import rule_lambda_targets
-from missed_checks_local.iam.patches import cloudformation_managed_policy_arns, managed_policies_parsed_once
+from missed_checks_local.iam.patches import (
+    account_lookup_past_backends_being_built,
+    cloudformation_managed_policy_arns,
+    managed_policies_parsed_once,
+)
 from missed_checks_local.scheduler.patches import schedules_in_existing_groups
 
 __all__ = ["install", "install_data_plane"]
@@ -81,6 +85,7 @@ def install() -> None:
     """Every process-wide patch (1-5j, 11), once."""
     install_data_plane()
     managed_policies_parsed_once()
+    account_lookup_past_backends_being_built()
     with INSTALL_LOCK:
         if "control plane" in _installed:
             return

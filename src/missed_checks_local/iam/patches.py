@@ -15,7 +15,8 @@ from unittest import mock
 
 from missed_checks_local.core.patches import INSTALL_LOCK, MotoChanged
 
-__all__ = ["IAM_ACTION_NAMES", "access_key_id_of", "cloudformation_managed_policy_arns", "iam_enforcement",
+__all__ = ["IAM_ACTION_NAMES", "access_key_id_of", "account_lookup_past_backends_being_built",
+           "cloudformation_managed_policy_arns", "iam_enforcement",
            "managed_policies_parsed_once", "service_of"]
 
 # moto names an action after the API operation; where IAM's name differs, IAM's is checked.
@@ -108,6 +109,28 @@ def managed_policies_parsed_once() -> None:
 
     # a function of the backend, as moto's method: moto types its result list[ManagedPolicy]
     models.IAMBackend._init_aws_policies = init_aws_policies  # type: ignore[method-assign, assignment]
+
+
+def account_lookup_past_backends_being_built() -> None:
+    """Patch 5k: moto's ``get_account_id_from`` (which account an access key belongs to, asked by
+    every request) reads ``access_keys`` of every IAM backend of every partition, and a backend
+    another thread is still building has none yet: the request failed with AttributeError and a
+    traceback (seen when ``local run`` was interrupted while its functions called in). A backend
+    being built holds no key yet, so it is passed over, as it would be a moment later.
+
+    Upstream candidate (moto, ``iam/models.py``): ``getattr(backend, "access_keys", {})``."""
+    import moto.iam.models as iam_models  # deferred: moto is a dev dependency and slow to import
+    from moto.core.models import DEFAULT_ACCOUNT_ID
+    from moto.utilities.utils import PARTITION_NAMES
+
+    def get_account_id_from(access_key: str) -> str:
+        for account_id, account in list(iam_models.iam_backends.items()):
+            for partition in PARTITION_NAMES:
+                if access_key in getattr(account[partition], "access_keys", {}):
+                    return account_id
+        return str(DEFAULT_ACCOUNT_ID)
+
+    iam_models.get_account_id_from = get_account_id_from
 
 
 def iam_enforcement(
