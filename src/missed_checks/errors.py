@@ -40,6 +40,21 @@ class Conflict(MissedChecksError):
     """The item changed or is in a state that forbids the change (e.g. dismissed twice)."""
 
 
+class Forbidden(MissedChecksError):
+    """The caller may see the object but their role at its site does not allow this (HTTP 403).
+    A caller with no role at the object's site gets :class:`NotFound` instead (404), never this:
+    another site's objects are never confirmed to exist."""
+
+
+class PreconditionFailed(MissedChecksError):
+    """An edit named the revision it read (``If-Match``) and the object has changed since (HTTP 412):
+    read it again and redo the edit on what it is now."""
+
+    def __init__(self, message: str, current_etag: str | None = None) -> None:
+        super().__init__(message)
+        self.current_etag = current_etag
+
+
 def describe(value: object) -> str:
     """What a value of the wrong type is, for error messages: ``a number (5)``, ``a list ([1])``.
 
