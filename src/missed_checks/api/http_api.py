@@ -28,7 +28,16 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 
-from missed_checks.errors import InvalidInput, MissedChecksError, describe
+from missed_checks.api.etags import PreconditionRequired
+from missed_checks.errors import (
+    Conflict,
+    Forbidden,
+    InvalidInput,
+    MissedChecksError,
+    NotFound,
+    PreconditionFailed,
+    describe,
+)
 from missed_checks.performed_checks.recording import ChecksRefused, IdempotencyConflict, Refusal
 
 PROBLEM_JSON = "application/problem+json"
@@ -272,19 +281,44 @@ def too_large(error: TooLarge) -> Response[str]:
     return problem(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "Request too large", str(error), field=error.field)
 
 
+def forbidden(error: Forbidden) -> Response[str]:
+    """403: the caller's role at the object's site does not allow this (a caller with no role there
+    gets 404 from the use case instead: another site's objects are never confirmed)."""
+    return problem(HTTPStatus.FORBIDDEN, "Forbidden", str(error))
+
+
+def precondition_failed(error: PreconditionFailed) -> Response[str]:
+    """412: the object changed since the ETag the edit sent; the problem names the current one
+    (``current_etag``, also the ``ETag`` header) so that the caller can read it again and redo the edit."""
+    answer = problem(HTTPStatus.PRECONDITION_FAILED, "Precondition failed", str(error), field="If-Match",
+                     extra={"current_etag": error.current_etag})
+    if error.current_etag is not None:
+        answer.headers["ETag"] = error.current_etag
+    return answer
+
+
+def precondition_required(error: PreconditionRequired) -> Response[str]:
+    """428: an edit without ``If-Match``."""
+    return problem(HTTPStatus.PRECONDITION_REQUIRED, "Precondition required", str(error), field=error.field)
+
+
 def install_problems(app: APIGatewayHttpResolver, *, not_found_errors: tuple[type[Exception], ...] = (),
                      conflict_errors: tuple[type[Exception], ...] = ()) -> None:
-    """Every refusal of the use cases as a problem document with its status; ``not_found_errors`` and
-    ``conflict_errors``: the adapters' errors that mean 404 and 409 (the functions name them)."""
+    """Every refusal of the use cases as a problem document with its status: the domain's
+    :class:`~missed_checks.errors.NotFound` 404, :class:`~missed_checks.errors.Conflict` 409,
+    :class:`~missed_checks.errors.Forbidden` 403, :class:`~missed_checks.errors.PreconditionFailed` 412
+    and :class:`~missed_checks.api.etags.PreconditionRequired` 428 always; ``not_found_errors`` and
+    ``conflict_errors``: other errors that mean 404 and 409 (a function names them)."""
     app.exception_handler(ChecksRefused)(refused)
     app.exception_handler(InvalidInput)(invalid)
     app.exception_handler(IdempotencyConflict)(key_reused)
     app.exception_handler(TooLarge)(too_large)
+    app.exception_handler(Forbidden)(forbidden)
+    app.exception_handler(PreconditionFailed)(precondition_failed)
+    app.exception_handler(PreconditionRequired)(precondition_required)
     app.use([_edge])
-    if conflict_errors:
-        app.exception_handler(list(conflict_errors))(conflict)
-    if not_found_errors:
-        app.exception_handler(list(not_found_errors))(not_found)
+    app.exception_handler([Conflict, *conflict_errors])(conflict)
+    app.exception_handler([NotFound, *not_found_errors])(not_found)
 
     def no_route(_error: Exception) -> Response[str]:
         event = app.current_event

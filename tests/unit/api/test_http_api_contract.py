@@ -27,17 +27,24 @@ TEMPLATE = load_sam_template(ROOT / "template.yaml")
 METHODS = {"get", "post", "put", "patch", "delete"}
 
 
+APIS = {"HttpApi": [{"AWS_IAM": []}], "PeopleApi": [{"PeopleAuthorizer": []}]}
+"""Each API and the security of every one of its routes (#31): machines sign with IAM, people send a
+bearer JWT; the same routes on both."""
+
+
 def documented() -> set[tuple[str, str]]:
     return {(method.upper(), path) for path, item in DOCUMENT["paths"].items() for method in item if method in METHODS}
 
 
-def template_events() -> dict[tuple[str, str], str]:
-    """(METHOD, path) -> the logical id of the function whose HttpApi event it is."""
-    found = {}
+def template_events(api: str = "HttpApi") -> dict[tuple[str, str], str]:
+    """(METHOD, path) -> the logical id of the function whose HttpApi event on ``api`` it is."""
+    found: dict[tuple[str, str], str] = {}
     for logical_id, resource in TEMPLATE["Resources"].items():
         for event in (resource.get("Properties", {}).get("Events") or {}).values():
-            if event.get("Type") == "HttpApi":
-                found[(event["Properties"]["Method"].upper(), event["Properties"]["Path"])] = logical_id
+            if event.get("Type") == "HttpApi" and event["Properties"].get("ApiId") == {"Ref": api}:
+                route = (event["Properties"]["Method"].upper(), event["Properties"]["Path"])
+                assert route not in found, (api, route, logical_id, found.get(route))
+                found[route] = logical_id
     return found
 
 
@@ -46,20 +53,48 @@ def test_the_document_is_valid_openapi() -> None:
     assert DOCUMENT["openapi"].startswith("3.")
 
 
-def test_every_documented_route_is_in_the_template_and_nothing_else_is() -> None:
-    assert set(template_events()) == documented()
+def test_every_documented_route_is_in_the_template_on_both_apis_and_nothing_else_is() -> None:
+    for api in APIS:
+        assert set(template_events(api)) == documented(), api
+    assert template_events("HttpApi") == template_events("PeopleApi")
 
 
-def test_every_route_is_authorized_iam_by_default_or_jwt() -> None:
-    api = TEMPLATE["Resources"]["HttpApi"]["Properties"]
-    body_paths = api["DefinitionBody"]["paths"]
-    listed = {(method.upper(), path) for path, item in body_paths.items() for method in item}
-    assert listed == documented()
-    for item in body_paths.values():
-        for operation in item.values():
-            assert operation["security"] == {"Fn::If": ["ApiUsesJwt", [{"OidcAuthorizer": []}], [{"AWS_IAM": []}]]}
-    assert api["Auth"]["EnableIamAuthorizer"] is True
-    assert set(api["DefaultRouteSettings"]) == {"ThrottlingBurstLimit", "ThrottlingRateLimit"}
+def test_every_http_api_event_names_an_api_and_its_people_twin_is_named_after_it() -> None:
+    """``<Name>`` on HttpApi, ``<Name>People`` on PeopleApi: the same method and path."""
+    for logical_id, resource in TEMPLATE["Resources"].items():
+        events = {name: event["Properties"] for name, event in (resource.get("Properties", {}).get("Events") or {}
+                                                                ).items() if event.get("Type") == "HttpApi"}
+        for name, event in events.items():
+            assert event.get("ApiId") in ({"Ref": "HttpApi"}, {"Ref": "PeopleApi"}), (logical_id, name)
+            if event["ApiId"] == {"Ref": "HttpApi"}:
+                twin = events.get(f"{name}People")
+                assert twin is not None, f"{logical_id}.{name} has no {name}People event on PeopleApi"
+                assert (twin["ApiId"], twin["Method"], twin["Path"]) == (
+                    {"Ref": "PeopleApi"}, event["Method"], event["Path"]), (logical_id, name)
+            else:
+                assert name.endswith("People") and name.removesuffix("People") in events, (logical_id, name)
+
+
+def test_every_route_is_authorized_iam_on_one_api_and_jwt_on_the_other() -> None:
+    for api, security in APIS.items():
+        properties = TEMPLATE["Resources"][api]["Properties"]
+        body_paths = properties["DefinitionBody"]["paths"]
+        listed = {(method.upper(), path) for path, item in body_paths.items() for method in item}
+        assert listed == documented(), api
+        for path, item in body_paths.items():
+            for method, operation in item.items():
+                assert operation["security"] == security, (api, method, path)
+        assert set(properties["DefaultRouteSettings"]) == {"ThrottlingBurstLimit", "ThrottlingRateLimit"}
+    assert TEMPLATE["Resources"]["HttpApi"]["Properties"]["Auth"]["EnableIamAuthorizer"] is True
+    assert set(TEMPLATE["Resources"]["PeopleApi"]["Properties"]["Auth"]["Authorizers"]) == {"PeopleAuthorizer"}
+
+
+def test_the_document_offers_both_doors_on_every_route() -> None:
+    assert DOCUMENT["security"] == [{"sigv4": []}, {"bearer": []}]
+    for path, item in DOCUMENT["paths"].items():
+        for method, operation in item.items():
+            if method in METHODS:
+                assert operation.get("security", DOCUMENT["security"]) == DOCUMENT["security"], (method, path)
 
 
 def _resolver_routes(logical_id: str, monkeypatch: pytest.MonkeyPatch) -> set[tuple[str, str]]:
@@ -167,3 +202,62 @@ def test_the_record_routes_refuse_a_bad_body_before_reading_the_table(monkeypatc
     assert json.loads(answers["too many"]["body"])["field"] == "checks"
     assert json.loads(answers["no offset"]["body"])["field"] == "performed_at"
     assert all(a["headers"]["Content-Type"] == "application/problem+json" for a in answers.values())
+
+
+# -- ETags and If-Match (issue #31) ---------------------------------------------------------------
+def test_if_match_reads_a_strong_etag_star_or_refuses_naming_the_header() -> None:
+    from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
+
+    from missed_checks.api import etags
+
+    app = APIGatewayHttpResolver()
+    install_problems(app)
+
+    @app.put("/things/<thing>")
+    def edit(thing: str) -> dict[str, Any]:
+        return {"if_match": etags.if_match(app)}
+
+    def put(headers: dict[str, str]) -> tuple[int, Any]:
+        answer = app.resolve({**event("PUT", "/things/a"), "headers": headers}, None)
+        return answer["statusCode"], json.loads(answer["body"])
+
+    assert put({"If-Match": '"7"'}) == (200, {"if_match": 7})
+    assert put({"if-match": ' "0" '}) == (200, {"if_match": 0})
+    assert put({"If-Match": "*"}) == (200, {"if_match": None})
+    status, missing = put({})
+    assert (status, missing["field"], missing["title"]) == (428, "If-Match", "Precondition required")
+    assert "PUT /things/a" in missing["detail"]
+    for bad in ('W/"7"', "7", '"7", "8"', '"seven"', '"-1"', '"01"', '""'):
+        status, refused = put({"If-Match": bad})
+        assert (status, refused["field"]) == (400, "If-Match"), bad
+    assert etags.etag(12) == '"12"' and etags.revision_of(etags.etag(12)) == 12
+
+
+def test_forbidden_stale_missing_and_conflict_answer_403_412_428_409() -> None:
+    from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
+
+    from missed_checks.api.etags import PreconditionRequired, tagged
+    from missed_checks.errors import Conflict, Forbidden, NotFound, PreconditionFailed
+
+    app = APIGatewayHttpResolver()
+    install_problems(app)
+    raised = {"forbidden": Forbidden("supervisor at north may not manage checklists"),
+              "stale": PreconditionFailed("site north is at revision 4, not 3", current_etag='"4"'),
+              "required": PreconditionRequired("send If-Match"), "conflict": Conflict("exists already"),
+              "missing": NotFound("site east does not exist")}
+
+    @app.post("/fail/<kind>")
+    def fail(kind: str) -> Any:
+        if kind == "created":
+            return tagged({"site_id": "north"}, 1, status=201, location="/sites/north")
+        raise raised[kind]
+
+    answers = {kind: app.resolve(event("POST", f"/fail/{kind}"), None) for kind in (*raised, "created")}
+    assert {kind: a["statusCode"] for kind, a in answers.items()} == {
+        "forbidden": 403, "stale": 412, "required": 428, "conflict": 409, "missing": 404, "created": 201}
+    stale = json.loads(answers["stale"]["body"])
+    assert (stale["current_etag"], stale["field"], answers["stale"]["headers"]["ETag"]) == ('"4"', "If-Match", '"4"')
+    assert json.loads(answers["forbidden"]["body"])["detail"] == "supervisor at north may not manage checklists"
+    assert all(answers[k]["headers"]["Content-Type"] == "application/problem+json" for k in raised)
+    created = answers["created"]
+    assert (created["headers"]["ETag"], created["headers"]["Location"]) == ('"1"', "/sites/north")
