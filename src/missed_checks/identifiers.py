@@ -1,9 +1,9 @@
 """Identifiers and names: one alphabet and one length per kind, checked by a full match, in one place.
 
 Every id a user gives (a checklist's, a piece of equipment's, a closure calendar's, a digest
-subscription's, an HTTP client's idempotency key) and every time zone name is checked here, by the
-command line, the HTTP API, the scenario format and, last, the table adapter: what passes can be
-written, found again, named in a schedule and typed back. The check is a full match
+subscription's, a site's, a grant's principal, an HTTP client's idempotency key) and every time
+zone name is checked here, by the command line, the HTTP API, the scenario format and, last, the
+table adapter: what passes can be written, found again, named in a schedule and typed back. The check is a full match
 (``re.fullmatch``): ``"forklift-daily\\n"`` is refused (``re.match`` with ``$`` let a final newline
 through). The alphabets are ASCII, so an id is the same text in a key, a schedule name, a URL path
 and a terminal.
@@ -75,6 +75,14 @@ KINDS: dict[str, Kind] = {kind.name: kind for kind in (
          "letters, digits, '.', '_' or '-', starting with a letter or digit",
          "a digest subscription; its schedule is `_d.<id>` (64 characters at most)",
          "it names the digest's schedule", "fleet-daily"),
+    Kind("site id", "A-Za-z0-9", _ID_REST, 64,
+         "letters, digits, '.', '_' or '-', starting with a letter or digit",
+         "a site (its checklists, equipment and calendars; a person's Cognito group `<role>@<site id>`)",
+         "", "north"),
+    Kind("principal", "A-Za-z0-9", "A-Za-z0-9._:/@+=,-", 256,
+         "letters, digits and . _ : / @ + = , -, starting with a letter or digit",
+         "who a grant is for: a person's user name or an IAM caller's ARN; in a URL path, `/` is sent as `%2F`",
+         "", "arn:aws:iam::123456789012:role/yard-app"),
     Kind("idempotency key", "A-Za-z0-9", "A-Za-z0-9._:-", 128,
          "letters, digits and . _ : -, starting with a letter or digit",
          "the HTTP API's `Idempotency-Key` header, one per request (a UUID fits)", "a UUID fits",

@@ -1,0 +1,30 @@
+"""A page of a list read in key order: its items and where the next page starts (None: the last page)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from missed_checks.errors import InvalidInput, describe
+
+__all__ = ["MAX_PAGE", "Page", "page_limit"]
+
+T = TypeVar("T")
+
+MAX_PAGE = 1000
+"""The most items one page holds."""
+
+
+@dataclass(frozen=True)
+class Page(Generic[T]):
+    items: Sequence[T]
+    next_position: str | None
+    """The key the next page starts after (hand it back as ``position``); None when this is the last page."""
+
+
+def page_limit(limit: object, field: str = "limit") -> int:
+    """``limit`` as a page size (1-:data:`MAX_PAGE`); InvalidInput naming ``field`` otherwise."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_PAGE:
+        raise InvalidInput(field, f"is {describe(limit)}: give a whole number from 1 to {MAX_PAGE}")
+    return limit

@@ -1,0 +1,34 @@
+"""The one authorization rule every scoped use case applies before it reads or writes.
+
+Another site's object is answered exactly as a missing one (:class:`NotFound`, HTTP 404): a caller
+with no role at a site never learns what exists there. A role that may see the object but not do
+this to it is :class:`Forbidden` (HTTP 403), naming the role, the site and the action.
+"""
+
+from __future__ import annotations
+
+from missed_checks.errors import Forbidden, NotFound
+from missed_checks.permissions.caller import Caller
+from missed_checks.permissions.role import ACTION_COVERS, Action
+
+__all__ = ["authorize", "visible"]
+
+
+def authorize(caller: Caller, action: Action, site_id: str | None, *, what: str) -> None:
+    """Return when ``caller`` may do ``action`` to ``what`` (e.g. ``"checklist forklift-daily"``) at
+    ``site_id``; raise NotFound (``"<what> does not exist"``) when the caller holds no role there (or
+    the object has no site and the caller is neither admin nor unscoped), Forbidden when its role
+    lacks the action."""
+    if caller.everywhere:
+        return
+    role = caller.role_at(site_id)
+    if role is None:
+        raise NotFound(f"{what} does not exist")
+    if not caller.may(action, site_id):
+        raise Forbidden(f"{what}: the role {role.value} at site {site_id} does not allow {action.value} "
+                        f"({ACTION_COVERS[action]})")
+
+
+def visible(caller: Caller, site_id: str | None) -> bool:
+    """Whether ``caller`` may see an object at ``site_id`` (may ``read`` there)."""
+    return caller.may(Action.read, site_id)
