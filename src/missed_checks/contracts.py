@@ -244,6 +244,10 @@ class StackOutputs:
     DigestFunctionArn: str = ""
     DigestSchedulerRoleArn: str = ""
     DigestDeadLetterQueueArn: str = ""
+    # people sign in (#31): the people's API; the user pool and its client unless JwtIssuer is given
+    PeopleApiUrl: str = ""
+    UserPoolId: str = ""
+    UserPoolClientId: str = ""
 
 
 # -- parsing and dumping ----------------------------------------------------------------------------

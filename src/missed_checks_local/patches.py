@@ -21,6 +21,7 @@ take, or "not upstreamable" and why).
                                        9 tasks act with the machine's role (while a runtime runs)
 ``cloudformation/patches.py``          5j JSON templates read as JSON
 ``events/patches.py``                  11 a rule's Lambda targets go to the local runtime
+``cognitoidp/patches.py``              12 user pools and their app clients from CloudFormation
 =====================================  ==========================================================
 
 Importing any module of ``missed_checks_local`` patches nothing (``tests/unit/local/test_local_imports.py``
@@ -39,6 +40,7 @@ from __future__ import annotations
 
 from missed_checks_local.awslambda.patches import cloudformation_layers_and_dead_letters
 from missed_checks_local.cloudformation.patches import json_templates_as_json, refresh_model_lists
+from missed_checks_local.cognitoidp.patches import cloudformation_user_pools
 from missed_checks_local.core.patches import (
     INSTALL_LOCK,
     backend_per_host_once,
@@ -82,7 +84,7 @@ def install_data_plane() -> None:
 
 
 def install() -> None:
-    """Every process-wide patch (1-5j, 11), once."""
+    """Every process-wide patch (1-5j, 11, 12), once."""
     install_data_plane()
     managed_policies_parsed_once()
     account_lookup_past_backends_being_built()
@@ -94,5 +96,6 @@ def install() -> None:
         cloudformation_managed_policy_arns()
         schedules_in_existing_groups()
         json_templates_as_json()
+        cloudformation_user_pools()
         refresh_model_lists()
         _installed.add("control plane")

@@ -272,7 +272,7 @@ def test_list_streams_is_granted_on_star_alone_as_it_has_no_resource_level_permi
 
 # The longest names AWS allows for what the template names after the stack.
 NAME_LIMITS = {("AWS::Scheduler::ScheduleGroup", "Name"): 64, ("AWS::CloudWatch::Alarm", "AlarmName"): 255,
-               ("AWS::Logs::LogGroup", "LogGroupName"): 512}
+               ("AWS::Logs::LogGroup", "LogGroupName"): 512, ("AWS::Cognito::UserPool", "UserPoolName"): 128}
 LONGEST_STACK_NAME = "s" * 128  # CloudFormation's limit
 
 
