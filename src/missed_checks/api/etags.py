@@ -22,7 +22,8 @@ from collections.abc import Mapping
 from http import HTTPStatus
 from typing import Any
 
-from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.api_gateway import BaseRouter
 
 from missed_checks.errors import InvalidInput, MissedChecksError, shorten
 
@@ -58,13 +59,13 @@ def revision_of(value: str, field: str = HEADER) -> int:
     return int(found.group(1))
 
 
-def if_match(app: APIGatewayHttpResolver) -> int | None:
+def if_match(app: BaseRouter) -> int | None:
     """The revision the request's ``If-Match`` names, :data:`ANY` (None) for ``*``; 428 when the
     header is absent, 400 when it is not an ETag of this API."""
     headers = app.current_event.headers or {}
     value = next((v for name, v in headers.items() if name.lower() == HEADER.lower()), None)
     if value is None or not value.strip():
-        raise PreconditionRequired(f"{app.current_event.request_context.http.method} {app.current_event.path} "
+        raise PreconditionRequired(f"{app.current_event.http_method} {app.current_event.path} "
                                    "changes an object: send If-Match with the ETag you read it with (GET it "
                                    "first), or If-Match: * to change whatever it is now")
     if value.strip() == "*":

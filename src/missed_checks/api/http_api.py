@@ -23,11 +23,14 @@ import json
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
+from aws_lambda_powertools.event_handler.api_gateway import BaseRouter
 
+from missed_checks.api import parameters
 from missed_checks.api.etags import PreconditionRequired
 from missed_checks.errors import (
     Conflict,
@@ -38,6 +41,7 @@ from missed_checks.errors import (
     PreconditionFailed,
     describe,
 )
+from missed_checks.paging import MAX_PAGE
 from missed_checks.performed_checks.recording import ChecksRefused, IdempotencyConflict, Refusal
 
 PROBLEM_JSON = "application/problem+json"
@@ -88,7 +92,7 @@ def caller_identity(event: Mapping[str, Any]) -> str:
                                         "bearer token the API's JWT authorizer accepts")
 
 
-def json_body(app: APIGatewayHttpResolver) -> Any:
+def json_body(app: BaseRouter) -> Any:
     """The request's JSON body (read by the edge, :func:`read_body`); 400 naming ``body`` when it is
     missing."""
     if _BODY not in app.context:
@@ -229,7 +233,7 @@ def fields(body: object, allowed: Iterable[str], *, what: str) -> Mapping[str, A
     return body
 
 
-def query_parameters(app: APIGatewayHttpResolver, *names: str) -> dict[str, str]:
+def query_parameters(app: BaseRouter, *names: str) -> dict[str, str]:
     """The request's query parameters, each one the route takes (``names``); 400 naming the first
     parameter the route does not take (it would be silently ignored)."""
     given = app.current_event.query_string_parameters or {}
@@ -327,3 +331,42 @@ def install_problems(app: APIGatewayHttpResolver, *, not_found_errors: tuple[typ
                        "openapi/missed-checks.yaml")
 
     app.not_found(no_route)
+
+
+# -- paging (#31): every management list answers {"items": [...], "next_cursor": ...} ---------------
+DEFAULT_PAGE = 100
+"""Items in a page of a management list when ``limit`` is not given."""
+
+
+@dataclass(frozen=True)
+class PageQuery:
+    """A list request: its filters (what a cursor is bound to), where its page starts (after
+    ``position``, a key of the list; None: the first page) and how many items it may hold."""
+
+    filters: Mapping[str, str | None]
+    position: str | None
+    limit: int
+
+
+def page_query(app: BaseRouter, *filters: str, default: int = DEFAULT_PAGE) -> PageQuery:
+    """The request's filters (each query parameter in ``filters``; any other but ``limit`` and
+    ``cursor`` is refused), its page size (:func:`~missed_checks.api.parameters.page_size`, at most
+    :data:`missed_checks.paging.MAX_PAGE`) and its position (:func:`~missed_checks.api.parameters.cursor`:
+    400 naming ``cursor`` when it was edited or written for other filters)."""
+    given = query_parameters(app, *filters, "limit", "cursor")
+    chosen = {name: given.get(name) for name in filters}
+    limit = parameters.page_size(given.get("limit"), default=default, maximum=MAX_PAGE)
+    position = parameters.cursor(given.get("cursor"), chosen)
+    if position is None:
+        return PageQuery(chosen, None, limit)
+    after = position.get("after") if isinstance(position, dict) else None
+    if not isinstance(after, str) or not after:
+        raise InvalidInput("cursor", "is not a cursor of this list: pass next_cursor exactly as the previous page "
+                                     "answered it")
+    return PageQuery(chosen, after, limit)
+
+
+def page_answer(items: Iterable[Mapping[str, Any]], next_position: str | None, query: PageQuery) -> dict[str, Any]:
+    """A page as the API answers it: its items and ``next_cursor`` (None on the last page)."""
+    cursor = None if next_position is None else parameters.next_cursor({"after": next_position}, query.filters)
+    return {"items": list(items), "next_cursor": cursor}

@@ -261,3 +261,34 @@ def test_forbidden_stale_missing_and_conflict_answer_403_412_428_409() -> None:
     assert all(answers[k]["headers"]["Content-Type"] == "application/problem+json" for k in raised)
     created = answers["created"]
     assert (created["headers"]["ETag"], created["headers"]["Location"]) == ('"1"', "/sites/north")
+
+
+def test_a_page_query_binds_its_cursor_to_its_filters() -> None:
+    from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
+
+    from missed_checks.api.http_api import page_answer, page_query
+
+    app = APIGatewayHttpResolver()
+    install_problems(app)
+
+    @app.get("/things")
+    def things() -> dict[str, Any]:
+        query = page_query(app, "site_id", default=2)
+        return {"position": query.position, "limit": query.limit,
+                **page_answer([{"id": "b"}], "b" if query.position is None else None, query)}
+
+    def get(query: dict[str, str]) -> tuple[int, Any]:
+        answer = app.resolve({**event("GET", "/things"), "queryStringParameters": query,
+                              "rawQueryString": "&".join(f"{k}={v}" for k, v in query.items())}, None)
+        return answer["statusCode"], json.loads(answer["body"])
+
+    status, first = get({"site_id": "north"})
+    assert (status, first["position"], first["limit"], first["items"]) == (200, None, 2, [{"id": "b"}])
+    status, second = get({"site_id": "north", "cursor": first["next_cursor"], "limit": "5"})
+    assert (status, second["position"], second["limit"], second["next_cursor"]) == (200, "b", 5, None)
+    refusals = {"other filter": {"site_id": "south", "cursor": first["next_cursor"]},
+                "made up": {"cursor": "abc"}, "too large": {"limit": "1001"}, "unknown": {"sort": "name"}}
+    answers = {name: get(query) for name, query in refusals.items()}
+    assert {name: (status, body["field"]) for name, (status, body) in answers.items()} == {
+        "other filter": (400, "cursor"), "made up": (400, "cursor"), "too large": (400, "limit"),
+        "unknown": (400, "sort")}
