@@ -15,7 +15,9 @@ serve``'s product pages) registers with :func:`register` what the kernel calls:
   simulated clock rules the process (a test that sets the application's clock directly);
 - ``functions_clock``: the module of the functions' code whose ``set_source(now)`` the Lambda
   runtime points at the simulated clock during each invocation (none: the functions read the wall
-  clock).
+  clock);
+- ``serve_started(stack, now)`` once ``local serve``'s stack is up: the application's own start-up
+  in it (this product's sites), answering the people its user pool starts with (none: nobody).
 
 Nothing is registered at import: the product's entry points do it
 (:func:`missed_checks_local.product.application.install`).
@@ -29,7 +31,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from missed_checks_local.cognitoidp.users import LocalPeople
     from missed_checks_local.scheduler.simulated import Firing
+    from missed_checks_local.stack import EmbeddedStack
 
 __all__ = ["Application", "register", "registered"]
 
@@ -39,6 +43,10 @@ def _nothing_follows(_now: Callable[[], datetime] | None) -> None:
 
 
 def _nothing_kept() -> None:
+    return None
+
+
+def _nobody(_stack: EmbeddedStack, _now: datetime) -> LocalPeople | None:
     return None
 
 
@@ -58,6 +66,7 @@ class Application:
     describe_firing: Callable[[Firing], str] = plain_firing_line
     functions_clock: str | None = None
     now: Callable[[], datetime] | None = None
+    serve_started: Callable[[EmbeddedStack, datetime], LocalPeople | None] = _nobody
 
 
 _registered = Application()

@@ -49,10 +49,12 @@ class LocalServer:
         on_firing: Callable[[Firing], None] | None = None,
         clock: SimulatedClock | None = None,
         api_port: int | None = None,
+        people_api_port: int | None = None,
     ) -> None:
         """``clock``: a simulated clock the caller moves (a test drives time instead of racing the
         wall clock); by default the clock runs from ``start`` at ``speed``. ``api_port``: where the
-        stack's HTTP API answers (default ``port + 1``; 0 picks a free port), see :attr:`api_url`."""
+        stack's HTTP API (IAM) answers (default ``port + 1``; 0 picks a free port), see :attr:`api_url`;
+        ``people_api_port``: the people's API (JWT, #31; default ``port + 2``), :attr:`people_api_url`."""
         self.host, self.port = host, port
         self.endpoint = f"http://{host}:{port}"
         self._start, self._speed = start, speed
@@ -73,6 +75,13 @@ class LocalServer:
         self.api_port = port + 1 if api_port is None else api_port
         self._api_port_given = api_port is not None
         self.http_api: Any = None
+        # the people's API (#31): the same routes behind the JWT authorizer of the embedded user pool
+        self.people_api_port = port + 2 if people_api_port is None else people_api_port
+        self._people_api_port_given = people_api_port is not None
+        self.people_api: Any = None
+        self.people: Any = None
+        """The :class:`~missed_checks_local.cognitoidp.users.LocalPeople` of the user pool (None: none)."""
+        self._user_pool: Any = None
 
     def start(self) -> EmbeddedStack:
         from moto.core.config import default_user_config  # deferred: moto is a dev dependency and slow to import
@@ -108,39 +117,83 @@ class LocalServer:
             self.publish_clock()
             self.runtime.start()
             self._start_http_api()
+            self._start_people()
         except BaseException:
             self.stop()  # nothing half-started left behind (the server, its stack, the environment)
             raise
         return self.stack
 
     def _start_http_api(self) -> None:
-        """Answer the stack's HTTP API (its ``AWS::ApiGatewayV2::Api``) on :attr:`api_port`."""
+        """Answer the stack's HTTP API (``HttpApi``, IAM) on :attr:`api_port` and its people's API
+        (``PeopleApi``, JWT) on :attr:`people_api_port`."""
+        self.http_api = self._start_api("HttpApi", self.api_port, self._api_port_given)
+        if self.http_api is not None:
+            self.api_port = self.http_api.port
+        self.people_api = self._start_api("PeopleApi", self.people_api_port, self._people_api_port_given)
+        if self.people_api is not None:
+            self.people_api_port = self.people_api.port
+
+    def _start_api(self, logical_id: str, port: int, port_given: bool) -> Any:
+        """One ``AWS::ApiGatewayV2::Api`` of the stack on ``port`` (a free one when the default is
+        taken); None when the stack has no such API."""
         from missed_checks_local.apigateway.server import LocalHttpApi
         from missed_checks_local.stack import LOCAL_CREDENTIALS
 
         assert self.stack is not None and self.runtime is not None
-        apis = [res["Ref"] for res in self.stack.resources.values() if res["Type"] == "AWS::ApiGatewayV2::Api"]
-        if len(apis) != 1:
-            return
-        options = {"apigatewayv2": self.stack.client("apigatewayv2"), "api_id": str(apis[0]),
+        resource = self.stack.resources.get(logical_id)
+        if resource is None or resource["Type"] != "AWS::ApiGatewayV2::Api":
+            return None
+        options = {"apigatewayv2": self.stack.client("apigatewayv2"), "api_id": str(resource["Ref"]),
                    "invoke": self.runtime.lambda_runtime.invoke, "region": self.stack.region,
                    "account_id": self.stack.account_id, "partition": "aws",
                    "local_key": LOCAL_CREDENTIALS["aws_access_key_id"],
                    "local_secret": LOCAL_CREDENTIALS["aws_secret_access_key"], "host": self.host}
         try:
-            self.http_api = LocalHttpApi(**options, port=self.api_port)
+            api = LocalHttpApi(**options, port=port)
         except OSError:
-            if self._api_port_given:
+            if port_given:
                 raise
-            # the default (the endpoint's port + 1) is taken: any free port, the banner says which
-            self.http_api = LocalHttpApi(**options, port=0)
-        self.api_port = self.http_api.port
-        self.http_api.start()
+            # the default (the endpoint's port + 1 or + 2) is taken: any free port, the banner says which
+            api = LocalHttpApi(**options, port=0)
+        api.start()
+        return api
+
+    def _start_people(self) -> None:
+        """The application's start-up in the stack (its sites), then the people it names in the
+        stack's user pool, each in its groups, with the one password (#31)."""
+        from missed_checks_local.cognitoidp.users import NoUserPool, create_people, user_pool_of
+
+        assert self.stack is not None
+        people = registered().serve_started(self.stack, self.clock.now())
+        if people is None:
+            return
+        try:
+            self._user_pool = user_pool_of(self.stack.resources)
+        except NoUserPool:
+            return  # deployed with JwtIssuer: people sign in elsewhere
+        create_people(self.stack.client("cognito-idp"), self._user_pool, people)
+        self.people = people
+
+    def access_token(self, user: str, password: str | None = None) -> str:
+        """``user``'s access token from the stack's user pool (InitiateAuth ``USER_PASSWORD_AUTH``
+        against the local endpoint, as ``missed-checks local token USER`` gets it); ``password``
+        defaults to the one the people were created with."""
+        from missed_checks_local.cognitoidp.users import NoUserPool, sign_in
+
+        if self.stack is None or self._user_pool is None:
+            raise NoUserPool("no user pool with people here: start() first (a stack with JwtIssuer has none)")
+        given = password if password is not None else self.people.password
+        return str(sign_in(self.stack.client("cognito-idp"), self._user_pool.client_id, user, given)["AccessToken"])
 
     @property
     def api_url(self) -> str | None:
         """The local HTTP API's base URL (None before :meth:`start` or without an HTTP API)."""
         return None if self.http_api is None else str(self.http_api.url)
+
+    @property
+    def people_api_url(self) -> str | None:
+        """The local people's API's base URL (None before :meth:`start` or without one)."""
+        return None if self.people_api is None else str(self.people_api.url)
 
     def publish_clock(self) -> None:
         """Put the simulated clock on the stack (tag ``missed-checks:clock``), where the
@@ -241,9 +294,10 @@ class LocalServer:
         (over a second with a big fleet, on a busy machine)."""
         from moto.core.config import default_user_config  # deferred: moto is a dev dependency and slow to import
 
-        if self.http_api is not None:
-            self.http_api.stop()
-            self.http_api = None
+        for api in (self.http_api, self.people_api):
+            if api is not None:
+                api.stop()
+        self.http_api = self.people_api = None
         if self.runtime is not None:
             self.runtime.close()
             self.runtime = None

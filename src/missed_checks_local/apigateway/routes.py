@@ -18,6 +18,8 @@ class Route:
     """``AWS_IAM``, ``JWT`` or ``NONE``."""
     payload_format: str
     pattern: re.Pattern[str]
+    authorizer_id: str | None = None
+    """The ``JWT`` authorizer of the route (GetAuthorizer), else None."""
 
     @property
     def method(self) -> str:
@@ -55,7 +57,7 @@ def read_routes(apigatewayv2: Any, api_id: str) -> list[Route]:
         routes.append(Route(item["RouteKey"], match.group("arn") if match else uri,
                             item.get("AuthorizationType") or "NONE",
                             integration.get("PayloadFormatVersion") or "2.0",
-                            _pattern(item["RouteKey"].split(" ", 1)[1])))
+                            _pattern(item["RouteKey"].split(" ", 1)[1]), item.get("AuthorizerId") or None))
     # literal paths before parameterised ones, as API Gateway prefers the most specific route
     return sorted(routes, key=lambda r: (r.path.count("{"), -len(r.path)))
 

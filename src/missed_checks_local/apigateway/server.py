@@ -1,4 +1,5 @@
-"""An HTTP server answering the stack's HTTP API as API Gateway would (payload format 2.0, IAM auth)."""
+"""An HTTP server answering one of the stack's HTTP APIs as API Gateway would (payload format 2.0; IAM
+authorization, or the JWT authorizer of the people's API)."""
 
 from __future__ import annotations
 
@@ -14,12 +15,22 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from missed_checks_local.apigateway.jwt import (
+    JwtAuthorizer,
+    Unauthorized,
+    bearer_token,
+    cognito_key_set,
+    event_claims,
+    verify_token,
+)
 from missed_checks_local.apigateway.routes import Route, match, read_routes
 from missed_checks_local.apigateway.sigv4 import Caller, Denied, KeyOwner, verify
 from missed_checks_local.iam.callers import decide
 
 Invoke = Callable[[str, dict[str, Any]], Any]
 """Run a function (by ARN) with an event; returns the emulator's Invocation (``result``, ``error``)."""
+KeySetOf = Callable[[str], "dict[str, Any] | None"]
+"""An issuer's JWKS (None: none known here)."""
 
 MAX_PAYLOAD_BYTES = 10 * 1024 * 1024
 """API Gateway HTTP APIs refuse larger request bodies (413): refused from ``Content-Length``, unread."""
@@ -50,8 +61,9 @@ def key_owners(account_id: str, partition: str, local_key: str, local_secret: st
 
 def http_api_event(route: Route, parameters: dict[str, str], method: str, raw_path: str, query: str,
                    headers: dict[str, str], body: bytes, *, api_id: str, account_id: str, caller: Caller | None,
-                   source_ip: str) -> dict[str, Any]:
-    """The payload format 2.0 event API Gateway sends a Lambda proxy integration."""
+                   source_ip: str, jwt_claims: dict[str, str] | None = None) -> dict[str, Any]:
+    """The payload format 2.0 event API Gateway sends a Lambda proxy integration: the IAM caller in
+    ``requestContext.authorizer.iam``, or a JWT's claims in ``requestContext.authorizer.jwt``."""
     now = datetime.now(UTC)
     lower = {name.lower(): value for name, value in headers.items()}
     text = None
@@ -73,6 +85,8 @@ def http_api_event(route: Route, parameters: dict[str, str], method: str, raw_pa
     }
     if caller is not None:
         request_context["authorizer"] = {"iam": caller.to_event()}
+    elif jwt_claims is not None:
+        request_context["authorizer"] = {"jwt": {"claims": jwt_claims, "scopes": None}}
     event: dict[str, Any] = {
         "version": "2.0", "routeKey": route.route_key, "rawPath": raw_path, "rawQueryString": query,
         "headers": lower, "requestContext": request_context, "isBase64Encoded": encoded,
@@ -102,16 +116,20 @@ def http_response(result: Any) -> tuple[int, dict[str, str], bytes]:
 
 
 class LocalHttpApi:
-    """The HTTP API of a provisioned local stack on ``host:port``; start it with :meth:`start`."""
+    """An HTTP API of a provisioned local stack on ``host:port``; start it with :meth:`start`.
+    ``key_set_of``: the JWKS a JWT authorizer's issuer signs with (default: the embedded user pools')."""
 
     def __init__(self, *, apigatewayv2: Any, api_id: str, invoke: Invoke, region: str, account_id: str,
                  partition: str, local_key: str, local_secret: str, host: str = "127.0.0.1", port: int = 0,
-                 integration_timeout_s: float = INTEGRATION_TIMEOUT_S) -> None:
+                 integration_timeout_s: float = INTEGRATION_TIMEOUT_S,
+                 key_set_of: KeySetOf = cognito_key_set) -> None:
         self.api_id, self.region, self.account_id, self.partition = api_id, region, account_id, partition
         self.invoke = invoke
         self.integration_timeout_s = integration_timeout_s
         self._local = (local_key, local_secret)
         self.routes = read_routes(apigatewayv2, api_id)
+        self.authorizers = read_jwt_authorizers(apigatewayv2, api_id, self.routes)
+        self._key_set_of = key_set_of
         self._server = _Server((host, port), _handler_for(self))
         self._server.daemon_threads = True
         self.host, self.port = host, int(self._server.server_address[1])
@@ -155,10 +173,14 @@ class LocalHttpApi:
             refusal = self._refusal(caller, method, parts.path, source_ip, headers)
             if refusal is not None:
                 return refusal
-        elif route.authorization == "JWT":
-            return _message(401, "Unauthorized: the local HTTP API verifies SigV4 only; deploy without JwtIssuer")
+        claims = None
+        if route.authorization == "JWT":
+            try:
+                claims = event_claims(self._verified(route, headers))
+            except Unauthorized as refused:
+                return _unauthorized(str(refused))
         event = http_api_event(route, parameters, method, parts.path, parts.query, headers, body, api_id=self.api_id,
-                               account_id=self.account_id, caller=caller, source_ip=source_ip)
+                               account_id=self.account_id, caller=caller, source_ip=source_ip, jwt_claims=claims)
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="local-http-api-integration")
         try:
             invocation = pool.submit(self.invoke, route.function_arn, event).result(self.integration_timeout_s)
@@ -169,6 +191,14 @@ class LocalHttpApi:
         if invocation.error is not None:
             return _message(500, "Internal Server Error")
         return http_response(invocation.result)
+
+    def _verified(self, route: Route, headers: dict[str, str]) -> dict[str, Any]:
+        """The claims of the request's bearer token, as the route's JWT authorizer accepts it."""
+        authorizer = self.authorizers.get(route.authorizer_id or "")
+        if authorizer is None:
+            raise Unauthorized(f"route {route.route_key} names no JWT authorizer of the API")
+        token = bearer_token(headers)
+        return verify_token(token, authorizer, self._key_set_of(authorizer.issuer))
 
     def invoke_arn(self, method: str, path: str) -> str:
         """The resource IAM authorizes for a request: ``arn:aws:execute-api:<region>:<account>:<api
@@ -198,6 +228,26 @@ class LocalHttpApi:
             return None
         status, headers, body = _message(403, "Forbidden")
         return status, {**headers, "x-local-iam-decision": decision.reason}, body
+
+
+def read_jwt_authorizers(apigatewayv2: Any, api_id: str, routes: list[Route]) -> dict[str, JwtAuthorizer]:
+    """Authorizer id -> the issuer and audiences of each JWT authorizer the routes name (GetAuthorizer)."""
+    found = {}
+    for authorizer_id in sorted({route.authorizer_id for route in routes if route.authorizer_id}):
+        answer = apigatewayv2.get_authorizer(ApiId=api_id, AuthorizerId=authorizer_id)
+        configuration = answer.get("JwtConfiguration") or {}
+        found[authorizer_id] = JwtAuthorizer(str(configuration.get("Issuer", "")),
+                                             tuple(str(a) for a in configuration.get("Audience") or []))
+    return found
+
+
+def _unauthorized(reason: str) -> tuple[int, dict[str, str], bytes]:
+    """API Gateway's 401 from a JWT authorizer: ``{"message":"Unauthorized"}``, the reason in
+    ``www-authenticate`` (RFC 6750's ``invalid_token``)."""
+    status, headers, body = _message(401, "Unauthorized")
+    description = reason.replace('"', "'")
+    return status, {**headers, "www-authenticate": f'Bearer scope="" error="invalid_token" '
+                                                   f'error_description="{description}"'}, body
 
 
 def _header(headers: dict[str, str], name: str) -> str | None:
