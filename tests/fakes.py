@@ -35,7 +35,8 @@ from missed_checks.checklists.schedule_sync import ScheduleNote, SyncError
 from missed_checks.contracts import JudgedWindowDetail
 from missed_checks.equipment.assignments import Assignment, shard_of
 from missed_checks.equipment.out_of_service import OutOfServicePeriod, overlapping
-from missed_checks.errors import Conflict, InvalidInput, ScheduleRejected, TransientError
+from missed_checks.equipment.registration import RegisteredEquipment
+from missed_checks.errors import Conflict, InvalidInput, NotFound, ScheduleRejected, TransientError
 from missed_checks.evaluation.missed_check import MissedCheck
 from missed_checks.evaluation.ports import (
     CheckKey,
@@ -49,10 +50,15 @@ from missed_checks.evaluation.ports import (
     check_key,
 )
 from missed_checks.notifications.notification import Notification
+from missed_checks.paging import Page
 from missed_checks.performed_checks.performed_check import PerformedCheck
+from missed_checks.permissions.grant import Grant
+from missed_checks.revisions import stale
+from missed_checks.sites.site import Site
 from missed_checks.timefmt import to_utc_iso
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 
 
 def _atomic(write: F) -> F:
@@ -66,7 +72,89 @@ def _atomic(write: F) -> F:
 
 
 @dataclass
-class InMemoryTable:
+class InMemoryRegistry:
+    """Sites, the equipment registry and grants (#31), written by revision as the table writes them
+    (:mod:`missed_checks.aws.table.revised`): a new one only while its key is free (Conflict), an edit
+    only over the revision it names (PreconditionFailed carrying the current ETag), NotFound when it
+    vanished; every write's ``by`` kept in :attr:`stamped`, in order. Sites, equipment by site and
+    grants are listed in key order, a page after a position."""
+
+    sites: dict[str, Site] = field(default_factory=dict)
+    registry: dict[str, RegisteredEquipment] = field(default_factory=dict)
+    grants: dict[str, Grant] = field(default_factory=dict)
+    stamped: list[tuple[str, str, str]] = field(default_factory=list)
+    """(kind, id, by) of every write of a site, registered equipment or grant (a deletion's too)."""
+    registry_lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
+
+    def _write_revised(self, kind: str, objects: dict[str, Any], key: str, value: Any, expected: int | None,
+                       what: str, by: str) -> None:
+        with self.registry_lock:
+            current = objects.get(key)
+            if expected is None and current is not None:
+                raise Conflict(f"{what} already exists: to change it, send If-Match with the ETag you read it with")
+            if expected is not None:
+                if current is None:
+                    raise NotFound(f"{what} does not exist")
+                if current.revision != expected:
+                    raise stale(what, current.revision, expected)
+            self.stamped.append((kind, key, by))
+            if value is None:
+                del objects[key]
+            else:
+                objects[key] = value
+
+    @staticmethod
+    def _page(objects: Mapping[str, T], position: str | None, limit: int) -> Page[T]:
+        ids = sorted(key for key in objects if position is None or key > position)
+        return Page([objects[key] for key in ids[:limit]], ids[limit - 1] if len(ids) > limit else None)
+
+    # -- sites --
+    def get_site(self, site_id: str) -> Site | None:
+        return self.sites.get(site_id)
+
+    def list_sites(self, position: str | None, limit: int) -> Page[Site]:
+        return self._page(self.sites, position, limit)
+
+    def write_site(self, site: Site, *, expected: int | None, by: str) -> None:
+        self._write_revised("site", self.sites, site.site_id, site, expected, f"site {site.site_id!r}", by)
+
+    # -- the equipment registry --
+    def get_registered(self, equipment_id: str) -> RegisteredEquipment | None:
+        return self.registry.get(equipment_id)
+
+    def registered_equipment(self, equipment_ids: Collection[str]) -> dict[str, RegisteredEquipment]:
+        return {e: self.registry[e] for e in equipment_ids if e in self.registry}
+
+    def list_registered(self, site_id: str, position: str | None, limit: int) -> Page[RegisteredEquipment]:
+        return self._page({e: r for e, r in self.registry.items() if r.site_id == site_id}, position, limit)
+
+    def write_registered(self, equipment: RegisteredEquipment, *, expected: int | None, by: str) -> None:
+        self._write_revised("registered_equipment", self.registry, equipment.equipment_id, equipment, expected,
+                            f"equipment {equipment.equipment_id!r}", by)
+
+    # -- grants --
+    def get_grant(self, principal: str) -> Grant | None:
+        return self.grants.get(principal)
+
+    def list_grants(self, position: str | None, limit: int) -> Page[Grant]:
+        return self._page(self.grants, position, limit)
+
+    def write_grant(self, grant: Grant, *, expected: int | None, by: str) -> None:
+        self._write_revised("grant", self.grants, grant.principal, grant, expected, f"grant of {grant.principal!r}",
+                            by)
+
+    def remove_grant(self, principal: str, *, expected: int | None, by: str) -> None:
+        what = f"grant of {principal!r}"
+        with self.registry_lock:
+            current = self.grants.get(principal)
+            if current is None:
+                raise NotFound(f"{what} does not exist")
+            self._write_revised("grant", self.grants, principal, None,
+                                current.revision if expected is None else expected, what, by)
+
+
+@dataclass
+class InMemoryTable(InMemoryRegistry):
     checklists: dict[str, Checklist] = field(default_factory=dict)
     checklist_items: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Raw checklist items, as schedule-sync reads them (``get_checklist_record``)."""

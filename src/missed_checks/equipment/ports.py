@@ -3,11 +3,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable, Mapping
+from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from missed_checks.checklists.checklist import Checklist
     from missed_checks.equipment.assignments import Assignment
     from missed_checks.equipment.out_of_service import OutOfServicePeriod
+    from missed_checks.equipment.registration import RegisteredEquipment
+    from missed_checks.paging import Page
+    from missed_checks.sites.site import Site
 
 
 class OutOfServiceRecords(Protocol):
@@ -18,4 +24,42 @@ class OutOfServiceRecords(Protocol):
     def record_out_of_service(self, period: OutOfServicePeriod) -> tuple[OutOfServicePeriod, bool]:
         """Write the period unless the same one is on record (then that record and False); refused
         (InvalidInput naming ``from``) when it overlaps another period of the equipment."""
+        ...
+
+
+class RegistryStore(Protocol):
+    """What the equipment registry's use cases read and write (:mod:`missed_checks.equipment.registering`);
+    a move and a retirement end assignments through :meth:`unassign_equipment`."""
+
+    def registered_equipment(self, equipment_ids: Collection[str]) -> Mapping[str, RegisteredEquipment]:
+        """The registry's record of each of these ids that is registered (strongly consistent)."""
+        ...
+
+    def get_registered(self, equipment_id: str) -> RegisteredEquipment | None:
+        """The registry's record of the equipment, or None (strongly consistent)."""
+        ...
+
+    def list_registered(self, site_id: str, position: str | None, limit: int) -> Page[RegisteredEquipment]:
+        """The equipment at ``site_id`` now (retired too), in id order after ``position``, at most ``limit``."""
+        ...
+
+    def write_registered(self, equipment: RegisteredEquipment, *, expected: int | None, by: str) -> None:
+        """Write the record (at its own revision) only over revision ``expected`` (None: only when there
+        is none, else Conflict; PreconditionFailed with the current ETag when the stored revision
+        differs); listed at its site now; stamped ``changed_by=by`` and ``changed_at``."""
+        ...
+
+    def get_site(self, site_id: str) -> Site | None:
+        ...
+
+    def list_sites(self, position: str | None, limit: int) -> Page[Site]:
+        ...
+
+    def get_checklist(self, checklist_id: str) -> Checklist | None:
+        ...
+
+    def assignments_of_equipment(self, equipment_id: str) -> list[Assignment]:
+        ...
+
+    def unassign_equipment(self, checklist_id: str, equipment_ids: Iterable[str], at: datetime, *, by: str) -> int:
         ...

@@ -11,7 +11,7 @@ from missed_checks.errors import Forbidden, NotFound
 from missed_checks.permissions.caller import Caller
 from missed_checks.permissions.role import ACTION_COVERS, Action
 
-__all__ = ["authorize", "visible"]
+__all__ = ["authorize", "authorize_everywhere", "visible"]
 
 
 def authorize(caller: Caller, action: Action, site_id: str | None, *, what: str) -> None:
@@ -32,3 +32,10 @@ def authorize(caller: Caller, action: Action, site_id: str | None, *, what: str)
 def visible(caller: Caller, site_id: str | None) -> bool:
     """Whether ``caller`` may see an object at ``site_id`` (may ``read`` there)."""
     return caller.may(Action.read, site_id)
+
+
+def authorize_everywhere(caller: Caller, action: Action, *, what: str) -> None:
+    """Return when ``caller`` may do ``action`` at every site (an admin or an unscoped caller): what
+    belongs to no one site (creating a site, the grants); Forbidden naming ``what`` otherwise."""
+    if not caller.everywhere:
+        raise Forbidden(f"{what}: only an admin may {action.value} ({ACTION_COVERS[action]})")

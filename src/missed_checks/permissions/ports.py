@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
+from missed_checks.sites.ports import SiteReader
+
 if TYPE_CHECKING:
     from missed_checks.paging import Page
     from missed_checks.permissions.grant import Grant
@@ -22,14 +24,18 @@ class GrantStore(GrantReader, Protocol):
         """Grants in principal order, after ``position`` (a principal), at most ``limit``."""
         ...
 
-    def put_grant(self, grant: Grant, *, expected_revision: int | None, by: str) -> Grant:
-        """Write ``grant`` at revision ``expected_revision + 1`` (1 when None: it must not exist yet,
-        else Conflict), conditional on the stored revision being ``expected_revision``
-        (PreconditionFailed with the current ETag otherwise); stamps ``changed_by=by`` and
-        ``changed_at``. Returns the grant as written."""
+    def write_grant(self, grant: Grant, *, expected: int | None, by: str) -> None:
+        """Write ``grant`` (at its own revision) only over revision ``expected`` (None: only when
+        there is no grant of its principal, else Conflict; PreconditionFailed with the current ETag
+        when the stored revision differs, NotFound when it vanished); stamped ``changed_by=by`` and
+        ``changed_at``."""
         ...
 
-    def delete_grant(self, principal: str, *, expected_revision: int | None, by: str) -> None:
-        """Stamp then delete the grant, conditional on its revision (any when None); NotFound when
-        there is none, PreconditionFailed when the revision differs."""
+    def remove_grant(self, principal: str, *, expected: int | None, by: str) -> None:
+        """Stamp (``changed_by=by``, ``deleting``) then delete the grant, only at revision ``expected``
+        (None: any); NotFound when there is none, PreconditionFailed when at another revision."""
         ...
+
+
+class GrantManagement(GrantStore, SiteReader, Protocol):
+    """Putting a grant reads the sites it names."""

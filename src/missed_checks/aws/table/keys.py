@@ -221,3 +221,36 @@ def subscription_key(subscription_id: str) -> dict[str, str]:
     """A digest subscription's item. Its sort key is not ``CHECKLIST``, so schedule-sync's stream
     filter never wakes for it."""
     return {"pk": f"SUBSCRIPTION#{subscription_id}", "sk": SUBSCRIPTION_SK}
+
+
+# -- sites, the equipment registry and grants (#31: docs/access.md) --------------------------------
+SITE_SK = "SITE"
+SITES_INDEX_PK = "SITES"
+"""ByPeriod partition listing every site (sort key: its id)."""
+
+
+def site_key(site_id: str) -> dict[str, str]:
+    return {"pk": f"SITE#{site_id}", "sk": SITE_SK}
+
+
+REGISTERED_SK = "REGISTERED"
+
+
+def registered_key(equipment_id: str) -> dict[str, str]:
+    """A piece of equipment's registry record: its name, kind, attributes, site and moves."""
+    return {"pk": f"REGISTERED#{equipment_id}", "sk": REGISTERED_SK}
+
+
+def site_equipment_pk(site_id: str) -> str:
+    """ByPeriod partition listing the equipment registered at a site now (sort key: its id); a move
+    rewrites the record's ``gsi2pk``."""
+    return f"SITE#{site_id}#EQUIPMENT"
+
+
+GRANT_SK = "GRANT"
+GRANTS_INDEX_PK = "GRANTS"
+"""ByPeriod partition listing every grant (sort key: its principal)."""
+
+
+def grant_key(principal: str) -> dict[str, str]:
+    return {"pk": f"GRANT#{principal}", "sk": GRANT_SK}

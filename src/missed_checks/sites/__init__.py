@@ -1,0 +1,1 @@
+"""Sites: where equipment is and checklists run; a site's time zone is its checklists' default."""
