@@ -5,7 +5,9 @@ the in-memory fake (``tests/fakes.py``, the fast lane's) and on the DynamoDB ada
 Every port method the fakes implement is here: :mod:`missed_checks.evaluation.ports`' ``EvaluationStore``
 (ChecklistReader, EquipmentReader, WindowRecords, OutOfServiceReader), ``RecordingStore`` and
 ``NotificationRecords``, saving's ``ChecklistStore`` (:mod:`missed_checks.checklists.ports`),
-schedule-sync's ``Table`` (:mod:`missed_checks.checklists.schedule_sync`), and
+schedule-sync's ``Table`` (:mod:`missed_checks.checklists.schedule_sync`), the sites', the
+registry's and the grants' stores (#31: :mod:`missed_checks.sites.ports`, :mod:`missed_checks.equipment.ports`,
+:mod:`missed_checks.permissions.ports`), and
 the claim's hand-over a dead-letter replay uses. Each test says what a user
 relies on: nothing written twice, nothing lost, nothing rewritten, the order the port promises. Where
 the two disagree, the adapter is the truth and the fake is fixed.
@@ -16,6 +18,7 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from typing import TypeVar
 from zoneinfo import ZoneInfo
@@ -29,7 +32,8 @@ from missed_checks.checklists.saving import save_checklist
 from missed_checks.checklists.schedule_sync import ScheduleNote, SyncError
 from missed_checks.equipment.assignments import SHARD_COUNT, shard_of
 from missed_checks.equipment.out_of_service import OutOfServicePeriod
-from missed_checks.errors import Conflict, InvalidInput
+from missed_checks.equipment.registration import RegisteredEquipment, SiteMove
+from missed_checks.errors import Conflict, InvalidInput, NotFound, PreconditionFailed
 from missed_checks.evaluation.missed_check import MissedCheck
 from missed_checks.evaluation.ports import (
     CheckRecord,
@@ -41,6 +45,9 @@ from missed_checks.evaluation.ports import (
 )
 from missed_checks.notifications.notification import Kind, Notification
 from missed_checks.performed_checks.performed_check import PerformedCheck
+from missed_checks.permissions.grant import Grant
+from missed_checks.permissions.role import Role
+from missed_checks.sites.site import Site
 from missed_checks.timefmt import to_utc_iso
 from tests.contract.stores import RULE, WINDOW, DynamoDBStore, InMemoryStore
 
@@ -609,3 +616,102 @@ def test_concurrent_take_overs_of_a_failed_notification_have_exactly_one_winner(
     records.mark_notification_failed(NOTE.notification_id, NOW, "throttled for good")
     claims = at_once(lambda n: records.claim_notification(NOTE, NOW + timedelta(seconds=1), LEASE))
     assert [claim.won for claim in claims].count(True) == 1
+
+
+# -- sites, the equipment registry and grants (#31): written by revision --------------------------
+def _site(site_id: str, revision: int = 1, name: str = "North yard") -> Site:
+    return Site(site_id, name, "Europe/Berlin", revision=revision, created_at=T0, updated_at=T0)
+
+
+def test_a_site_is_created_once_and_edited_only_over_the_revision_read(given: Given) -> None:
+    store = given.store
+    assert store.get_site("north") is None
+    store.write_site(_site("north"), expected=None, by="root")
+    assert store.get_site("north") == _site("north")
+    with pytest.raises(Conflict, match="site 'north' already exists"):
+        store.write_site(_site("north"), expected=None, by="root")
+    store.write_site(_site("north", 2, "North"), expected=1, by="root")
+    with pytest.raises(PreconditionFailed) as stale:
+        store.write_site(_site("north", 2, "Stale"), expected=1, by="root")
+    assert stale.value.current_etag == '"2"'
+    with pytest.raises(NotFound, match="site 'south' does not exist"):
+        store.write_site(_site("south", 2), expected=1, by="root")
+    assert store.get_site("north") == _site("north", 2, "North")
+
+
+def test_sites_and_grants_list_in_key_order_a_page_at_a_time(given: Given) -> None:
+    store = given.store
+    for site_id in ("e", "a", "c", "b", "d"):
+        store.write_site(_site(site_id), expected=None, by="root")
+        store.write_grant(Grant(f"user-{site_id}", {site_id: Role.operator}, revision=1), expected=None, by="root")
+    first = store.list_sites(None, 2)
+    assert ([s.site_id for s in first.items], first.next_position) == (["a", "b"], "b")
+    rest = store.list_sites("b", 5)
+    assert ([s.site_id for s in rest.items], rest.next_position) == (["c", "d", "e"], None)
+    exact = store.list_sites(None, 5)
+    assert exact.next_position is None and len(exact.items) == 5
+    grants = store.list_grants("user-c", 1)
+    assert ([g.principal for g in grants.items], grants.next_position) == (["user-d"], "user-d")
+    assert dict(grants.items[0].roles) == {"d": Role.operator}
+
+
+def test_a_grant_is_removed_only_at_the_revision_read(given: Given) -> None:
+    store = given.store
+    arn = "arn:aws:iam::123456789012:role/yard-app"
+    grant = Grant(arn, {"north": Role.auditor}, admin=True, revision=1, updated_at=T0, updated_by="root")
+    store.write_grant(grant, expected=None, by="root")
+    assert store.get_grant(arn) == grant
+    with pytest.raises(PreconditionFailed):
+        store.remove_grant(arn, expected=2, by="root")
+    store.remove_grant(arn, expected=1, by="root")
+    assert store.get_grant(arn) is None
+    with pytest.raises(NotFound, match=f"grant of '{arn}' does not exist"):
+        store.remove_grant(arn, expected=None, by="root")
+
+
+def test_registered_equipment_is_listed_at_the_site_it_is_at_now(given: Given) -> None:
+    store = given.store
+    registered = RegisteredEquipment("FL-1", "Forklift 1", "forklift", "north", {"serial": "A-1"},
+                                     (SiteMove("north", T0),), revision=1, created_at=T0, updated_at=T0)
+    store.write_registered(registered, expected=None, by="mia")
+    store.write_registered(replace(registered, equipment_id="FL-2", moves=(SiteMove("north", T0),)), expected=None,
+                           by="mia")
+    assert store.get_registered("FL-1") == registered
+    assert [e.equipment_id for e in store.list_registered("north", None, 10).items] == ["FL-1", "FL-2"]
+    later = T0 + timedelta(days=1)
+    moved = replace(registered, site_id="south", moves=(*registered.moves, SiteMove("south", later)), revision=2)
+    store.write_registered(moved, expected=1, by="max")
+    assert [e.equipment_id for e in store.list_registered("north", None, 10).items] == ["FL-2"]
+    assert list(store.list_registered("south", None, 10).items) == [moved]
+    assert store.registered_equipment(["FL-1", "FL-404", "FL-2"]).keys() == {"FL-1", "FL-2"}
+    assert store.registered_equipment(["FL-1"])["FL-1"].site_at(T0) == "north"
+    with pytest.raises(PreconditionFailed):
+        store.write_registered(replace(moved, revision=3), expected=1, by="max")
+
+
+def test_a_checklist_keeps_its_site(given: Given) -> None:
+    store = given.store
+    store.write_site(_site("north"), expected=None, by="root")
+    save_checklist(store, "north-daily", recurrence=RULE, window=WINDOW, now=T0, by="tests", site_id="north")
+    read = store.get_checklist("north-daily")
+    assert read is not None and read.site_id == "north"
+    save_checklist(store, "north-daily", recurrence=RULE, window="PT9H", now=T0, by="tests")
+    read = store.get_checklist("north-daily")
+    assert read is not None and (read.site_id, read.window) == ("north", "PT9H")
+
+
+def test_the_tables_writes_of_sites_equipment_and_grants_carry_who_and_when(dynamodb: object) -> None:
+    """The audit trail's stamp (docs/audit.md) on every write of the three kinds, by the adapter alone."""
+    from missed_checks.aws.table import ChecklistTable, keys
+    from tests.contract.stores import dynamodb_table
+
+    with dynamodb_table(dynamodb) as name:
+        table = ChecklistTable(name)
+        table.write_site(_site("north"), expected=None, by="root")
+        table.write_grant(Grant("ann", {"north": Role.operator}, revision=1), expected=None, by="admin-2")
+        table.write_registered(RegisteredEquipment("FL-1", "F", "forklift", "north", moves=(SiteMove("north", T0),),
+                                                   revision=1), expected=None, by="mia")
+        for key, by in ((keys.site_key("north"), "root"), (keys.grant_key("ann"), "admin-2"),
+                        (keys.registered_key("FL-1"), "mia")):
+            item = table._get(key)
+            assert item is not None and item["changed_by"] == by and item["changed_at"].endswith("Z")

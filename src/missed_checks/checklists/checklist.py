@@ -72,6 +72,9 @@ class Checklist:
     built from a file; a calendar that does not exist maps to None)."""
     # notifications (#18): who is told of reminders, missed windows and escalations
     notify: NotifySettings | None = None
+    site_id: str | None = None
+    """The site the checklist belongs to (#31); None for one made before sites existed. Never changes
+    once set (an admin may set it once on a checklist that has none)."""
 
     def parsed(self) -> Recurrence:
         """The recurrence engine's view, with the closed dates of its calendars when they were read
@@ -127,6 +130,8 @@ class Checklist:
             "status": self.status.value,
             "revision": self.revision,
         }
+        if self.site_id is not None:  # sites (#31)
+            document["site_id"] = self.site_id
         if self.closed_on:  # closure calendars (#23 item 2)
             document["closed_on"] = list(self.closed_on)
         for name in ("timezone", "window", "grace"):

@@ -117,10 +117,14 @@ class ClosureCalendar:
     updated_by: str | None = None
     """Who put this revision (None: a revision written before authors were kept). With
     :attr:`updated_at`, kept for good on the revision's own record."""
+    site_id: str | None = None
+    """The site whose checklists may reference it (#31); None for one made before sites existed
+    (any checklist without a site may). Never changes once set."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.calendar_id,
+            "site_id": self.site_id,
             "description": self.description,
             "dates": [d.isoformat() for d in self.dates],
             "revision": self.revision,

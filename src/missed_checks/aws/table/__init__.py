@@ -16,6 +16,8 @@ same items (see README "Data model"). One module per kind of item, over one low-
 * :mod:`.windows`: judged windows (the evaluation's claim and announcement) and missed checks;
 * :mod:`.out_of_service`: out-of-service periods of equipment.
 * :mod:`.client_requests`: the HTTP API's idempotency keys.
+* :mod:`.sites`, :mod:`.registry`, :mod:`.grants`: sites, the equipment registry and grants (#31),
+  written by revision (:mod:`.revised`).
 """
 
 from __future__ import annotations
@@ -35,8 +37,10 @@ from missed_checks.aws.table.base import (
     serialize,
 )
 from missed_checks.aws.table.client_requests import ClientRequestItems  # the HTTP API's idempotency keys (#19)
+from missed_checks.aws.table.grants import GrantItems  # grants (#31)
 from missed_checks.aws.table.out_of_service import OutOfServiceItems
 from missed_checks.aws.table.performed_checks import PerformedCheckItems
+from missed_checks.aws.table.registry import RegistryItems  # the equipment registry (#31)
 from missed_checks.aws.table.windows import WindowItems
 from missed_checks.evaluation.ports import WindowClaim
 from missed_checks.timefmt import to_utc_iso
@@ -67,9 +71,11 @@ class RecordingTable(AssignmentItems, PerformedCheckItems, ClientRequestItems):
     """Recording performed checks: :class:`missed_checks.evaluation.ports.RecordingStore`."""
 
 
-class ChecklistTable(AssignmentItems, PerformedCheckItems, WindowItems, OutOfServiceItems, ClientRequestItems):
+class ChecklistTable(AssignmentItems, PerformedCheckItems, WindowItems, OutOfServiceItems, ClientRequestItems,
+                     RegistryItems, GrantItems):
     """Typed access to every kind of item of the table (the evaluation's
-    :class:`missed_checks.evaluation.ports.EvaluationStore`)."""
+    :class:`missed_checks.evaluation.ports.EvaluationStore`; sites, the equipment registry and grants,
+    #31)."""
 
     def checks_of_equipment(self, equipment_id: str, start: datetime, end: datetime) -> list[dict[str, Any]]:
         """Performed and missed checks of one piece of equipment in ``[start, end)``, oldest first, on
