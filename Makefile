@@ -14,16 +14,18 @@
 #   make sam-local - what make invoke needs: podman (apt-get), the Lambda base image, this machine's build
 #   make browser - Debian's chromium for the HTML report's browser test (apt-get, when missing)
 #   make screenshot - the demo's HTML report, opened in headless Chromium, into docs/report-demo.png
+#   make aws-cli - the AWS CLI (v1, from PyPI) in .venv-aws: tests read what the stack holds back through it
 SHELL := /bin/bash
 export SAM_CLI_TELEMETRY := 0
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 SAM_VENV := .venv-sam
+AWS_VENV := .venv-aws
 ASL_VALIDATOR := tools/node_modules/.bin/asl-validator
 
 .PHONY: demo test quick lint typecheck unit bench chaos build runtime artifacts check-layer browser screenshot clean help FORCE \
-	invoke sam-local sam-local-engine sam-local-image sam-local-for-tests
+	invoke sam-local sam-local-engine sam-local-image sam-local-for-tests aws-cli
 help:
 	@sed -n '/^[^#]/q; s/^#   //p' Makefile
 
@@ -37,6 +39,16 @@ $(SAM_VENV)/.installed:
 	$(PYTHON) -m venv $(SAM_VENV)
 	$(SAM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check "aws-sam-cli>=1.120,<2"
 	touch $@
+
+# The AWS CLI v1 (pip's awscli; v2 is not on PyPI) in a venv of its own, so that its botocore does not
+# pin the project's: tests read what a stack holds back through it against the local endpoint, as
+# a user does (tests/aws_cli.py; docs/testing.md).
+$(AWS_VENV)/.installed:
+	$(PYTHON) -m venv $(AWS_VENV)
+	$(AWS_VENV)/bin/python -m pip install --quiet --disable-pip-version-check "awscli>=1.32,<2"
+	touch $@
+
+aws-cli: $(AWS_VENV)/.installed
 
 $(ASL_VALIDATOR): tools/package.json tools/package-lock.json
 	cd tools && npm ci --no-audit --no-fund --loglevel=error
@@ -79,7 +91,7 @@ TEST_WORKERS ?= $(shell n=$$(( $$(nproc 2>/dev/null || echo 1) + 1 )); [ $$n -gt
 # The fast lane's tests never wait: one worker per core (a third one on 2 cores cost it 2 s).
 QUICK_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ $$n -gt 4 ] && n=4; echo $$n)
 
-unit: $(BIN)/.installed artifacts browser sam-local-for-tests
+unit: $(BIN)/.installed artifacts browser sam-local-for-tests $(AWS_VENV)/.installed
 	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 test: lint typecheck check-layer unit
@@ -211,4 +223,4 @@ screenshot: $(BIN)/.installed artifacts browser
 FORCE:
 
 clean:
-	rm -rf $(VENV) $(SAM_VENV) tools/node_modules .aws-sam .pytest_cache .hypothesis
+	rm -rf $(VENV) $(SAM_VENV) $(AWS_VENV) tools/node_modules .aws-sam .pytest_cache .hypothesis
