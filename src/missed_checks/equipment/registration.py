@@ -77,7 +77,7 @@ class RegisteredEquipment:
     kind: str
     site_id: str
     """Where it is now (the last of ``moves``)."""
-    attributes: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    attributes: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}), hash=False)
     moves: tuple[SiteMove, ...] = ()
     retired_at: datetime | None = None
     revision: int = 0

@@ -24,7 +24,7 @@ class Caller:
     """
 
     principal: str
-    roles: Mapping[str, Role] = field(default_factory=lambda: MappingProxyType({}))
+    roles: Mapping[str, Role] = field(default_factory=lambda: MappingProxyType({}), hash=False)
     admin: bool = False
     unscoped: bool = False
 

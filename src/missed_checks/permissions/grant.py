@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
 from typing import Any
@@ -43,7 +43,7 @@ class Grant:
     """The roles an admin gave ``principal``: one role per site, and whether it is an admin."""
 
     principal: str
-    roles: Mapping[str, Role]
+    roles: Mapping[str, Role] = field(hash=False)
     admin: bool = False
     revision: int = 0
     updated_at: datetime | None = None

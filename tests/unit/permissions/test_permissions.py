@@ -132,3 +132,12 @@ def test_parse_grant_roles_names_the_field() -> None:
         parse_grant_roles({"no site": "operator"})
     with pytest.raises(InvalidInput, match=r"^role: a number \(3\) is not a site role"):
         parse_role(3, "role")
+
+
+def test_callers_and_grants_hash_whatever_their_roles() -> None:
+    """Frozen, so usable as keys (a cache of callers); the roles' read-only map is left out of the hash."""
+    caller = Caller("p", roles={"north": Role.operator})
+    assert {caller: 1}[Caller("p", roles={"north": Role.operator})] == 1
+    assert hash(Grant("p", roles={"north": Role.operator})) == hash(Grant("p", roles={"south": Role.auditor}))
+    with pytest.raises(TypeError):
+        caller.roles["south"] = Role.admin  # type: ignore[index]
