@@ -715,3 +715,23 @@ def test_the_tables_writes_of_sites_equipment_and_grants_carry_who_and_when(dyna
                         (keys.registered_key("FL-1"), "mia")):
             item = table._get(key)
             assert item is not None and item["changed_by"] == by and item["changed_at"].endswith("Z")
+
+
+def test_a_calendar_keeps_the_site_it_was_made_at(dynamodb: object) -> None:
+    """The adapter's calendar put (#31): a new calendar at a site; one without a site may be given
+    one once; a calendar's site never changes; the site reads back from the item."""
+    from missed_checks.aws.table import ChecklistTable
+    from tests.contract.stores import dynamodb_table
+
+    with dynamodb_table(dynamodb) as name:
+        table = ChecklistTable(name)
+        assert table.put_calendar("north-holidays", [date(2026, 4, 3)], now=T0, by="mia", site_id="north").site_id \
+            == "north"
+        kept = table.put_calendar("north-holidays", [date(2026, 4, 6)], now=T0, by="mia")
+        assert kept.site_id == "north" and kept.revision == 2
+        read = table.get_calendar("north-holidays")
+        assert read is not None and read.site_id == "north" and read.to_dict()["site_id"] == "north"
+        with pytest.raises(InvalidInput, match="^site_id: calendar 'north-holidays' belongs to site north"):
+            table.put_calendar("north-holidays", [date(2026, 4, 6)], now=T0, by="mia", site_id="south")
+        table.put_calendar("legacy", [date(2026, 12, 25)], now=T0, by="ops")
+        assert table.put_calendar("legacy", [date(2026, 12, 25)], now=T0, by="root", site_id="south").site_id == "south"
