@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from missed_checks.errors import InvalidInput, describe, shorten
 
-__all__ = ["KINDS", "MAX_AUTHOR_CHARS", "Kind", "markdown_table", "one_line", "validate_timezone", "zone"]
+__all__ = ["KINDS", "MAX_AUTHOR_CHARS", "Kind", "markdown_table", "one_line", "small_map", "validate_timezone",
+           "zone"]
 
 
 @dataclass(frozen=True)
@@ -156,3 +158,13 @@ def one_line(value: object, field: str, what: str, limit: int = MAX_AUTHOR_CHARS
     if any(ord(char) < 32 for char in text):
         raise InvalidInput(field, "must be one line of text (no newlines or control characters)")
     return text
+
+
+def small_map(value: object, field: str, *, most: int, entries: str, example: str) -> Mapping[object, object]:
+    """``value`` when it is a map (a JSON object) of at most ``most`` ``entries``; InvalidInput naming
+    ``field`` otherwise, showing ``example``. Its keys and values are the caller's to check."""
+    if not isinstance(value, Mapping):
+        raise InvalidInput(field, f"is {describe(value)}: give a map of {entries}, such as {example}")
+    if len(value) > most:
+        raise InvalidInput(field, f"has {len(value)} entries; give at most {most} {entries}")
+    return value

@@ -20,7 +20,7 @@ from typing import Any
 
 from missed_checks import identifiers
 from missed_checks.equipment.assignments import validate_equipment_id
-from missed_checks.errors import Conflict, InvalidInput, describe
+from missed_checks.errors import Conflict, InvalidInput
 from missed_checks.timefmt import to_utc_iso
 
 __all__ = ["MAX_ATTRIBUTES", "MAX_ATTRIBUTE_CHARS", "MAX_NAME_CHARS", "RegisteredEquipment", "SiteMove",
@@ -47,13 +47,10 @@ def validate_attributes(value: object, field: str = "attributes") -> dict[str, s
     """Free attributes: a map of at most :data:`MAX_ATTRIBUTES` one-line names to one-line texts."""
     if value is None:
         return {}
-    if not isinstance(value, Mapping):
-        raise InvalidInput(field, f"is {describe(value)}: give a map of names to texts, such as "
-                                  '{"serial": "A-123"}')
-    if len(value) > MAX_ATTRIBUTES:
-        raise InvalidInput(field, f"has {len(value)} attributes; keep it to {MAX_ATTRIBUTES}")
+    given = identifiers.small_map(value, field, most=MAX_ATTRIBUTES, entries="attribute names to texts",
+                                  example='{"serial": "A-123"}')
     attributes: dict[str, str] = {}
-    for name, text in value.items():
+    for name, text in given.items():
         key = identifiers.one_line(name, f"{field} (a name)", "an attribute name", MAX_ATTRIBUTE_NAME_CHARS)
         attributes[key] = identifiers.one_line(text, f"{field}.{key}", "a text", MAX_ATTRIBUTE_CHARS)
     return attributes

@@ -17,7 +17,6 @@ from types import MappingProxyType
 from typing import Any
 
 from missed_checks import identifiers
-from missed_checks.errors import InvalidInput, describe
 from missed_checks.permissions.caller import Caller
 from missed_checks.permissions.role import SITE_ROLES, Role, parse_role
 from missed_checks.timefmt import to_utc_iso
@@ -64,13 +63,10 @@ class Grant:
 def parse_grant_roles(value: object, field: str = "roles") -> dict[str, Role]:
     """``{"<site id>": "<role>", ...}`` (a site role each, at most :data:`MAX_GRANT_SITES` sites);
     InvalidInput naming ``roles.<site>`` or ``roles`` otherwise."""
-    if not isinstance(value, Mapping):
-        raise InvalidInput(field, f"is {describe(value)}: give a map of site id to role, such as "
-                                  '{"north": "site_manager"}')
-    if len(value) > MAX_GRANT_SITES:
-        raise InvalidInput(field, f"names {len(value)} sites; a grant names at most {MAX_GRANT_SITES}")
+    given = identifiers.small_map(value, field, most=MAX_GRANT_SITES, entries="site ids to roles",
+                                  example='{"north": "site_manager"}')
     roles: dict[str, Role] = {}
-    for site_id, role in value.items():
+    for site_id, role in given.items():
         site = validate_site_id(site_id, f"{field} (a site id)")
         roles[site] = parse_role(role, f"{field}.{site}")
     return roles

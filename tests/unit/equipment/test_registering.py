@@ -171,3 +171,14 @@ def test_lists_page_over_the_callers_sites(table: Table) -> None:
         list_equipment(table, BOTH, "east")
     with pytest.raises(InvalidInput, match="^cursor: "):
         list_equipment(table, ADMIN, None, "nonsense")
+
+
+def test_attributes_are_a_small_map_of_one_line_texts() -> None:
+    from missed_checks.equipment.registration import MAX_ATTRIBUTES, validate_attributes
+
+    assert validate_attributes({" serial ": " A-1 "}) == {"serial": "A-1"}
+    with pytest.raises(InvalidInput, match=r"^attributes: is a list \(\['a'\]\): give a map of attribute names"):
+        validate_attributes(["a"])
+    with pytest.raises(InvalidInput, match=f"^attributes: has {MAX_ATTRIBUTES + 1} entries; give at most "
+                                           f"{MAX_ATTRIBUTES} attribute names to texts"):
+        validate_attributes({f"a{n}": "x" for n in range(MAX_ATTRIBUTES + 1)})
