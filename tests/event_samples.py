@@ -35,8 +35,9 @@ def sample(name: str) -> Any:
 
 def seed_sample_checklist(table: ChecklistTable) -> None:
     """The samples' checklist, created on the Sunday before its first window, its fleet and checks."""
-    save_checklist(table, CHECKLIST, recurrence=RULE, window="PT8H", grace="PT30M", now=CREATED, name="Forklift")
-    table.assign_equipment(CHECKLIST, EQUIPMENT, at=CREATED)
+    save_checklist(table, CHECKLIST, recurrence=RULE, window="PT8H", grace="PT30M", now=CREATED, name="Forklift",
+                   by="tests")
+    table.assign_equipment(CHECKLIST, EQUIPMENT, at=CREATED, by="tests")
     performed_at = MONDAY_START + timedelta(hours=1)
     record_checks(table, [Row(PerformedCheck(CHECKLIST, e, performed_at)) for e in CHECKED],
                   now=performed_at, recorded_by=SEEDER)  # the one use case every writer goes through

@@ -181,6 +181,8 @@ class InMemoryTable(InMemoryRegistry):
     """Operation -> the error its next call raises (once), e.g. ``{"advance_watermark": TransientError()}``."""
     calendars: dict[str, ClosureCalendar] = field(default_factory=dict)
     """Closure calendars by id (schedule-sync's ``with_closures`` reads them)."""
+    changed_by: dict[str, str] = field(default_factory=dict)
+    """Checklist id -> who wrote it last (``write_checklist``'s ``by``: the audit trail's ``changed_by``)."""
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
 
     # -- arranging ----------------------------------------------------------------------
@@ -356,10 +358,11 @@ class InMemoryTable(InMemoryRegistry):
 
     @_atomic
     def write_checklist(self, checklist: Checklist, current: Checklist | None,
-                        calendars: Mapping[str, ClosureCalendar | None]) -> None:
+                        calendars: Mapping[str, ClosureCalendar | None], *, by: str) -> None:
         """As the table: created only while there is none, updated only at the revision read (Conflict
         otherwise); with ``calendars``, the calendars it names get it in their ``used_by`` and those it
-        dropped lose it, all or nothing, each of them still existing."""
+        dropped lose it, all or nothing, each of them still existing. Who wrote it last: ``changed_by``."""
+        self.changed_by[checklist.checklist_id] = by
         checklist_id = checklist.checklist_id
         stored = self.checklists.get(checklist_id)
         if current is None and stored is not None:

@@ -179,8 +179,8 @@ def measure(equipment: int, per_task: str | None = None) -> Run:
         stack = EmbeddedStack.provision(parameters={"EquipmentPerTask": per_task} if per_task else None)
         with LocalRuntime(stack, SimulatedClock(CREATED)) as runtime:
             table = ChecklistTable(stack.table_name)
-            save_checklist(table, "bench", recurrence=RULE, window="PT8H", grace="PT30M", now=CREATED)
-            table.assign_equipment("bench", ids, at=CREATED)
+            save_checklist(table, "bench", recurrence=RULE, window="PT8H", grace="PT30M", now=CREATED, by="bench")
+            table.assign_equipment("bench", ids, at=CREATED, by="bench")
             performed = [PerformedCheck("bench", e, WINDOW_START + timedelta(hours=1)) for e in ids[::2]]
             table.record_performed_checks(performed, recorded_at=CREATED)
             run.performed_bytes = sum(item_size({k: TypeSerializer().serialize(v) for k, v in
@@ -238,12 +238,14 @@ def sync_efficiency() -> dict[str, Any]:
                 return writes, calls["ScheduleSyncFunction"] - before
 
             create = scheduler_writes(lambda: save_checklist(table, "sync", recurrence=RULE, window="PT8H",
-                                                                  grace="PT30M", now=CREATED))
-            table.assign_equipment("sync", ["eq-1", "eq-2"], at=CREATED)
+                                                                  grace="PT30M", now=CREATED, by="bench"))
+            table.assign_equipment("sync", ["eq-1", "eq-2"], at=CREATED, by="bench")
             edit = scheduler_writes(lambda: save_checklist(table, "sync", recurrence=RULE, window="PT9H",
-                                                                grace="PT30M", now=CREATED + timedelta(minutes=5)))
+                                                                grace="PT30M", now=CREATED + timedelta(minutes=5),
+                                                                by="bench"))
             no_op = scheduler_writes(lambda: save_checklist(table, "sync", recurrence=RULE, window="PT9H",
-                                                                 grace="PT30M", now=CREATED + timedelta(minutes=9)))
+                                                                 grace="PT30M", now=CREATED + timedelta(minutes=9),
+                                                                 by="bench"))
             evaluation = scheduler_writes(lambda: runtime.advance_to(EVALUATE_AT + timedelta(days=2, hours=1)))
             judged = len(table.judged_windows("sync", CREATED, EVALUATE_AT + timedelta(days=3)))
     return {

@@ -80,12 +80,12 @@ def main() -> None:
             instant = FIRST_START + timedelta(days=args.windows - 1, hours=9)
             clock.set_source(lambda: instant)
             table = ChecklistTable(stack.table_name)
-            save_checklist(table, "bench", recurrence=RULE, window="PT8H", grace="PT30M", now=CREATED)
+            save_checklist(table, "bench", recurrence=RULE, window="PT8H", grace="PT30M", now=CREATED, by="bench")
             equipment = [f"eq-{n:06d}" for n in range(args.equipment)]
             simulated_second = instant.timestamp
             loaded = time.perf_counter()
             with Meter(clock=simulated_second) as assigning:
-                table.assign_equipment("bench", equipment, at=CREATED)
+                table.assign_equipment("bench", equipment, at=CREATED, by="bench")
             checks = [PerformedCheck("bench", e, FIRST_START + timedelta(days=d, hours=1))
                       for d in range(args.windows) for e in equipment[::2]]
             with Meter(clock=simulated_second) as recording:

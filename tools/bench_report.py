@@ -108,11 +108,12 @@ def main(argv: list[str] | None = None) -> int:
 def load(table: ChecklistTable, stack: EmbeddedStack, args: argparse.Namespace,
          end: datetime) -> tuple[Counter[str], int]:
     created = FIRST_DAY - timedelta(days=1)
-    checklist = save_checklist(table, CHECKLIST, recurrence=RECURRENCE, window="PT8H", grace="PT30M", now=created)
+    checklist = save_checklist(table, CHECKLIST, recurrence=RECURRENCE, window="PT8H", grace="PT30M", now=created,
+                               by="bench")
     windows = checklist.parsed().windows(FIRST_DAY, end)
     table.advance_watermark(CHECKLIST, windows[-1].end)
     equipment = [f"FL-{n:05d}" for n in range(args.equipment)]
-    table.assign_equipment(CHECKLIST, equipment, created)
+    table.assign_equipment(CHECKLIST, equipment, created, by="bench")
     rng = random.Random(args.seed)
     truth: Counter[str] = Counter()
     judged_by = checklist.judged_by()

@@ -225,9 +225,9 @@ def _judge(equipment: int, windows: int, label: str, limit: float | None,
         stack = EmbeddedStack.provision(parameters=parameters)
         with LocalRuntime(stack, clock, log_path=LOG_FILE[0] if LOG_FILE else None) as runtime:
             table = ChecklistTable(stack.table_name)
-            save_checklist(table, "bench", recurrence=RULE, window="PT8H", grace="PT30M", now=created)
+            save_checklist(table, "bench", recurrence=RULE, window="PT8H", grace="PT30M", now=created, by="bench")
             ids = [f"eq-{n:06d}" for n in range(equipment)]
-            table.assign_equipment("bench", ids, at=created)
+            table.assign_equipment("bench", ids, at=created, by="bench")
             table.record_performed_checks(
                 [PerformedCheck("bench", e, first_start + timedelta(days=d, hours=1))
                  for d in range(windows) for e in ids[::2]], recorded_at=created)

@@ -43,6 +43,14 @@ def to_utc_iso(dt: datetime) -> str:
     return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def to_utc_iso_micro(dt: datetime) -> str:
+    """``dt`` as ``YYYY-MM-DDTHH:MM:SS.ffffffZ`` in UTC, microseconds kept (fixed width, so the text
+    sorts as the instant does): when a change was written (the audit trail's ``changed_at``)."""
+    if dt.tzinfo is None or dt.utcoffset() is None:
+        raise ValueError(f"naive datetime {dt.isoformat()} has no UTC offset")
+    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
 def parse_instant(text: str, field: str) -> datetime:
     """Parse an ISO 8601 instant with a UTC offset or ``Z`` into an aware datetime.
 

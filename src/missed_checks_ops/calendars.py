@@ -53,7 +53,7 @@ def calendar_specs(path: str) -> list[dict[str, Any]]:
 
 
 def put_calendar(target: StackTarget, calendar_id: str, dates: Sequence[date], now: datetime,
-                 description: str | None = None, by: str | None = None) -> ClosureCalendar:
+                 description: str | None = None, *, by: str) -> ClosureCalendar:
     """A new revision of the calendar, put by ``by`` at ``now`` (kept on the revision's record)."""
     return target.table().put_calendar(calendar_id, dates, now=now, description=description, by=by)
 
@@ -73,9 +73,9 @@ def list_calendars(target: StackTarget) -> list[ClosureCalendar]:
     return sorted(target.table().list_calendars(), key=lambda c: c.calendar_id)
 
 
-def delete_calendar(target: StackTarget, calendar_id: str) -> None:
-    """Delete the calendar; refused (Conflict naming them) while checklists reference it; NotFound."""
-    if not target.table().delete_calendar(validate_calendar_id(calendar_id)):
+def delete_calendar(target: StackTarget, calendar_id: str, *, by: str) -> None:
+    """Delete the calendar as ``by``; refused (Conflict naming them) while checklists reference it; NotFound."""
+    if not target.table().delete_calendar(validate_calendar_id(calendar_id), by=by):
         raise NotFound(f"calendar {calendar_id!r} does not exist")
 
 

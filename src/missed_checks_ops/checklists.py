@@ -109,30 +109,32 @@ def checklist_state(target: StackTarget, checklist_id: str, now: datetime) -> Ch
     return ChecklistState(checklist, assigned, len(assignments) - assigned)
 
 
-def put_checklist(target: StackTarget, spec: Mapping[str, Any], now: datetime, *, validated: bool = False) -> str:
-    """Write one checklist spec; returns ``created`` or ``updated``. ``validated``: the caller has
+def put_checklist(target: StackTarget, spec: Mapping[str, Any], now: datetime, *, validated: bool = False,
+                  by: str) -> str:
+    """Write one checklist spec as ``by``; returns ``created`` or ``updated``. ``validated``: the caller has
     checked the rule with :func:`validate_rule` (the recurrence engine is not run a second time)."""
     written = save_checklist(target.table(),
         str(spec["id"]), recurrence=str(spec["recurrence"]), now=now, name=spec.get("name") or "",
         timezone=spec.get("timezone"), window=spec.get("window"), grace=spec.get("grace"), validate=not validated,
         closed_on=list(spec.get("closed_on") or ()),
-        notify=spec.get("notify"))  # notifications (#18): a NotifySettings, or None to keep the checklist's
+        notify=spec.get("notify"),  # notifications (#18): a NotifySettings, or None to keep the checklist's
+        by=by)
     return "created" if written.revision == 1 and written.created_at == now else "updated"
 
 
-def delete_checklist(target: StackTarget, checklist_id: str) -> None:
+def delete_checklist(target: StackTarget, checklist_id: str, *, by: str) -> None:
     """Delete the checklist; its assignments are ended and kept, its performed and missed checks stay
     (:meth:`ChecklistTable.delete_checklist`); :class:`NotFound`."""
-    if not target.table().delete_checklist(checklist_id):
+    if not target.table().delete_checklist(checklist_id, by=by):
         raise NotFound(f"checklist {checklist_id!r} does not exist")
 
 
-def pause_checklist(target: StackTarget, checklist_id: str, now: datetime) -> Checklist:
-    return target.table().pause_checklist(checklist_id, now)
+def pause_checklist(target: StackTarget, checklist_id: str, now: datetime, *, by: str) -> Checklist:
+    return target.table().pause_checklist(checklist_id, now, by=by)
 
 
-def resume_checklist(target: StackTarget, checklist_id: str, now: datetime) -> Checklist:
-    return target.table().resume_checklist(checklist_id, now)
+def resume_checklist(target: StackTarget, checklist_id: str, now: datetime, *, by: str) -> Checklist:
+    return target.table().resume_checklist(checklist_id, now, by=by)
 
 
 # -- equipment ----------------------------------------------------------------------------------------
@@ -147,7 +149,8 @@ def named_checklist(target: StackTarget, checklist_id: str, option: str = "check
 
 
 def change_assignments(target: StackTarget, checklist_id: str, equipment_ids: Sequence[str], at: datetime, *,
-                       assign: bool, progress: Callable[[int], None] | None = None, checked: bool = False) -> int:
+                       assign: bool, progress: Callable[[int], None] | None = None, checked: bool = False,
+                       by: str) -> int:
     """Assign (or unassign) equipment from ``at`` on; returns how many changed. Assigning is one call
     (the checklist's assignments are read once, not once per chunk); unassigning goes in chunks.
     ``checked``: the caller found the checklist already (:func:`named_checklist`)."""
@@ -155,13 +158,13 @@ def change_assignments(target: StackTarget, checklist_id: str, equipment_ids: Se
     if not checked:
         require_checklist(table, checklist_id)
     if assign:
-        return table.assign_equipment(checklist_id, equipment_ids, at, progress=progress)
+        return table.assign_equipment(checklist_id, equipment_ids, at, progress=progress, by=by)
     table.check_unassignment(checklist_id, equipment_ids, at)  # every chunk's ids, before any is written
     change = table.unassign_equipment
     changed = 0
     for offset in range(0, len(equipment_ids), CHUNK):
         chunk = equipment_ids[offset:offset + CHUNK]
-        changed += change(checklist_id, chunk, at)
+        changed += change(checklist_id, chunk, at, by=by)
         if progress:
             progress(len(chunk))
     return changed

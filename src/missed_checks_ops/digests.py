@@ -35,15 +35,16 @@ def digest_target(target: StackTarget) -> Target:
                   target.output("DigestDeadLetterQueueArn"), int(target.parameter("SchedulerMaximumRetryAttempts")))
 
 
-def remove_digest(items: SubscriptionItems, schedules: ScheduleStore, subscription_id: str) -> dict[str, Any] | None:
+def remove_digest(items: SubscriptionItems, schedules: ScheduleStore, subscription_id: str, *,
+                  by: str) -> dict[str, Any] | None:
     """Delete the subscription's item, then its schedule; the item it was (None: there was none;
     a schedule left by an earlier failure is deleted all the same)."""
-    item = items.delete_subscription(subscription_id)
+    item = items.delete_subscription(subscription_id, by=by)
     schedules.delete(schedule_name(subscription_id))
     return item
 
 
-def subscribe_digest(target: StackTarget, subscription: Subscription, now: datetime) -> dict[str, Any]:
+def subscribe_digest(target: StackTarget, subscription: Subscription, now: datetime, *, by: str) -> dict[str, Any]:
     """Write the (validated) subscription and its schedule after checking that its checklists exist;
     what was done, the subscription, its next firing and the period that firing will cover."""
     table = target.table()
@@ -52,7 +53,7 @@ def subscribe_digest(target: StackTarget, subscription: Subscription, now: datet
             raise InvalidInput("checklist", f"{checklist_id!r} does not exist: create it first, or leave "
                                             "--checklist out for the whole fleet")
     where = digest_target(target)
-    created = subscribe(subscriptions(target), target.schedules(), where, subscription, now)
+    created = subscribe(subscriptions(target), target.schedules(), where, subscription, now, by=by)
     return {"action": "created" if created else "updated", **preview(subscription, now)}
 
 
@@ -79,9 +80,9 @@ def get_digest(target: StackTarget, subscription_id: str) -> Subscription:
     return found
 
 
-def unsubscribe_digest(target: StackTarget, subscription_id: str) -> dict[str, Any]:
+def unsubscribe_digest(target: StackTarget, subscription_id: str, *, by: str) -> dict[str, Any]:
     """Delete the subscription; :class:`NotFound` when there is none."""
-    item = remove_digest(subscriptions(target), target.schedules(), validate_subscription_id(subscription_id))
+    item = remove_digest(subscriptions(target), target.schedules(), validate_subscription_id(subscription_id), by=by)
     if item is None:
         raise NotFound(f"digest subscription {subscription_id!r} does not exist")
     addresses = item.get("addresses")  # an item written before several addresses were kept has "address"

@@ -35,9 +35,10 @@ def back_in_service(target: StackTarget, equipment_id: str, at: datetime, *, by:
     return target.table().end_out_of_service(validate_equipment_id(equipment_id), at, by=by, now=now)
 
 
-def cancel_planned(target: StackTarget, equipment_id: str, start: datetime, *, now: datetime) -> OutOfServicePeriod:
-    """Delete a period that has not started yet (a mistake, or plans changed); returns it."""
-    return target.table().cancel_out_of_service(validate_equipment_id(equipment_id), start, now)
+def cancel_planned(target: StackTarget, equipment_id: str, start: datetime, *, now: datetime,
+                   by: str) -> OutOfServicePeriod:
+    """Delete a period that has not started yet (a mistake, or plans changed), as ``by``; returns it."""
+    return target.table().cancel_out_of_service(validate_equipment_id(equipment_id), start, now, by=by)
 
 
 def list_periods(target: StackTarget, start: datetime | None, end: datetime | None,

@@ -42,7 +42,8 @@ class InMemoryStore:
         self.store = InMemoryTable()
 
     def add_checklist(self, checklist_id: str, at: datetime, closed_on: Sequence[str] = ()) -> None:
-        save_checklist(self.store, checklist_id, recurrence=RULE, window=WINDOW, now=at, closed_on=closed_on)
+        save_checklist(self.store, checklist_id, recurrence=RULE, window=WINDOW, now=at, closed_on=closed_on,
+                       by="tests")
 
     def calendar(self, calendar_id: str, dates: Sequence[date], at: datetime) -> None:
         """A calendar put (a new revision of it; who uses it is the checklists' to write)."""
@@ -77,20 +78,21 @@ class DynamoDBStore:
         self.store = ChecklistTable(table_name)
 
     def add_checklist(self, checklist_id: str, at: datetime, closed_on: Sequence[str] = ()) -> None:
-        save_checklist(self.store, checklist_id, recurrence=RULE, window=WINDOW, now=at, closed_on=closed_on)
+        save_checklist(self.store, checklist_id, recurrence=RULE, window=WINDOW, now=at, closed_on=closed_on,
+                       by="tests")
 
     def calendar(self, calendar_id: str, dates: Sequence[date], at: datetime) -> None:
         self.store.put_calendar(calendar_id, dates, now=at, by="ops")
 
     def assign(self, checklist_id: str, equipment_ids: Iterable[str], at: datetime) -> None:
-        self.store.assign_equipment(checklist_id, equipment_ids, at)
+        self.store.assign_equipment(checklist_id, equipment_ids, at, by="tests")
 
     def hand_written(self, item: dict[str, Any]) -> None:
         """A checklist item written around the adapter (a hand edit in the console)."""
         self.store.client.put_item(TableName=self.store.name, Item=serialize(item))
 
     def unassign(self, checklist_id: str, equipment_id: str, at: datetime) -> None:
-        self.store.unassign_equipment(checklist_id, [equipment_id], at)
+        self.store.unassign_equipment(checklist_id, [equipment_id], at, by="tests")
 
     def out_of_service(self, period: OutOfServicePeriod) -> None:
         self.store.record_out_of_service(period)

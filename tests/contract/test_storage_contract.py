@@ -493,11 +493,13 @@ def test_a_write_from_a_stale_read_is_a_conflict_not_a_lost_update(given: Given)
     given.add_checklist("forklift", T0)
     stale = given.store.get_checklist("forklift")
     assert stale is not None
-    save_checklist(given.store, "forklift", recurrence=RULE, window=WINDOW, name="Renamed", now=T0)
+    save_checklist(given.store, "forklift", recurrence=RULE, window=WINDOW, name="Renamed", now=T0, by="tests")
     with pytest.raises(Conflict):
-        given.store.write_checklist(stale.with_changes(name="Other", revision=stale.revision + 1), stale, {})
+        given.store.write_checklist(stale.with_changes(name="Other", revision=stale.revision + 1), stale, {},
+                                    by="tests")
     with pytest.raises(Conflict):  # created meanwhile: the second creation does not replace the first
-        given.store.write_checklist(Checklist("forklift", RULE, name="Twin", revision=1, created_at=T0), None, {})
+        given.store.write_checklist(Checklist("forklift", RULE, name="Twin", revision=1, created_at=T0), None, {},
+                                    by="tests")
     checklist = given.store.get_checklist("forklift")
     assert checklist is not None and (checklist.name, checklist.revision) == ("Renamed", 2)
 
@@ -505,7 +507,7 @@ def test_a_write_from_a_stale_read_is_a_conflict_not_a_lost_update(given: Given)
 def test_an_edit_never_moves_the_watermark_back(given: Given) -> None:
     given.add_checklist("forklift", T0)
     given.store.advance_watermark("forklift", TUESDAY.evaluate_at)
-    save_checklist(given.store, "forklift", recurrence=RULE, window=WINDOW, name="Renamed", now=T0)
+    save_checklist(given.store, "forklift", recurrence=RULE, window=WINDOW, name="Renamed", now=T0, by="tests")
     checklist = given.store.get_checklist("forklift")
     assert checklist is not None and checklist.evaluated_until == TUESDAY.evaluate_at
 

@@ -136,9 +136,10 @@ def test_serve_runs_the_stack_behind_an_endpoint(tmp_path: Path) -> None:
         table = ChecklistTable(stack.table_name)  # its clients reach the server through AWS_ENDPOINT_URL
         now = server.clock.now()
         save_checklist(table,
-            "serve-daily", recurrence="DTSTART;TZID=UTC:20260302T080000\nRRULE:FREQ=DAILY", window="PT1H", now=now
+            "serve-daily", recurrence="DTSTART;TZID=UTC:20260302T080000\nRRULE:FREQ=DAILY", window="PT1H", now=now,
+                by="tests"
         )
-        table.assign_equipment("serve-daily", ["s-1"], now)
+        table.assign_equipment("serve-daily", ["s-1"], now, by="tests")
         fired = server.tick()  # the stream settles: schedule-sync has written the schedule
         assert fired == []
         clock.advance_to(datetime(2026, 3, 2, 9, 0, tzinfo=UTC))  # the window closes: its schedule is due

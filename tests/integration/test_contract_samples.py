@@ -115,7 +115,7 @@ def test_the_notifier_samples_send_the_mondays_reminder_and_missed_alert_once(ch
 
     stack, table = checklist
     save_checklist(table, CHECKLIST, recurrence=RULE, window="PT8H", grace="PT30M", now=MONDAY_EVALUATE_AT,
-                        notify=NotifySettings(to=("crew@example.com",), remind_before=("PT2H",)))
+                        notify=NotifySettings(to=("crew@example.com",), remind_before=("PT2H",)), by="tests")
     reminded = invoke(stack, "NotifyFunction", sample("notify_reminder.json"))
     assert (reminded["sent"], reminded["failed"]) == (1, 0), reminded
     invoke(stack, "PlanEvaluationFunction", sample("plan_evaluation.json"))  # judges the Monday window

@@ -106,14 +106,14 @@ def test_every_call_the_functions_and_the_state_machine_make_is_allowed_by_their
     try:
         with observed(calls.append):
             table = ChecklistTable(local_stack.table_name)
-            save_checklist(table, "forklift", recurrence=RULE, window="PT8H", grace="PT30M", now=CREATED)
-            table.assign_equipment("forklift", ["fl-1", "fl-2"], at=CREATED)
+            save_checklist(table, "forklift", recurrence=RULE, window="PT8H", grace="PT30M", now=CREATED, by="tests")
+            table.assign_equipment("forklift", ["fl-1", "fl-2"], at=CREATED, by="tests")
             table.record_performed_check(PerformedCheck("forklift", "fl-1", EVALUATE_AT - timedelta(hours=6)), CREATED)
             # schedule-sync: create, then an invalid edit (delete + dead letter).
             sync = local_stack.lambda_runtime
             assert sync.invoke("ScheduleSyncFunction", {"Records": [stream_record(table, "INSERT", "forklift")]}).ok
             save_checklist(table, "broken", recurrence="RRULE:FREQ=MINUTELY", timezone="UTC", now=CREATED,
-                                validate=False)
+                                validate=False, by="tests")
             assert sync.invoke("ScheduleSyncFunction", {"Records": [stream_record(table, "INSERT", "broken")]}).ok
             # The evaluation: plan, shards, close (announce, watermark).
             sfn = local_stack.client("stepfunctions")

@@ -22,8 +22,9 @@ class ChecklistStore(Protocol):
         ...
 
     def write_checklist(self, checklist: Checklist, current: Checklist | None,
-                        calendars: Mapping[str, ClosureCalendar | None]) -> None:
+                        calendars: Mapping[str, ClosureCalendar | None], *, by: str) -> None:
         """Create ``checklist`` (``current`` None) or update it from ``current`` (Conflict when either
         changed meanwhile); with ``calendars``, its calendar references are written in the same
-        transaction, each conditional on its calendar existing."""
+        transaction, each conditional on its calendar existing; every item written is stamped by
+        ``by`` (``changed_by``/``changed_at``, the audit trail)."""
         ...

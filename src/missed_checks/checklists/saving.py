@@ -26,6 +26,7 @@ def save_checklist(
     *,
     recurrence: str,
     now: datetime,
+    by: str,
     name: str = "",
     timezone: str | None = None,
     window: str | None = None,
@@ -34,7 +35,8 @@ def save_checklist(
     closed_on: Sequence[str] | None = None,
     notify: NotifySettings | None = None,
 ) -> Checklist:
-    """Create a checklist or edit an existing one; returns it as written.
+    """Create a checklist or edit an existing one, written by ``by`` (who the audit trail names: the
+    caller's principal); returns it as written.
 
     ``validate=False`` writes the rule unchecked, as a hand edit in the console would (schedule-sync
     then reports it). ``notify`` (#18) replaces who is told (an empty one tells nobody); None keeps
@@ -75,7 +77,7 @@ def save_checklist(
         _kept_leads_fit(updated)
     if current is not None and updated.rule() != current.rule():
         updated = updated.with_changes(effective_from=now)
-    store.write_checklist(updated, current, calendars)
+    store.write_checklist(updated, current, calendars, by=by)
     return updated
 
 

@@ -17,8 +17,9 @@ if TYPE_CHECKING:
 
 
 class SubscriptionWriter(Protocol):
-    def put_subscription(self, subscription: Subscription, now: datetime) -> bool:
-        """Create or replace the subscription (its first ``created_at`` stays); True when it is new."""
+    def put_subscription(self, subscription: Subscription, now: datetime, *, by: str) -> bool:
+        """Create or replace the subscription (its first ``created_at`` stays), stamped by ``by``;
+        True when it is new."""
         ...
 
 

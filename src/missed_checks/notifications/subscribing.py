@@ -16,11 +16,12 @@ from missed_checks.notifications.ports import DigestSchedules, SubscriptionWrite
 
 
 def subscribe(subscriptions: SubscriptionWriter, schedules: DigestSchedules, where: Target,
-              subscription: Subscription, now: datetime) -> bool:
+              subscription: Subscription, now: datetime, *, by: str) -> bool:
     """Write the (validated) subscription's item, then its schedule (created, or replaced whole)
-    pointed at ``where`` (the digest function); True when the subscription is new. The item is the
+    pointed at ``where`` (the digest function); True when the subscription is new. ``by``: who
+    subscribes (the audit trail names them). The item is the
     truth: a schedule whose item is gone sends nothing (the digest function finds no subscription),
     and subscribing again repairs a schedule a failure left behind."""
-    created = subscriptions.put_subscription(subscription, now)
+    created = subscriptions.put_subscription(subscription, now, by=by)
     schedules.upsert(subscription.desired_schedule(schedules.group_name), where, probably_exists=not created)
     return created

@@ -29,7 +29,7 @@ def subscribe(stack: Any, subscription: Subscription, at: datetime) -> bool:
     """Write the subscription and its schedule in the embedded stack; True when it is new."""
     items = SubscriptionItems(stack.table_name, stack.client("dynamodb"))
     schedules = ScheduleStore(stack.schedule_group, stack.client("scheduler"))
-    return write_subscription(items, schedules, _target(stack), subscription, at)
+    return write_subscription(items, schedules, _target(stack), subscription, at, by="scenario")
 
 
 

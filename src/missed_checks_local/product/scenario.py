@@ -727,22 +727,23 @@ def _apply(event: ScenarioEvent, table: Any, runtime: Any) -> bool:
                 validate=args["validate"],
                 closed_on=args["closed_on"],
                 notify=args.get("notify"),
+                by=_SCENARIO_BY,
             )
         elif event.action == "put_calendar":
             table.put_calendar(args["id"], args["dates"], now=at, description=args["description"], by=args["by"])
         elif event.action == "assign":
-            table.assign_equipment(args["checklist"], args["equipment"], at)
+            table.assign_equipment(args["checklist"], args["equipment"], at, by=_SCENARIO_BY)
         elif event.action == "unassign":
-            table.unassign_equipment(args["checklist"], args["equipment"], at)
+            table.unassign_equipment(args["checklist"], args["equipment"], at, by=_SCENARIO_BY)
         elif event.action == "performed":
             check = PerformedCheck(args["checklist"], args["equipment"], args["performed_at"])
             record_checks(table, [Row(check)], now=at, recorded_by=args["by"])  # a re-post keeps the first
         elif event.action == "pause_checklist":
-            table.pause_checklist(args, at)
+            table.pause_checklist(args, at, by=_SCENARIO_BY)
         elif event.action == "resume_checklist":
-            table.resume_checklist(args, at)
+            table.resume_checklist(args, at, by=_SCENARIO_BY)
         elif event.action == "delete_checklist":
-            table.delete_checklist(args)
+            table.delete_checklist(args, by=_SCENARIO_BY)
         elif event.action == "fail_next_firing":
             runtime.scheduler.inject_failure(args["checklist"], count=args["count"], error_code=args["error"])
         elif event.action in _EQUIPMENT_ACTIONS:

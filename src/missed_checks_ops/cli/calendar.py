@@ -5,7 +5,6 @@ have no window due."""
 from __future__ import annotations
 
 import argparse
-import getpass
 from typing import Any
 
 from missed_checks import clock
@@ -29,6 +28,7 @@ from missed_checks_ops.cli.common import (
     interactive,
     target_of,
 )
+from missed_checks_ops.principal import cli_principal
 from missed_checks_ops.target import LOCAL_ENDPOINT
 
 
@@ -104,8 +104,8 @@ def calendar_put(args: argparse.Namespace) -> int:
     specs = _specs(args)  # every one validated before any is written
     target = target_of(args)
     now = clock.now()
-    by = validate_author(args.by if args.by is not None else _login(), "by")
-    written = [put_calendar(target, spec["id"], spec["dates"], now, spec.get("description"), by) for spec in specs]
+    by = validate_author(args.by if args.by is not None else cli_principal(), "by")
+    written = [put_calendar(target, spec["id"], spec["dates"], now, spec.get("description"), by=by) for spec in specs]
     out: Output = args.out
     if out.format == "json":
         documents = [c.to_dict() for c in written]
@@ -115,14 +115,6 @@ def calendar_put(args: argparse.Namespace) -> int:
         out.say(f"calendar {calendar.calendar_id}: revision {calendar.revision}, {len(calendar.dates)} date(s)"
                 + (f"; re-syncing {len(calendar.used_by)} checklist(s)" if calendar.used_by else ""), "bold")
     return 0
-
-
-def _login() -> str:
-    """``cli:<login name>``, as a check recorded from the command line names its author."""
-    try:
-        return f"cli:{getpass.getuser()}"
-    except (OSError, KeyError):  # no login name (a container without a passwd entry or USER)
-        return "cli:unknown"
 
 
 def _say_calendar(calendar: ClosureCalendar, out: Output) -> None:
@@ -164,7 +156,7 @@ def calendar_delete(args: argparse.Namespace) -> int:
             raise InvalidInput("yes", "deleting a calendar needs --yes")
         if err_console().input(f"Delete calendar {calendar_id}? [y/N] ").strip().lower() not in ("y", "yes"):
             return fail("not deleted", 1)
-    delete_calendar(target_of(args), calendar_id)
+    delete_calendar(target_of(args), calendar_id, by=cli_principal())
     out: Output = args.out
     if out.format == "json":
         out.json({"calendar_id": calendar_id, "deleted": True})

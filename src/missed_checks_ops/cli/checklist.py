@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import getpass
 import sys
 from collections.abc import Sequence
 from datetime import date
@@ -59,6 +58,7 @@ from missed_checks_ops.inputs import (
     performed_checks_csv,
     within_item_size,
 )
+from missed_checks_ops.principal import cli_principal
 from missed_checks_ops.target import LOCAL_ENDPOINT
 
 
@@ -213,7 +213,7 @@ def checklist_put(args: argparse.Namespace) -> int:
             checklist_id = str(spec["id"])
             action = "valid (dry run, nothing written)"
             if target is not None:
-                action = put_checklist(target, spec, now, validated=True)
+                action = put_checklist(target, spec, now, validated=True, by=cli_principal())
                 advance(1)
             results.append({"checklist_id": checklist_id, "action": action, **shown.to_dict(),
                             **_notify_document(spec.get("notify"))})
@@ -345,11 +345,11 @@ def checklist_change(args: argparse.Namespace) -> int:
             answer = err_console().input(f"Delete checklist {checklist_id} (its assignments end)? [y/N] ")
             if answer.strip().lower() not in ("y", "yes"):
                 return fail("not deleted", 1)
-        delete_checklist(target, checklist_id)
+        delete_checklist(target, checklist_id, by=cli_principal())
         document: dict[str, Any] = {"checklist_id": checklist_id, "deleted": True}
     else:
         change = pause_checklist if command == "pause" else resume_checklist
-        document = _checklist_document(change(target, checklist_id, now))
+        document = _checklist_document(change(target, checklist_id, now, by=cli_principal()))
     out: Output = args.out
     if out.format == "json":
         out.json(document)
@@ -401,7 +401,8 @@ def equipment_change(args: argparse.Namespace) -> int:
     assign = args.equipment_command == "assign"
     with bulk_progress(f"{'assigning' if assign else 'unassigning'} equipment", "equipment ids", ids,
                        in_order=False) as advance:
-        changed = change_assignments(target, checklist_id, ids, at, assign=assign, progress=advance, checked=True)
+        changed = change_assignments(target, checklist_id, ids, at, assign=assign, progress=advance, checked=True,
+                                     by=cli_principal())
     document = {"checklist_id": checklist_id, "action": args.equipment_command, "at": to_utc_iso(at),
                 "requested": len(ids), "changed": changed, "skipped": len(ids) - changed}
     out: Output = args.out
@@ -460,12 +461,7 @@ def _register_check(subparsers: Any) -> None:
 
 def _recorded_by(args: argparse.Namespace) -> str:
     """Who records: ``--by``, else ``cli:<login name>`` (kept on every performed check written)."""
-    if args.by:
-        return str(args.by)
-    try:
-        return f"cli:{getpass.getuser()}"
-    except (OSError, KeyError):  # no login name (a container without a passwd entry or USER)
-        return "cli:unknown"
+    return str(args.by) if args.by else cli_principal()
 
 
 def check_record(args: argparse.Namespace) -> int:

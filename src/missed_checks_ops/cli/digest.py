@@ -24,6 +24,7 @@ from missed_checks_ops.digests import (
     subscribe_digest,
     unsubscribe_digest,
 )
+from missed_checks_ops.principal import cli_principal
 from missed_checks_ops.target import LOCAL_ENDPOINT
 
 COLUMNS = {"subscription_id": "id", "address": "to", "when": "when", "checklists": "checklists"}
@@ -84,7 +85,7 @@ def digest_subscribe(args: argparse.Namespace) -> int:
     now = clock.now()
     subscription = Subscription.create(args.subscription_id, address=args.to, period=args.period, at=args.time,
                                        timezone=args.timezone, day=args.day, checklists=args.checklist, now=now)
-    result = subscribe_digest(target_of(args), subscription, now)
+    result = subscribe_digest(target_of(args), subscription, now, by=cli_principal())
     out: Output = args.out
     if out.format == "json":
         out.json(result)
@@ -118,7 +119,7 @@ def digest_list(args: argparse.Namespace) -> int:
 
 
 def digest_unsubscribe(args: argparse.Namespace) -> int:
-    result = unsubscribe_digest(target_of(args), args.subscription_id)
+    result = unsubscribe_digest(target_of(args), args.subscription_id, by=cli_principal())
     out: Output = args.out
     if out.format == "json":
         out.json(result)

@@ -21,6 +21,7 @@ from missed_checks_ops.cli.common import (
 )
 from missed_checks_ops.inputs import within_item_size
 from missed_checks_ops.out_of_service import back_in_service, cancel_planned, list_periods, take_out_of_service
+from missed_checks_ops.principal import cli_principal
 from missed_checks_ops.target import LOCAL_ENDPOINT
 
 COLUMNS = {"equipment_id": "equipment", "from": "from", "to": "to", "reason": "reason", "recorded_by": "by",
@@ -134,7 +135,7 @@ def back_in_service_command(args: argparse.Namespace) -> int:
 def cancel_command(args: argparse.Namespace) -> int:
     now = clock.now()
     cancelled = cancel_planned(target_of(args), args.equipment, instant_arg(args.start, "from", default_now=False),
-                               now=now)
+                               now=now, by=cli_principal())
     document = {**cancelled.to_dict(), "action": "cancelled"}
     out: Output = args.out
     if out.format == "json":

@@ -19,21 +19,21 @@ T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 @pytest.fixture
 def table(local_stack):
     table = ChecklistTable(local_stack.table_name)
-    save_checklist(table, "forklift", recurrence=RULE, window="PT8H", now=T0)
+    save_checklist(table, "forklift", recurrence=RULE, window="PT8H", now=T0, by="tests")
     return table
 
 
 def test_assigning_a_fleet_again_keeps_the_original_assignment_dates(table):
-    assert table.assign_equipment("forklift", ["fl-1", "fl-2"], at=T0) == 2
-    assert table.assign_equipment("forklift", ["fl-1", "fl-2", "fl-3"], at=T0 + timedelta(days=1)) == 1
+    assert table.assign_equipment("forklift", ["fl-1", "fl-2"], at=T0, by="tests") == 2
+    assert table.assign_equipment("forklift", ["fl-1", "fl-2", "fl-3"], at=T0 + timedelta(days=1), by="tests") == 1
     dates = {a.equipment_id: a.assigned_at for a in table.assignments("forklift")}
     assert dates == {"fl-1": T0, "fl-2": T0, "fl-3": T0 + timedelta(days=1)}
 
 
 def test_reassigning_unassigned_equipment_keeps_the_earlier_period(table):
-    table.assign_equipment("forklift", ["fl-1"], at=T0)
-    table.unassign_equipment("forklift", ["fl-1"], at=T0 + timedelta(days=2))
-    assert table.assign_equipment("forklift", ["fl-1"], at=T0 + timedelta(days=5)) == 1
+    table.assign_equipment("forklift", ["fl-1"], at=T0, by="tests")
+    table.unassign_equipment("forklift", ["fl-1"], at=T0 + timedelta(days=2), by="tests")
+    assert table.assign_equipment("forklift", ["fl-1"], at=T0 + timedelta(days=5), by="tests") == 1
     (assignment,) = table.assignments("forklift")
     assert assignment.assigned_at == T0 + timedelta(days=5) and assignment.unassigned_at is None
     assert assignment.earlier_periods == ((T0, T0 + timedelta(days=2)),)
@@ -47,26 +47,27 @@ def test_reassigning_unassigned_equipment_keeps_the_earlier_period(table):
 def test_an_edit_racing_an_evaluation_never_moves_the_watermark_back(table):
     stale = table.get_checklist("forklift")
     table.advance_watermark("forklift", datetime(2026, 3, 2, 13, tzinfo=UTC))
-    save_checklist(table, "forklift", recurrence=stale.recurrence, window="PT8H", name="Renamed", now=T0)
+    save_checklist(table, "forklift", recurrence=stale.recurrence, window="PT8H", name="Renamed", now=T0, by="tests")
     assert table.get_checklist("forklift").watermark == datetime(2026, 3, 2, 13, tzinfo=UTC)
 
 
 def test_a_rule_change_and_a_resume_take_effect_when_written(table):
     edit = datetime(2026, 3, 10, 8, tzinfo=UTC)
     table.advance_watermark("forklift", datetime(2026, 3, 2, 13, tzinfo=UTC))
-    save_checklist(table, "forklift", recurrence=RULE.replace("T060000", "T070000"), window="PT8H", now=edit)
+    save_checklist(table, "forklift", recurrence=RULE.replace("T060000", "T070000"), window="PT8H", now=edit,
+                   by="tests")
     assert table.get_checklist("forklift").watermark == edit
-    table.pause_checklist("forklift", now=edit + timedelta(days=1))
-    table.resume_checklist("forklift", now=edit + timedelta(days=9))
+    table.pause_checklist("forklift", now=edit + timedelta(days=1), by="tests")
+    table.resume_checklist("forklift", now=edit + timedelta(days=9), by="tests")
     assert table.get_checklist("forklift").watermark == edit + timedelta(days=9)
 
 
 def test_an_edit_after_someone_else_changed_the_checklist_is_a_conflict_not_a_lost_update(table, monkeypatch):
     stale = table.get_checklist("forklift")
-    table.pause_checklist("forklift", now=T0)
+    table.pause_checklist("forklift", now=T0, by="tests")
     monkeypatch.setattr(table, "get_checklist", lambda _id: stale)
     with pytest.raises(Conflict):
-        save_checklist(table, "forklift", recurrence=RULE, window="PT4H", now=T0)
+        save_checklist(table, "forklift", recurrence=RULE, window="PT4H", now=T0, by="tests")
 
 
 def test_dismissing_twice_or_a_missing_record_is_an_error(table):
@@ -165,6 +166,7 @@ def test_the_adapter_alone_shapes_the_items_and_reads_back_what_it_wrote(table):
     """#35 item 2: the checklist, calendar and out-of-service items are written by the adapter's own
     functions, keyed as before (pk/sk and the ByPeriod list), and read back as the domain types."""
     from missed_checks.aws.table import keys
+    from missed_checks.aws.table.base import STAMP_ATTRIBUTES
     from missed_checks.aws.table.calendars import calendar_item, calendar_of
     from missed_checks.aws.table.checklists import checklist_item, checklist_of
     from missed_checks.aws.table.out_of_service import period_item, period_of
@@ -172,16 +174,22 @@ def test_the_adapter_alone_shapes_the_items_and_reads_back_what_it_wrote(table):
 
     saved = table.get_checklist("forklift")
     stored = table.get_checklist_item("forklift")
-    assert stored == checklist_item(saved)
+
+    def unstamped(item):  # every write also stamps who and when (the audit trail, #31)
+        return {name: value for name, value in item.items() if name not in STAMP_ATTRIBUTES}
+
+    assert unstamped(stored) == checklist_item(saved) and stored["changed_by"] == "tests"
     assert (stored["pk"], stored["sk"], stored["gsi2pk"], stored["gsi2sk"]) == (
         "CHECKLIST#forklift", "CHECKLIST", "CHECKLISTS", "forklift")
     assert checklist_of(stored) == saved
     calendar = table.put_calendar("site", [T0.date()], now=T0, by="ops")
     calendar_stored = table._get(keys.calendar_key("site"))
-    assert calendar_stored == calendar_item(calendar) and calendar_of(calendar_stored) == calendar
-    table.assign_equipment("forklift", ["fl-1"], at=T0)
+    assert unstamped(calendar_stored) == calendar_item(calendar) and calendar_of(calendar_stored) == calendar
+    assert calendar_stored["changed_by"] == "ops"
+    table.assign_equipment("forklift", ["fl-1"], at=T0, by="tests")
     period = OutOfServicePeriod.create(equipment_id="fl-1", start=T0, end=T0 + timedelta(days=2), reason="gearbox",
                                        recorded_by="ops", recorded_at=T0)
     table.record_out_of_service(period)
     period_stored = table._get(keys.out_of_service_key("2026-03-01T09:00:00Z", "fl-1"))
-    assert period_stored == period_item(period) and period_of(period_stored) == period
+    assert unstamped(period_stored) == period_item(period) and period_of(period_stored) == period
+    assert period_stored["changed_by"] == "ops"

@@ -27,11 +27,11 @@ def table(local_stack: Any) -> DigestTable:
 def test_a_subscription_built_around_validation_is_not_written(table: DigestTable) -> None:
     bad = Subscription("fleet-daily\n", "lead@example.com", Period.DAILY, time(7), "UTC")
     with pytest.raises(InvalidInput) as refused:
-        table.put_subscription(bad, NOW)
+        table.put_subscription(bad, NOW, by="tests")
     assert refused.value.field == "id"
     assert table.digest_subscriptions() == ([], [])
     good = Subscription("fleet-daily", "lead@example.com", Period.DAILY, time(7), "UTC")
-    assert table.put_subscription(good, NOW) is True
+    assert table.put_subscription(good, NOW, by="tests") is True
 
 
 @pytest.mark.parametrize("key", ["CHECKLIST#a\n", "CHECKLIST#a b", "MISSED#caf\u00e9", "CHECKLIST#a\x00"])

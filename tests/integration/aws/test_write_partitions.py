@@ -45,13 +45,13 @@ def test_a_window_of_100000_equipment_puts_at_most_1000_missed_or_performed_chec
 @pytest.fixture
 def table(local_stack):
     table = ChecklistTable(local_stack.table_name)
-    save_checklist(table, "forklift", recurrence=RULE, window="PT8H", grace="PT30M", now=T0)
+    save_checklist(table, "forklift", recurrence=RULE, window="PT8H", grace="PT30M", now=T0, by="tests")
     return table
 
 
 def test_a_judged_window_spreads_its_missed_checks_over_every_partition_and_every_read_finds_each_once(table):
     equipment = [f"eq-{n:06d}" for n in range(2_000)]
-    table.assign_equipment("forklift", equipment, at=T0)
+    table.assign_equipment("forklift", equipment, at=T0, by="tests")
     table.record_performed_checks([PerformedCheck("forklift", e, WINDOW.start + timedelta(hours=1))
                                    for e in equipment[::2]], recorded_at=T0)
     missed = sorted(equipment[1::2])

@@ -36,110 +36,114 @@ def item_count(table: ChecklistTable) -> int:
 
 # -- references ---------------------------------------------------------------------------------------
 def test_a_checklist_names_calendars_that_exist_and_they_know_it(table):
-    table.put_calendar("holidays", [date(2026, 3, 4)], now=T0, description="site")
-    table.put_calendar("shutdown", [date(2026, 3, 5)], now=T0)
-    written = save_checklist(table, "c1", recurrence=RULE, window="PT8H", now=T0, closed_on=["holidays", "shutdown"])
+    table.put_calendar("holidays", [date(2026, 3, 4)], now=T0, description="site", by="tests")
+    table.put_calendar("shutdown", [date(2026, 3, 5)], now=T0, by="tests")
+    written = save_checklist(table, "c1", recurrence=RULE, window="PT8H", now=T0, closed_on=["holidays", "shutdown"],
+                             by="tests")
     assert written.closed_on == ("holidays", "shutdown")
     read = table.get_checklist("c1")
     assert read.closed_on == ("holidays", "shutdown")
     assert [w.start.day for w in read.parsed().windows(T0, T0 + timedelta(days=10))] == [2, 3, 6]
     assert table.get_calendar("holidays").used_by == {"c1"}
     # dropping one calendar releases it; an edit without closed_on keeps the list
-    save_checklist(table, "c1", recurrence=RULE, window="PT8H", now=T0, closed_on=["shutdown"])
+    save_checklist(table, "c1", recurrence=RULE, window="PT8H", now=T0, closed_on=["shutdown"], by="tests")
     assert table.get_calendar("holidays").used_by == frozenset()
-    save_checklist(table, "c1", recurrence=RULE, window="PT8H", now=T0, name="renamed")
+    save_checklist(table, "c1", recurrence=RULE, window="PT8H", now=T0, name="renamed", by="tests")
     assert table.get_checklist("c1").closed_on == ("shutdown",)
     assert [c.closed_on for c in table.list_checklists()] == [("shutdown",)]
 
 
 def test_an_unknown_calendar_is_refused_naming_its_position_and_nothing_is_written(table):
-    table.put_calendar("holidays", [date(2026, 3, 4)], now=T0)
+    table.put_calendar("holidays", [date(2026, 3, 4)], now=T0, by="tests")
     before = item_count(table)
     with pytest.raises(InvalidInput) as error:
-        save_checklist(table, "c1", recurrence=RULE, now=T0, closed_on=["holidays", "x"])
+        save_checklist(table, "c1", recurrence=RULE, now=T0, closed_on=["holidays", "x"], by="tests")
     assert error.value.field == "closed_on[1]" and "no calendar 'x'" in error.value.message
     assert item_count(table) == before and table.get_calendar("holidays").used_by == frozenset()
 
 
 def test_a_calendar_deleted_between_the_read_and_the_write_cancels_the_transaction(table, monkeypatch):
-    table.put_calendar("holidays", [date(2026, 3, 4)], now=T0)
+    table.put_calendar("holidays", [date(2026, 3, 4)], now=T0, by="tests")
     read = table.get_calendars
     monkeypatch.setattr(table, "get_calendars", lambda ids: (found := read(list(ids)),
-                                                             table.delete_calendar("holidays"), found)[-1])
+                                                             table.delete_calendar("holidays", by="tests"), found)[-1])
     with pytest.raises(InvalidInput, match=r"closed_on\[0\]: no calendar 'holidays' \(it was deleted meanwhile\)"):
-        save_checklist(table, "c1", recurrence=RULE, now=T0, closed_on=["holidays"])
+        save_checklist(table, "c1", recurrence=RULE, now=T0, closed_on=["holidays"], by="tests")
     monkeypatch.undo()
     assert table.get_checklist("c1") is None
 
 
 def test_a_referenced_calendar_cannot_be_deleted_and_the_refusal_names_the_checklists(table):
-    table.put_calendar("holidays", [date(2026, 3, 4)], now=T0)
+    table.put_calendar("holidays", [date(2026, 3, 4)], now=T0, by="tests")
     for checklist_id in ("c2", "c1"):
-        save_checklist(table, checklist_id, recurrence=RULE, now=T0, closed_on=["holidays"])
+        save_checklist(table, checklist_id, recurrence=RULE, now=T0, closed_on=["holidays"], by="tests")
     with pytest.raises(Conflict, match="referenced by checklist\\(s\\) c1, c2"):
-        table.delete_calendar("holidays")
+        table.delete_calendar("holidays", by="tests")
     assert table.get_calendar("holidays") is not None
-    table.delete_checklist("c1")
-    save_checklist(table, "c2", recurrence=RULE, now=T0, closed_on=[])
-    assert table.delete_calendar("holidays") is True
-    assert table.delete_calendar("holidays") is False
+    table.delete_checklist("c1", by="tests")
+    save_checklist(table, "c2", recurrence=RULE, now=T0, closed_on=[], by="tests")
+    assert table.delete_calendar("holidays", by="tests") is True
+    assert table.delete_calendar("holidays", by="tests") is False
 
 
 def test_every_put_is_a_revision_kept_after_the_calendar_is_gone(table):
-    table.put_calendar("holidays", [date(2026, 3, 4)], now=T0)
-    second = table.put_calendar("holidays", [date(2026, 3, 5), date(2026, 3, 4)], now=T0 + timedelta(days=1))
+    table.put_calendar("holidays", [date(2026, 3, 4)], now=T0,
+                       by="tests")
+    second = table.put_calendar("holidays", [date(2026, 3, 5), date(2026, 3, 4)], now=T0 + timedelta(days=1),
+                                by="tests")
     assert (second.revision, second.dates, second.description) == (2, (date(2026, 3, 4), date(2026, 3, 5)), "")
-    table.delete_calendar("holidays")
+    table.delete_calendar("holidays", by="tests")
     assert table.calendar_revision("holidays", 1).dates == (date(2026, 3, 4),)
-    assert table.put_calendar("holidays", [], now=T0 + timedelta(days=2)).revision == 3  # continues, never reuses
+    # continues, never reuses
+    assert table.put_calendar("holidays", [], now=T0 + timedelta(days=2), by="tests").revision == 3
 
 
 def test_each_revision_keeps_who_put_it_and_when_whatever_is_put_later(table):
     """No record loses who made it: each revision's own record holds its author and instant, and a
-    later put (by someone else, or with no author) is a new revision that leaves them as they were."""
+    later put (by someone else; every put names who, #31) is a new revision that leaves them as they were."""
     table.put_calendar("holidays", [date(2026, 3, 4)], now=T0, by="alice")
     table.put_calendar("holidays", [date(2026, 3, 5)], now=T0 + timedelta(days=1), by="bob")
-    third = table.put_calendar("holidays", [date(2026, 3, 6)], now=T0 + timedelta(days=2))
+    third = table.put_calendar("holidays", [date(2026, 3, 6)], now=T0 + timedelta(days=2), by="carol")
     assert [(r.revision, r.updated_by, r.updated_at) for r in
             (table.calendar_revision("holidays", n) for n in (1, 2, 3))] == [
-        (1, "alice", T0), (2, "bob", T0 + timedelta(days=1)), (3, None, T0 + timedelta(days=2))]
+        (1, "alice", T0), (2, "bob", T0 + timedelta(days=1)), (3, "carol", T0 + timedelta(days=2))]
     current = table.get_calendar("holidays")
-    assert (current.revision, current.updated_by) == (third.revision, None)  # no author: not bob's
+    assert (current.revision, current.updated_by) == (third.revision, "carol")  # carol's: not bob's
     with pytest.raises(InvalidInput) as refused:
         table.put_calendar("holidays", [], now=T0, by=" \n")
     assert refused.value.field == "by"
 
 
 def test_a_calendar_edited_concurrently_is_a_conflict(table, monkeypatch):
-    table.put_calendar("holidays", [date(2026, 3, 4)], now=T0)
+    table.put_calendar("holidays", [date(2026, 3, 4)], now=T0, by="tests")
     stale = table.get_calendar("holidays")
-    table.put_calendar("holidays", [date(2026, 3, 6)], now=T0)
+    table.put_calendar("holidays", [date(2026, 3, 6)], now=T0, by="tests")
     monkeypatch.setattr(table, "get_calendar", lambda calendar_id: stale)
     with pytest.raises(Conflict, match="changed while being written"):
-        table.put_calendar("holidays", [date(2026, 3, 9)], now=T0)
+        table.put_calendar("holidays", [date(2026, 3, 9)], now=T0, by="tests")
     monkeypatch.undo()
     assert table.get_calendar("holidays").dates == (date(2026, 3, 6),)
 
 
 # -- unassignment before the assignment began (#23 item 5) ---------------------------------------------
 def test_an_unassignment_before_the_assignment_began_is_refused_and_nothing_written(table):
-    save_checklist(table, "c1", recurrence=RULE, now=T0)
-    table.assign_equipment("c1", ["fl-1"], at=T0)
-    table.assign_equipment("c1", ["fl-2"], at=T0 + timedelta(days=2))
+    save_checklist(table, "c1", recurrence=RULE, now=T0, by="tests")
+    table.assign_equipment("c1", ["fl-1"], at=T0, by="tests")
+    table.assign_equipment("c1", ["fl-2"], at=T0 + timedelta(days=2), by="tests")
     with pytest.raises(InvalidInput) as error:
-        table.unassign_equipment("c1", ["fl-1", "fl-2"], at=T0 + timedelta(days=1))
+        table.unassign_equipment("c1", ["fl-1", "fl-2"], at=T0 + timedelta(days=1), by="tests")
     assert error.value.field == "at" and "fl-2's assignment to c1 began (2026-03-03T09:00:00Z)" in error.value.message
     assert all(a.unassigned_at is None for a in table.assignments("c1"))
-    assert table.unassign_equipment("c1", ["fl-1", "fl-2"], at=T0 + timedelta(days=2)) == 2
+    assert table.unassign_equipment("c1", ["fl-1", "fl-2"], at=T0 + timedelta(days=2), by="tests") == 2
 
 
 def test_the_condition_holds_for_a_writer_that_skips_the_check(table, monkeypatch):
-    save_checklist(table, "c1", recurrence=RULE, now=T0)
-    table.assign_equipment("c1", ["fl-1"], at=T0 + timedelta(days=2))
+    save_checklist(table, "c1", recurrence=RULE, now=T0, by="tests")
+    table.assign_equipment("c1", ["fl-1"], at=T0 + timedelta(days=2), by="tests")
     monkeypatch.setattr(table, "check_unassignment",  # a writer that does not read first
                         lambda checklist_id, ids, at: [keys.assignment_key(checklist_id, shard_of(e), e) for e in ids])
     with pytest.raises(InvalidInput, match="before fl-1's assignment"):
-        table.unassign_equipment("c1", ["fl-1"], at=T0)
+        table.unassign_equipment("c1", ["fl-1"], at=T0, by="tests")
     assert table.assignments("c1")[0].unassigned_at is None
 
 
@@ -164,8 +168,8 @@ def test_schedule_sync_follows_a_calendar_change(local_stack, table, monkeypatch
     clock.set_source(lambda: T0)
     monkeypatch.setattr(moto.scheduler.models, "utcnow", lambda: T0.replace(tzinfo=None))
     try:
-        table.put_calendar("holidays", [], now=T0)
-        save_checklist(table, "c1", recurrence=RULE, window="PT8H", now=T0, closed_on=["holidays"])
+        table.put_calendar("holidays", [], now=T0, by="tests")
+        save_checklist(table, "c1", recurrence=RULE, window="PT8H", now=T0, closed_on=["holidays"], by="tests")
         runtime = local_stack.lambda_runtime
         scheduler = local_stack.client("scheduler")
 
@@ -182,7 +186,7 @@ def test_schedule_sync_follows_a_calendar_change(local_stack, table, monkeypatch
         before = scheduler.get_schedule(Name="c1", GroupName=local_stack.schedule_group)
         # the last of the five windows (6 March) closes: the schedule ends a day earlier
         old = table._get(keys.calendar_key("holidays"))
-        table.put_calendar("holidays", [date(2026, 3, 6)], now=T0)
+        table.put_calendar("holidays", [date(2026, 3, 6)], now=T0, by="tests")
         invoke(calendar_record(table, "MODIFY", "holidays", old, 1))
         assert "re-syncing its checklists" in runtime.invocations[-1].logs
         after = scheduler.get_schedule(Name="c1", GroupName=local_stack.schedule_group)
@@ -190,7 +194,7 @@ def test_schedule_sync_follows_a_calendar_change(local_stack, table, monkeypatch
         assert table.get_checklist_item("c1")["schedule"]["exact"] is False
         # a change of who references it (used_by) alone re-syncs nothing
         old = table._get(keys.calendar_key("holidays"))
-        save_checklist(table, "c2", recurrence=RULE, now=T0, closed_on=["holidays"])
+        save_checklist(table, "c2", recurrence=RULE, now=T0, closed_on=["holidays"], by="tests")
         calls_before = len(runtime.invocations)
         invoke(calendar_record(table, "MODIFY", "holidays", old, 2))
         assert "re-syncing" not in " ".join(i.logs for i in runtime.invocations[calls_before:])

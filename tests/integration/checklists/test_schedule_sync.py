@@ -75,7 +75,7 @@ def schedule(stack, name: str) -> dict | None:
 def test_the_sample_event_creates_replaces_then_deletes(sync):
     """events/schedule_sync.json: INSERT, MODIFY, REMOVE of one checklist, exactly as sam local invoke sends it."""
     stack, table, invoke, calls = sync
-    save_checklist(table, "forklift-daily", recurrence=WORKDAYS, window="PT8H", grace="PT30M", now=NOW)
+    save_checklist(table, "forklift-daily", recurrence=WORKDAYS, window="PT8H", grace="PT30M", now=NOW, by="tests")
     (insert,) = [r for r in SAMPLE["Records"] if r["eventName"] == "INSERT"]
     assert invoke(insert) == {"batchItemFailures": []}
     created = schedule(stack, "forklift-daily")
@@ -89,7 +89,7 @@ def test_the_sample_event_creates_replaces_then_deletes(sync):
     assert created["Target"]["RetryPolicy"]["MaximumRetryAttempts"] == 10
 
     save_checklist(table, "forklift-daily", recurrence=WORKDAYS.replace("T060000", "T070000"), window="PT8H",
-                        grace="PT30M", now=NOW)
+                        grace="PT30M", now=NOW, by="tests")
     (modify,) = [r for r in SAMPLE["Records"] if r["eventName"] == "MODIFY"]
     assert invoke(modify) == {"batchItemFailures": []}
     replaced = schedule(stack, "forklift-daily")
@@ -97,7 +97,7 @@ def test_the_sample_event_creates_replaces_then_deletes(sync):
     # UpdateSchedule replaces everything: the full target survived the replacement.
     assert replaced["Target"]["DeadLetterConfig"] == created["Target"]["DeadLetterConfig"]
 
-    table.delete_checklist("forklift-daily")
+    table.delete_checklist("forklift-daily", by="tests")
     (remove,) = [r for r in SAMPLE["Records"] if r["eventName"] == "REMOVE"]
     assert invoke(remove) == {"batchItemFailures": []}
     assert schedule(stack, "forklift-daily") is None
@@ -107,16 +107,16 @@ def test_the_sample_event_creates_replaces_then_deletes(sync):
 def test_pause_disables_and_resume_enables(sync):
     stack, table, invoke, _ = sync
     save_checklist(table, "weekly", recurrence="DTSTART;TZID=America/New_York:20260302T090000\nRRULE:FREQ=WEEKLY",
-                        now=NOW)
+                        now=NOW, by="tests")
     invoke(stream_record(table, "INSERT", "weekly", None, 1))
     before = table.get_checklist_item("weekly")
-    table.pause_checklist("weekly", now=NOW)
+    table.pause_checklist("weekly", now=NOW, by="tests")
     invoke(stream_record(table, "MODIFY", "weekly", before, 2))
     assert schedule(stack, "weekly")["State"] == "DISABLED"
     assert table.get_checklist_item("weekly")["schedule"]["state"] == "DISABLED"
 
     before = table.get_checklist_item("weekly")
-    table.resume_checklist("weekly", now=NOW)
+    table.resume_checklist("weekly", now=NOW, by="tests")
     invoke(stream_record(table, "MODIFY", "weekly", before, 3))
     assert schedule(stack, "weekly")["State"] == "ENABLED"
 
@@ -124,7 +124,7 @@ def test_pause_disables_and_resume_enables(sync):
 def test_replayed_duplicated_and_no_op_records_make_no_scheduler_calls(sync):
     stack, table, invoke, calls = sync
     save_checklist(table, "daily", recurrence="DTSTART;TZID=Asia/Kolkata:20260302T080000\nRRULE:FREQ=DAILY",
-                        window="PT4H", now=NOW)
+                        window="PT4H", now=NOW, by="tests")
     insert = stream_record(table, "INSERT", "daily", None, 1)
     invoke(insert)
     assert calls == Counter({"CreateSchedule": 1})
@@ -137,7 +137,7 @@ def test_replayed_duplicated_and_no_op_records_make_no_scheduler_calls(sync):
     invoke(stream_record(table, "MODIFY", "daily", noted, 2))
     # A name-only edit is a rule no-op too.
     before = table.get_checklist_item("daily")
-    save_checklist(table, "daily", recurrence=before["recurrence"], window="PT4H", name="Renamed", now=NOW)
+    save_checklist(table, "daily", recurrence=before["recurrence"], window="PT4H", name="Renamed", now=NOW, by="tests")
     invoke(stream_record(table, "MODIFY", "daily", before, 3))
 
     assert calls == Counter({"CreateSchedule": 1})
@@ -146,11 +146,11 @@ def test_replayed_duplicated_and_no_op_records_make_no_scheduler_calls(sync):
 
 def test_an_old_record_replayed_after_a_newer_change_does_not_bring_back_the_old_schedule(sync):
     stack, table, invoke, _ = sync
-    save_checklist(table, "edit", recurrence=WORKDAYS, window="PT8H", now=NOW)
+    save_checklist(table, "edit", recurrence=WORKDAYS, window="PT8H", now=NOW, by="tests")
     old_insert = stream_record(table, "INSERT", "edit", None, 1)
     invoke(old_insert)
     before = table.get_checklist_item("edit")
-    save_checklist(table, "edit", recurrence=WORKDAYS.replace("T060000", "T090000"), window="PT8H", now=NOW)
+    save_checklist(table, "edit", recurrence=WORKDAYS.replace("T060000", "T090000"), window="PT8H", now=NOW, by="tests")
     invoke(stream_record(table, "MODIFY", "edit", before, 2))
 
     invoke(old_insert)
@@ -160,11 +160,11 @@ def test_an_old_record_replayed_after_a_newer_change_does_not_bring_back_the_old
 
 def test_an_invalid_recurrence_is_reported_on_the_item_the_logs_and_the_dead_letter_queue_once(sync):
     stack, table, invoke, calls = sync
-    save_checklist(table, "bad", recurrence=WORKDAYS, now=NOW)
+    save_checklist(table, "bad", recurrence=WORKDAYS, now=NOW, by="tests")
     invoke(stream_record(table, "INSERT", "bad", None, 1))
     before = table.get_checklist_item("bad")
     save_checklist(table, "bad", recurrence="DTSTART;TZID=Mars/Olympus:20260302T060000\nRRULE:FREQ=DAILY", now=NOW,
-                        validate=False)
+                        validate=False, by="tests")
     record = stream_record(table, "MODIFY", "bad", before, 2)
 
     assert invoke(record) == {"batchItemFailures": []}
@@ -194,8 +194,8 @@ def test_an_invalid_recurrence_is_reported_on_the_item_the_logs_and_the_dead_let
 
 def test_a_poison_record_fails_alone_and_the_rest_of_the_batch_still_syncs(sync):
     stack, table, invoke, _ = sync
-    save_checklist(table, "first", recurrence=WORKDAYS, now=NOW)
-    save_checklist(table, "last", recurrence=WORKDAYS, now=NOW)
+    save_checklist(table, "first", recurrence=WORKDAYS, now=NOW, by="tests")
+    save_checklist(table, "last", recurrence=WORKDAYS, now=NOW, by="tests")
     good_first = stream_record(table, "INSERT", "first", None, 1)
     poison = copy.deepcopy(good_first)
     poison["eventID"] = "poison"
@@ -212,7 +212,7 @@ def test_a_poison_record_fails_alone_and_the_rest_of_the_batch_still_syncs(sync)
 
 def test_a_rule_edited_by_hand_in_the_console_still_takes_effect_only_from_the_edit(sync):
     stack, table, invoke, _ = sync
-    save_checklist(table, "console", recurrence=WORKDAYS, window="PT8H", now=NOW)
+    save_checklist(table, "console", recurrence=WORKDAYS, window="PT8H", now=NOW, by="tests")
     before = table.get_checklist_item("console")
     stack.client("dynamodb").update_item(  # what a hand edit does: the rule only
         TableName=stack.table_name, Key={"pk": {"S": "CHECKLIST#console"}, "sk": {"S": "CHECKLIST"}},
@@ -238,7 +238,7 @@ def test_a_hand_written_rule_outside_the_years_takes_the_invalid_rule_path_witho
     stack = local_runtime.stack
     table = ChecklistTable(stack.table_name)
     now = local_runtime.clock.now()
-    save_checklist(table, "hand-edited", recurrence=WORKDAYS, window="PT8H", now=now)
+    save_checklist(table, "hand-edited", recurrence=WORKDAYS, window="PT8H", now=now, by="tests")
     local_runtime.settle()
     assert schedule(stack, "hand-edited")["State"] == "ENABLED"
 
@@ -246,7 +246,8 @@ def test_a_hand_written_rule_outside_the_years_takes_the_invalid_rule_path_witho
         TableName=stack.table_name, Key={"pk": {"S": "CHECKLIST#hand-edited"}, "sk": {"S": "CHECKLIST"}},
         UpdateExpression="SET recurrence = :r",
         ExpressionAttributeValues={":r": {"S": "DTSTART:00010101T000000Z\nRRULE:FREQ=DAILY"}})
-    save_checklist(table, "written-after", recurrence=WORKDAYS, window="PT8H", now=now)  # the same shard, later
+    save_checklist(table, "written-after", recurrence=WORKDAYS, window="PT8H", now=now,
+                   by="tests")  # the same shard, later
     local_runtime.settle()
 
     item = table.get_checklist_item("hand-edited")
@@ -273,7 +274,7 @@ def test_a_checklist_inserted_by_hand_with_a_past_created_at_judges_only_windows
         "gsi2pk": {"S": "CHECKLISTS"}, "gsi2sk": {"S": "by-hand"}, "checklist_id": {"S": "by-hand"},
         "recurrence": {"S": "DTSTART;TZID=Europe/Berlin:20260201T080000\nRRULE:FREQ=DAILY"},
         "window": {"S": "PT2H"}, "status": {"S": "ACTIVE"}, "created_at": {"S": to_utc_iso(claimed)}})
-    table.assign_equipment("by-hand", ["m-1"], claimed)
+    table.assign_equipment("by-hand", ["m-1"], claimed, by="tests")
     local_runtime.settle()
 
     item = table.get_checklist_item("by-hand")
@@ -291,8 +292,8 @@ def test_the_evaluation_s_own_writes_never_wake_schedule_sync(local_runtime):
     schedule-sync not once, so a checklist costs one schedule-sync call per change, not per window."""
     table = ChecklistTable(local_runtime.stack.table_name)
     now = local_runtime.clock.now()
-    save_checklist(table, "daily", recurrence=WORKDAYS, window="PT8H", grace="PT30M", now=now)
-    table.assign_equipment("daily", ["fl-1", "fl-2"], at=now)
+    save_checklist(table, "daily", recurrence=WORKDAYS, window="PT8H", grace="PT30M", now=now, by="tests")
+    table.assign_equipment("daily", ["fl-1", "fl-2"], at=now, by="tests")
     local_runtime.settle()
     synced = local_runtime.invocation_counts[("ScheduleSyncFunction", True)]
     assert synced >= 1
@@ -335,12 +336,12 @@ def sync_dead_letters(stack) -> list[dict]:
 
 def test_a_setup_refusal_fails_the_record_for_a_retry_and_never_flags_the_checklist(sync, monkeypatch):
     stack, table, invoke, _ = sync
-    save_checklist(table, "forklift-daily", recurrence=WORKDAYS, window="PT8H", grace="PT30M", now=NOW)
+    save_checklist(table, "forklift-daily", recurrence=WORKDAYS, window="PT8H", grace="PT30M", now=NOW, by="tests")
     invoke(stream_record(table, "INSERT", "forklift-daily", None, 1))
     before = table.get_checklist_item("forklift-daily")
-    save_checklist(table, "forklift-daily", recurrence=WORKDAYS, window="PT9H", grace="PT30M", now=NOW)
+    save_checklist(table, "forklift-daily", recurrence=WORKDAYS, window="PT9H", grace="PT30M", now=NOW, by="tests")
     record = stream_record(table, "MODIFY", "forklift-daily", before, 2)
-    save_checklist(table, "other", recurrence=WORKDAYS, now=NOW)
+    save_checklist(table, "other", recurrence=WORKDAYS, now=NOW, by="tests")
     other = stream_record(table, "INSERT", "other", None, 3)
     seen = len(stack.lambda_runtime.invocations)
     with monkeypatch.context() as patch:
@@ -369,7 +370,7 @@ def test_a_setup_refusal_fails_the_record_for_a_retry_and_never_flags_the_checkl
 
 def test_a_rule_scheduler_refuses_still_flags_the_checklist(sync, monkeypatch):
     stack, table, invoke, _ = sync
-    save_checklist(table, "forklift-daily", recurrence=WORKDAYS, window="PT8H", grace="PT30M", now=NOW)
+    save_checklist(table, "forklift-daily", recurrence=WORKDAYS, window="PT8H", grace="PT30M", now=NOW, by="tests")
     scheduler_refuses(monkeypatch, "Invalid Schedule Expression cron(30 14 ? * MON-FRI *).", "forklift-daily")
 
     assert invoke(stream_record(table, "INSERT", "forklift-daily", None, 1)) == {"batchItemFailures": []}

@@ -93,8 +93,8 @@ def fleet(local_stack):
     clock.set_source(lambda: MONDAY_EVALUATE_AT)
     table = ChecklistTable(local_stack.table_name)
     save_checklist(table, "forklift", recurrence=BERLIN_WORKDAYS, window="PT8H", grace="PT30M", now=CREATED,
-                        name="Forklift pre-use check")
-    table.assign_equipment("forklift", EQUIPMENT, at=CREATED)
+                        name="Forklift pre-use check", by="tests")
+    table.assign_equipment("forklift", EQUIPMENT, at=CREATED, by="tests")
     # Every third piece of equipment was checked on time, every fifth late but within grace,
     # fl-001 after the grace (too late to count).
     checks = [PerformedCheck("forklift", e, MONDAY_START + timedelta(hours=2)) for e in EQUIPMENT[::3]]
@@ -291,7 +291,7 @@ def test_an_error_without_a_cause_still_lands_in_the_dead_letter_queue(fleet, mo
 
 def test_an_unusable_recurrence_fails_the_plan_and_lands_in_the_dead_letter_queue(fleet):
     stack, table = fleet
-    save_checklist(table, "broken", recurrence="RRULE:FREQ=SOMETIMES", now=CREATED, validate=False)
+    save_checklist(table, "broken", recurrence="RRULE:FREQ=SOMETIMES", now=CREATED, validate=False, by="tests")
 
     execution = run(stack, "broken", MONDAY_EVALUATE_AT)
 
@@ -306,9 +306,9 @@ def test_an_unusable_recurrence_fails_the_plan_and_lands_in_the_dead_letter_queu
 def test_paused_or_deleted_checklists_are_skipped_cleanly(fleet, change):
     stack, table = fleet
     if change == "pause":
-        table.pause_checklist("forklift", now=CREATED)
+        table.pause_checklist("forklift", now=CREATED, by="tests")
     else:
-        table.delete_checklist("forklift")
+        table.delete_checklist("forklift", by="tests")
 
     execution = run(stack, "forklift", MONDAY_EVALUATE_AT)
 
@@ -341,8 +341,8 @@ def test_each_judged_window_is_announced_on_eventbridge(fleet):
 def test_a_small_miss_list_is_announced_by_name(fleet):
     stack, table = fleet
     save_checklist(table, "extinguishers", now=CREATED, window="P1D",
-                        recurrence="DTSTART;TZID=Europe/Berlin:20260302\nRRULE:FREQ=MONTHLY;BYMONTHDAY=2")
-    table.assign_equipment("extinguishers", ["ext-1", "ext-2", "ext-3"], at=CREATED)
+                        recurrence="DTSTART;TZID=Europe/Berlin:20260302\nRRULE:FREQ=MONTHLY;BYMONTHDAY=2", by="tests")
+    table.assign_equipment("extinguishers", ["ext-1", "ext-2", "ext-3"], at=CREATED, by="tests")
     table.record_performed_check(PerformedCheck("extinguishers", "ext-2", MONDAY_START + timedelta(hours=3)),
                                  recorded_at=CREATED)
     queue_url = announcements_queue(stack)

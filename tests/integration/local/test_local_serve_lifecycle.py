@@ -29,7 +29,8 @@ def test_a_stopped_server_leaves_nothing_for_the_next_one(tmp_path: Path) -> Non
         stack = first.start()
         name = stack.stack_name
         save_checklist(ChecklistTable(stack.table_name),
-            "left-behind", recurrence="DTSTART;TZID=UTC:20260302T080000\nRRULE:FREQ=DAILY", window="PT1H", now=START
+            "left-behind", recurrence="DTSTART;TZID=UTC:20260302T080000\nRRULE:FREQ=DAILY", window="PT1H", now=START,
+                by="tests"
         )
     finally:
         first.stop()

@@ -73,7 +73,7 @@ def finish(runtime: LocalRuntime, replayed: dict) -> list[str]:
 def test_schedule_sync_queue_invalid_checklist(runtime: LocalRuntime, cli: Cli) -> None:
     # A hand edit the recurrence engine would have refused: schedule-sync reports it to its DLQ.
     save_checklist(table_of(runtime), "handmade", recurrence="RRULE:FREQ=SECONDLY", timezone="Europe/Berlin",
-                                    now=runtime.clock.now(), validate=False)
+                                    now=runtime.clock.now(), validate=False, by="tests")
     runtime.settle()
     listed = cli.ok("dlq", "list", "--queue", "schedule-sync")["schedule-sync"]
     assert len(listed) == 1
@@ -145,7 +145,7 @@ def test_evaluation_queue_failed_window_and_failed_run(runtime: LocalRuntime, cl
 
     # A run that fails before any window (the rule became unreadable): dead-lettered with its instant.
     save_checklist(table, "forklift-daily", recurrence="RRULE:FREQ=SECONDLY", timezone="Europe/Berlin",
-                        now=runtime.clock.now(), validate=False)
+                        now=runtime.clock.now(), validate=False, by="tests")
     runtime.clock.advance_to(utc("2026-03-03T15:00:00Z"))
     failed = cli("rerun", "--checklist", "forklift-daily", "--at", "2026-03-03T14:00:00Z", "--wait", "--format", "json")
     assert failed.code == 1 and failed.json["status"] == "FAILED"

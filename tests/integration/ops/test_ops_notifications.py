@@ -81,7 +81,7 @@ def test_a_lead_the_reminder_schedule_cannot_honour_is_refused_in_flags_files_an
     table = ChecklistTable(runtime.stack.table_name)
     try:
         save_checklist(table, "forklift-daily", recurrence="\n".join(BERLIN_WORKDAYS), window="PT8H", now=START,
-                            notify=NotifySettings(to=("crew@example.com",), remind_before=("PT30S",)))
+                            notify=NotifySettings(to=("crew@example.com",), remind_before=("PT30S",)), by="tests")
     except InvalidInput as error:
         assert error.field == "notify.remind_before[0]" and "PT1M" in error.message
     else:

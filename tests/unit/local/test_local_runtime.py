@@ -21,9 +21,10 @@ def test_a_checklist_gets_its_schedule_and_its_window_judged(local_runtime: Loca
     start = local_runtime.clock.now()
     assert clock.now() == start  # handlers and adapters see the simulated time
     save_checklist(table,
-        "morning", recurrence="DTSTART;TZID=Europe/Berlin:20260302T080000\nRRULE:FREQ=DAILY", window="PT2H", now=start
+        "morning", recurrence="DTSTART;TZID=Europe/Berlin:20260302T080000\nRRULE:FREQ=DAILY", window="PT2H", now=start,
+            by="tests"
     )
-    table.assign_equipment("morning", ["m-1"], start)
+    table.assign_equipment("morning", ["m-1"], start, by="tests")
     local_runtime.settle()
     schedule = stack.client("scheduler").get_schedule(GroupName=stack.schedule_group, Name="morning")
     assert schedule["ScheduleExpressionTimezone"] == "Europe/Berlin"
@@ -51,8 +52,8 @@ def test_an_execution_is_bounded_by_the_state_machines_timeout_seconds(
     table = ChecklistTable(local_runtime.stack.table_name)
     start = local_runtime.clock.now()
     save_checklist(table, "slow", recurrence="DTSTART;TZID=UTC:20260302T080000\nRRULE:FREQ=DAILY", window="PT2H",
-                        now=start)
-    table.assign_equipment("slow", ["s-1"], start)
+                        now=start, by="tests")
+    table.assign_equipment("slow", ["s-1"], start, by="tests")
     local_runtime.settle()
     timed_out = threading.Event()
     time_out, invoke = local_runtime._time_out, local_runtime.lambda_runtime.invoke

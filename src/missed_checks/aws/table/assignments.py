@@ -9,7 +9,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from missed_checks.aws.table import keys
-from missed_checks.aws.table.base import condition_item, error_code, serialize
+from missed_checks.aws.table.base import condition_item, error_code, serialize, stamp, stamp_update
 from missed_checks.aws.table.checklists import ChecklistItems
 from missed_checks.equipment.assignments import Assignment, shard_of, validate_equipment_id
 from missed_checks.errors import InvalidInput
@@ -20,15 +20,16 @@ class AssignmentItems(ChecklistItems):
     """Assignments; assigning checks that the checklist exists."""
 
     def assign_equipment(self, checklist_id: str, equipment_ids: Iterable[str], at: datetime,
-                         progress: Callable[[int], None] | None = None) -> int:
+                         progress: Callable[[int], None] | None = None, *, by: str) -> int:
         """Attach equipment from ``at`` on; returns how many were not attached before.
 
         Equipment already attached keeps its original ``assigned_at`` (assigning a fleet file twice
         changes nothing); equipment unassigned earlier starts a new period and keeps the old one.
         The checklist's assignments are read once, so give the whole fleet in one call (in chunks,
         each call would read every assignment again); ``progress(n)`` counts ids as they are done,
-        new ones in sorted order first.
+        new ones in sorted order first. Every assignment written is stamped by ``by`` (the audit trail).
         """
+        stamped = stamp(by)
         self._require(checklist_id)
         ids = sorted({validate_equipment_id(e) for e in equipment_ids})
         # Raw items: one damaged assignment must not stop the rest of the fleet from being assigned.
@@ -46,6 +47,7 @@ class AssignmentItems(ChecklistItems):
                 "equipment_id": equipment_id,
                 "shard": shard,
                 "assigned_at": to_utc_iso(at),
+                **stamped,
             }
             puts.append({"PutRequest": {"Item": serialize(item)}})
         self.batch_write(puts, progress)
@@ -53,36 +55,39 @@ class AssignmentItems(ChecklistItems):
         for equipment_id in (e for e in ids if e in existing and existing[e].get("unassigned_at")):
             previous = existing[equipment_id]
             period = {"assigned_at": previous.get("assigned_at"), "unassigned_at": previous["unassigned_at"]}
+            clauses, values = stamp_update(by)
             reassigned += self._conditional(  # False: re-assigned concurrently
                 "update_item",
                 Key=serialize(keys.assignment_key(checklist_id, shard_of(equipment_id), equipment_id)),
-                UpdateExpression="SET assigned_at = :at, earlier_periods = "
+                UpdateExpression=f"SET assigned_at = :at, {clauses}, earlier_periods = "
                                  "list_append(if_not_exists(earlier_periods, :none), :period) REMOVE unassigned_at",
                 ConditionExpression="unassigned_at = :unassigned",
                 ExpressionAttributeValues=serialize({":at": to_utc_iso(at), ":none": [], ":period": [period],
-                                                     ":unassigned": period["unassigned_at"]}),
+                                                     ":unassigned": period["unassigned_at"], **values}),
             )
         if progress is not None:
             progress(len(ids) - len(puts))  # already attached (or re-attached just now)
         return len(puts) + reassigned
 
-    def unassign_equipment(self, checklist_id: str, equipment_ids: Iterable[str], at: datetime) -> int:
+    def unassign_equipment(self, checklist_id: str, equipment_ids: Iterable[str], at: datetime, *, by: str) -> int:
         """Detach equipment from ``at`` on; the assignment item stays, so past windows keep counting it.
 
         An unassignment before the assignment began (an inverted period) is refused, InvalidInput
         naming ``at`` and nothing written: every id is checked first, and each write is conditional
-        on ``assigned_at <= at`` as well, so the rule holds for every writer."""
+        on ``assigned_at <= at`` as well, so the rule holds for every writer. Each write is stamped by ``by``."""
         ids = sorted({validate_equipment_id(e) for e in equipment_ids})
         when = to_utc_iso(at)
+        clauses, values = stamp_update(by)
         item_keys = self.check_unassignment(checklist_id, ids, at)
         count = 0
         for key in item_keys:
             try:
                 self._request(
-                    "update_item", Key=serialize(key), UpdateExpression="SET unassigned_at = :at",
+                    "update_item", Key=serialize(key), UpdateExpression=f"SET unassigned_at = :at, {clauses}",
                     ConditionExpression="attribute_exists(pk) AND attribute_not_exists(unassigned_at) "
                                         "AND assigned_at <= :at",
-                    ExpressionAttributeValues=serialize({":at": when}), ReturnValuesOnConditionCheckFailure="ALL_OLD",
+                    ExpressionAttributeValues=serialize({":at": when, **values}),
+                    ReturnValuesOnConditionCheckFailure="ALL_OLD",
                 )
             except ClientError as error:
                 if error_code(error) != "ConditionalCheckFailedException":

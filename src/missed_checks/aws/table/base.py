@@ -18,10 +18,11 @@ from typing import Any, cast
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
-from missed_checks import identifiers
+from missed_checks import clock, identifiers
 from missed_checks.aws.clients import ServiceAdapter
 from missed_checks.aws.table import keys
 from missed_checks.errors import Conflict, InvalidInput, NotFound, TransientError, shorten
+from missed_checks.timefmt import to_utc_iso_micro
 
 __all__ = ["Conflict", "NotFound"]  # the domain's (missed_checks.errors), raised here too
 
@@ -45,6 +46,30 @@ def serialize(item: Mapping[str, Any]) -> dict[str, Any]:
 def deserialize(item: Mapping[str, Any]) -> dict[str, Any]:
     return {k: _deserializer.deserialize(v) for k, v in item.items()}
 
+
+
+STAMP_ATTRIBUTES = ("changed_by", "changed_at", "deleting")
+"""What every write of an item a person manages carries for the audit trail (docs/audit.md): who
+(``changed_by``, the caller's principal), when (``changed_at``, UTC ISO), and ``deleting`` on the
+update that stamps an item just before it is deleted. No domain object holds them."""
+
+
+def stamp(by: str) -> dict[str, str]:
+    """The audit stamp of a write made now by ``by`` (InvalidInput ``by`` when it names nobody)."""
+    if not isinstance(by, str) or not by.strip():
+        raise InvalidInput("by", "a change needs the name of who makes it")
+    return {"changed_by": by.strip(), "changed_at": to_utc_iso_micro(clock.now())}
+
+
+def stamp_update(by: str, deleting: bool = False) -> tuple[str, dict[str, Any]]:
+    """The ``SET`` clauses (without ``SET``) and values of :func:`stamp` in an UpdateItem;
+    ``deleting``: the stamp written just before a delete."""
+    values: dict[str, Any] = {f":{name}": value for name, value in stamp(by).items()}
+    clauses = ["changed_by = :changed_by", "changed_at = :changed_at"]
+    if deleting:
+        clauses.append("deleting = :deleting")
+        values[":deleting"] = True
+    return ", ".join(clauses), values
 
 
 def condition_item(error: ClientError) -> dict[str, Any] | None:
@@ -248,6 +273,17 @@ class TableClient(ServiceAdapter):
             time.sleep(delay)
             delay = min(delay * 2, 2.0)
         raise TransientError(f"DynamoDB left requests unprocessed ({unprocessed}) after retries")
+
+    def _stamp_deletion(self, key: Mapping[str, str], by: str, ConditionExpression: str = "attribute_exists(pk)",  # noqa: N803
+                        **request: Any) -> bool:
+        """Stamp the item at ``key`` as being deleted by ``by`` (an update with ``deleting=true``,
+        conditional on ``condition``; ``ExpressionAttributeValues`` not serialized), so the stream's
+        removal names who deleted it; the delete follows. False when the condition failed."""
+        clauses, values = stamp_update(by, deleting=True)
+        extra = request.pop("ExpressionAttributeValues", {})
+        return self._conditional("update_item", Key=serialize(key), UpdateExpression=f"SET {clauses}",
+                                 ConditionExpression=ConditionExpression,
+                                 ExpressionAttributeValues=serialize({**values, **extra}), **request)
 
     def _conditional(self, operation: str, **request: Any) -> bool:
         """Run a conditional write; False when its condition failed, read as "already done" (or "changed

@@ -25,6 +25,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from missed_checks import identifiers
 from missed_checks.aws.table import keys
 from missed_checks.aws.table.base import (
     Conflict,
@@ -33,6 +34,8 @@ from missed_checks.aws.table.base import (
     error_code,
     guard_action,
     serialize,
+    stamp,
+    stamp_update,
 )
 from missed_checks.checklists.closure_calendar import (
     ClosureCalendar,
@@ -77,23 +80,26 @@ class CalendarItems(TableClient):
         return None if item is None else calendar_of(item)
 
     def put_calendar(self, calendar_id: str, dates: Sequence[date], *, now: datetime,
-                     description: str | None = None, by: str | None = None) -> ClosureCalendar:
+                     description: str | None = None, by: str, site_id: str | None = None) -> ClosureCalendar:
         """Create or replace the calendar's dates (and description, when given): a new revision, put
-        by ``by`` at ``now`` (its own record, written once, keeps both for good). Its ``used_by`` is
-        never written here. Conflict when it changed meanwhile."""
+        by ``by`` at ``now`` (its own record, written once, keeps both for good; the calendar item is
+        stamped ``changed_by``/``changed_at`` for the audit trail). Its ``used_by`` is never written
+        here. Conflict when it changed meanwhile. ``site_id`` (#31): the site of a new calendar, or
+        of one that has none yet (None keeps it); a calendar's site never changes (InvalidInput)."""
         validate_calendar_id(calendar_id)
-        author = None if by is None else validate_author(by)
+        author = validate_author(by)
         current = self.get_calendar(calendar_id)
+        site = calendar_site(calendar_id, current.site_id if current else None, site_id)
         revision = current.revision if current else self._last_revision(calendar_id)
         calendar = ClosureCalendar(
             calendar_id=calendar_id, dates=tuple(sorted(set(dates))),
             description=(validate_description(description) if description is not None
                          else current.description if current else ""),
             revision=revision + 1, updated_at=now, used_by=current.used_by if current else frozenset(),
-            updated_by=author)
-        item = calendar_item(calendar)
+            updated_by=author, site_id=site)
+        item = {**calendar_item(calendar), **stamp(author)}
         owned = [name for name in item if name not in ("pk", "sk")]
-        removed = [] if author is not None or current is None or current.updated_by is None else ["updated_by"]
+        removed: list[str] = []
         condition = ("attribute_exists(pk) AND revision = :expected" if current
                      else "attribute_not_exists(pk)")
         values = {f":{name}": item[name] for name in owned}
@@ -111,14 +117,17 @@ class CalendarItems(TableClient):
         ], f"calendar {calendar_id} changed while being written; try again")
         return calendar
 
-    def delete_calendar(self, calendar_id: str) -> bool:
+    def delete_calendar(self, calendar_id: str, *, by: str) -> bool:
         """Delete the calendar; False when it did not exist. Refused (Conflict naming them) while a
-        checklist references it. Its revision records stay: judged windows name them."""
+        checklist references it. Its revision records stay: judged windows name them. Stamped by
+        ``by`` first (``deleting``: the audit trail's removal names who deleted it)."""
         validate_calendar_id(calendar_id)
+        unused = "attribute_exists(pk) AND attribute_not_exists(used_by)"
         try:
+            # a refused stamp is refused again by the delete, which says why
+            self._stamp_deletion(keys.calendar_key(calendar_id), by, ConditionExpression=unused)
             self._request("delete_item", Key=serialize(keys.calendar_key(calendar_id)),
-                          ConditionExpression="attribute_exists(pk) AND attribute_not_exists(used_by)",
-                          ReturnValuesOnConditionCheckFailure="ALL_OLD")
+                          ConditionExpression=unused, ReturnValuesOnConditionCheckFailure="ALL_OLD")
         except ClientError as error:
             if error_code(error) != "ConditionalCheckFailedException":
                 raise
@@ -141,10 +150,11 @@ class CalendarItems(TableClient):
 
     # -- references, in the checklist's own transaction ------------------------------------------
     def reference_actions(self, checklist_id: str, wanted: Sequence[str],
-                          before: Mapping[str, ClosureCalendar | None]) -> list[dict[str, Any]]:
+                          before: Mapping[str, ClosureCalendar | None], *, by: str) -> list[dict[str, Any]]:
         """Transaction actions that make ``wanted`` (in order) the calendars referencing
         ``checklist_id``, given ``before`` (every calendar it referenced or will, as read): one
-        per calendar, each conditional on the calendar existing."""
+        per calendar, each conditional on the calendar existing; a calendar whose ``used_by``
+        changes is stamped by ``by`` (the audit trail)."""
         actions: list[dict[str, Any]] = []
         for calendar_id in wanted:
             calendar = before.get(calendar_id)
@@ -153,18 +163,22 @@ class CalendarItems(TableClient):
                 actions.append({"ConditionCheck": {"TableName": self.name, "Key": key,
                                                    "ConditionExpression": "attribute_exists(pk)"}})
             else:
-                actions.append({"Update": {"TableName": self.name, "Key": key, "UpdateExpression": "ADD used_by :c",
+                clauses, values = stamp_update(by)
+                actions.append({"Update": {"TableName": self.name, "Key": key,
+                                           "UpdateExpression": f"ADD used_by :c SET {clauses}",
                                            "ConditionExpression": "attribute_exists(pk)",
-                                           "ExpressionAttributeValues": serialize({":c": {checklist_id}})}})
+                                           "ExpressionAttributeValues": serialize({":c": {checklist_id}, **values})}})
         for calendar_id, calendar in before.items():
             if calendar_id not in wanted and calendar is not None and checklist_id in calendar.used_by:
-                actions.append(self.dereference_action(checklist_id, calendar_id))
+                actions.append(self.dereference_action(checklist_id, calendar_id, by=by))
         return actions
 
-    def dereference_action(self, checklist_id: str, calendar_id: str) -> dict[str, Any]:
+    def dereference_action(self, checklist_id: str, calendar_id: str, *, by: str) -> dict[str, Any]:
+        clauses, values = stamp_update(by)
         return {"Update": {"TableName": self.name, "Key": serialize(keys.calendar_key(calendar_id)),
-                           "UpdateExpression": "DELETE used_by :c", "ConditionExpression": "attribute_exists(pk)",
-                           "ExpressionAttributeValues": serialize({":c": {checklist_id}})}}
+                           "UpdateExpression": f"DELETE used_by :c SET {clauses}",
+                           "ConditionExpression": "attribute_exists(pk)",
+                           "ExpressionAttributeValues": serialize({":c": {checklist_id}, **values})}}
 
     def _transact(self, actions: list[dict[str, Any]], conflict: str) -> None:
         """TransactWriteItems; a cancellation raises :class:`CalendarReferenceError` with the
@@ -181,6 +195,18 @@ class CalendarItems(TableClient):
             raise CalendarReferenceError(conflict, reasons) from None
 
 
+def calendar_site(calendar_id: str, current: str | None, wanted: str | None) -> str | None:
+    """The site a calendar put leaves it at: ``wanted`` when it has none, else its own (InvalidInput
+    ``site_id`` when ``wanted`` names another: a calendar's site never changes)."""
+    if wanted is None:
+        return current
+    identifiers.KINDS["site id"].validate(wanted, "site_id")
+    if current is not None and current != wanted:
+        raise InvalidInput("site_id", f"calendar {calendar_id!r} belongs to site {current}: a calendar's site never "
+                                      "changes")
+    return wanted
+
+
 # -- the calendar items -------------------------------------------------------------------------------
 def calendar_item(calendar: ClosureCalendar) -> dict[str, Any]:
     """The calendar's item: its key, its entry in the ByPeriod list of calendars, its fields (its
@@ -195,6 +221,8 @@ def calendar_item(calendar: ClosureCalendar) -> dict[str, Any]:
         "description": calendar.description,
         "revision": calendar.revision,
     }
+    if calendar.site_id is not None:  # sites (#31)
+        item["site_id"] = calendar.site_id
     if calendar.updated_at is not None:
         item["updated_at"] = to_utc_iso(calendar.updated_at)
     if calendar.updated_by is not None:
@@ -237,4 +265,5 @@ def calendar_of(item: Mapping[str, Any]) -> ClosureCalendar:
         updated_at=parse_instant(updated_at, "updated_at") if updated_at else None,
         used_by=frozenset(str(c) for c in used_by),
         updated_by=str(item["updated_by"]) if item.get("updated_by") else None,
+        site_id=identifiers.KINDS["site id"].validate(item["site_id"], "site_id") if item.get("site_id") else None,
     )

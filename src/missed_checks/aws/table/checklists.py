@@ -13,10 +13,19 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from missed_checks import clock
+from missed_checks import clock, identifiers
 from missed_checks.aws.table import keys
-from missed_checks.aws.table.base import Conflict, NotFound, error_code, serialize
+from missed_checks.aws.table.base import (
+    STAMP_ATTRIBUTES,
+    Conflict,
+    NotFound,
+    error_code,
+    serialize,
+    stamp,
+    stamp_update,
+)
 from missed_checks.aws.table.calendars import CalendarItems, CalendarReferenceError
+from missed_checks.aws.table.sites import SiteItems  # a checklist's site (#31)
 from missed_checks.checklists.checklist import Checklist, ChecklistRecord, Status
 from missed_checks.checklists.closure_calendar import ClosureCalendar, validate_closed_on
 from missed_checks.checklists.schedule_sync import SCHEDULE_FIELDS, ChecklistImage, ScheduleNote, SyncError
@@ -25,10 +34,13 @@ from missed_checks.notifications.notification import NotifySettings
 from missed_checks.timefmt import parse_instant, to_utc_iso
 
 _PK_PREFIX = keys.checklist_pk("")
+SCHEDULE_SYNC = "missed-checks schedule-sync"
+"""Who the audit trail names for the one checklist change schedule-sync writes itself (moving
+``effective_from`` forward after a hand edit of the rule)."""
 _MAX_REVISION = 10**15  # far beyond any number of edits; bounds the conversion of a hand-written number
 
 
-class ChecklistItems(CalendarItems):
+class ChecklistItems(CalendarItems, SiteItems):
     def get_checklist_item(self, checklist_id: str) -> dict[str, Any] | None:
         return self._get(keys.checklist_key(checklist_id))
 
@@ -67,29 +79,30 @@ class ChecklistItems(CalendarItems):
                 if checklist.closed_on else checklist for checklist in checklists]
 
     def write_checklist(self, checklist: Checklist, current: Checklist | None,
-                        calendars: Mapping[str, ClosureCalendar | None]) -> None:
+                        calendars: Mapping[str, ClosureCalendar | None], *, by: str) -> None:
         """Write a checklist :func:`missed_checks.checklists.saving.save_checklist` decided: created
         (conditional on no item) when ``current`` is None, else the fields a user owns, conditional on
         ``current``'s revision (Conflict when it changed meanwhile). With ``calendars`` (every calendar
         it references or referenced, as read), the checklist and each reference it adds or drops are
-        one transaction, each conditional on the calendar existing (:mod:`.calendars`)."""
+        one transaction, each conditional on the calendar existing (:mod:`.calendars`). Every item
+        written is stamped ``changed_by=by`` and ``changed_at`` (the audit trail)."""
         if calendars:
-            self._write_with_references(checklist, current, calendars)
+            self._write_with_references(checklist, current, calendars, by)
         elif current is None:
-            self._create_checklist(checklist)
+            self._create_checklist(checklist, by)
         else:
-            self._update_checklist(checklist, current.revision)
+            self._update_checklist(checklist, current.revision, by)
 
     def _write_with_references(self, checklist: Checklist, current: Checklist | None,
-                               calendars: Mapping[str, ClosureCalendar | None]) -> None:
+                               calendars: Mapping[str, ClosureCalendar | None], by: str) -> None:
         """The checklist write and its calendar references in one transaction (closure calendars)."""
         if current is None:
-            write = {"Put": {"TableName": self.name, "Item": serialize(checklist_item(checklist)),
+            write = {"Put": {"TableName": self.name, "Item": serialize({**checklist_item(checklist), **stamp(by)}),
                              "ConditionExpression": "attribute_not_exists(pk)"}}
         else:
             write = {"Update": {"TableName": self.name, "Key": serialize(keys.checklist_key(checklist.checklist_id)),
-                                **self._update_request(checklist, current.revision)}}
-        references = self.reference_actions(checklist.checklist_id, checklist.closed_on, calendars)
+                                **self._update_request(checklist, current.revision, by)}}
+        references = self.reference_actions(checklist.checklist_id, checklist.closed_on, calendars, by=by)
         try:
             self._transact([write, *references], f"checklist {checklist.checklist_id} changed while being written; "
                                                  "try again")
@@ -100,22 +113,22 @@ class ChecklistItems(CalendarItems):
                                        "deleted meanwhile)") from None
             raise
 
-    def _create_checklist(self, checklist: Checklist) -> None:
+    def _create_checklist(self, checklist: Checklist, by: str) -> None:
         try:
-            self._request("put_item", Item=serialize(checklist_item(checklist)),
+            self._request("put_item", Item=serialize({**checklist_item(checklist), **stamp(by)}),
                                  ConditionExpression="attribute_not_exists(pk)")
         except ClientError as error:
             if error_code(error) == "ConditionalCheckFailedException":
                 raise Conflict(f"checklist {checklist.checklist_id} was created meanwhile; try again") from error
             raise
 
-    def _update_checklist(self, checklist: Checklist, expected_revision: int) -> None:
+    def _update_checklist(self, checklist: Checklist, expected_revision: int, by: str) -> None:
         """Write only the fields a user owns, conditional on the revision read. The evaluation's
         ``evaluated_until`` and schedule-sync's notes are never written back from a stale read."""
         try:
             self._request(
                 "update_item", Key=serialize(keys.checklist_key(checklist.checklist_id)),
-                **self._update_request(checklist, expected_revision),
+                **self._update_request(checklist, expected_revision, by),
             )
         except ClientError as error:
             if error_code(error) == "ConditionalCheckFailedException":
@@ -123,19 +136,22 @@ class ChecklistItems(CalendarItems):
             raise
 
     @staticmethod
-    def _update_request(checklist: Checklist, expected_revision: int) -> dict[str, Any]:
-        """The UpdateItem of the fields a user owns, conditional on the revision read."""
+    def _update_request(checklist: Checklist, expected_revision: int, by: str) -> dict[str, Any]:
+        """The UpdateItem of the fields a user owns, conditional on the revision read, stamped by ``by``."""
         item = checklist_item(checklist)
         owned: tuple[str, ...] = ("name", "recurrence", "timezone", "window", "grace", "status", "updated_at",
-                                  "effective_from", "revision", "closed_on")
+                                  "effective_from", "revision", "closed_on", "site_id")
         if "notify" not in checklist.extra:  # notifications (#18); a hand-edited, unreadable one is left as it is
             owned = (*owned, "notify")
         sets = [f"#{n} = :{n}" for n in owned if n in item]
         removes = [f"#{n}" for n in owned if n not in item]
         values = {f":{n}": item[n] for n in owned if n in item}
         values[":expected"] = expected_revision
+        stamp_clauses, stamp_values = stamp_update(by)
+        values.update(stamp_values)
         return {
-            "UpdateExpression": "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else ""),
+            "UpdateExpression": "SET " + ", ".join([*sets, stamp_clauses])
+                                + (" REMOVE " + ", ".join(removes) if removes else ""),
             "ConditionExpression": "attribute_exists(pk) AND #revision = :expected",
             "ExpressionAttributeNames": {f"#{n}": n for n in owned},
             "ExpressionAttributeValues": serialize(values),
@@ -147,57 +163,71 @@ class ChecklistItems(CalendarItems):
             raise NotFound(f"checklist {checklist_id!r} does not exist")
         return checklist
 
-    def pause_checklist(self, checklist_id: str, now: datetime) -> Checklist:
+    def pause_checklist(self, checklist_id: str, now: datetime, *, by: str) -> Checklist:
         current = self._require(checklist_id)
         if current.status is Status.PAUSED:
             return current
         updated = current.with_changes(status=Status.PAUSED, updated_at=now, revision=current.revision + 1)
-        self._update_checklist(updated, current.revision)
+        self._update_checklist(updated, current.revision, by)
         return updated
 
-    def resume_checklist(self, checklist_id: str, now: datetime) -> Checklist:
+    def resume_checklist(self, checklist_id: str, now: datetime, *, by: str) -> Checklist:
         """Resume; the rule takes effect again now, so the pause is never back-filled."""
         current = self._require(checklist_id)
         if current.status is Status.ACTIVE:
             return current
         updated = current.with_changes(status=Status.ACTIVE, updated_at=now, effective_from=now,
                                        revision=current.revision + 1)
-        self._update_checklist(updated, current.revision)
+        self._update_checklist(updated, current.revision, by)
         return updated
 
     def move_effective_from(self, checklist_id: str, to: datetime) -> bool:
         """Safety net for rule changes written around this adapter (a hand edit in the console):
-        move ``effective_from`` forward to ``to``; never back."""
+        move ``effective_from`` forward to ``to``; never back. Stamped as schedule-sync's own change
+        (:data:`SCHEDULE_SYNC`) in the audit trail."""
         return self._move_forward(checklist_id, "effective_from", to)
 
     def _move_forward(self, checklist_id: str, attribute: str, to: datetime) -> bool:
         """Set an instant attribute of the checklist to ``to`` only if that moves it forward."""
+        clauses, values = stamp_update(SCHEDULE_SYNC)
         return self._conditional(
             "update_item", Key=serialize(keys.checklist_key(checklist_id)),
-            UpdateExpression=f"SET {attribute} = :to",
+            UpdateExpression=f"SET {attribute} = :to, {clauses}",
             ConditionExpression=f"attribute_exists(pk) AND (attribute_not_exists({attribute}) OR {attribute} < :to)",
-            ExpressionAttributeValues=serialize({":to": to_utc_iso(to)}),
+            ExpressionAttributeValues=serialize({":to": to_utc_iso(to), **values}),
         )
 
-    def delete_checklist(self, checklist_id: str) -> bool:
+    def delete_checklist(self, checklist_id: str, *, by: str, expected_revision: int | None = None) -> bool:
         """Delete the checklist (and its watermark). History is kept: its judged windows, performed and
         missed checks stay, and so do its assignments, each still-open one ended at the deletion (or at
         the watermark, or its own start, if that is later), so the report counts its past windows as
-        they were judged and a checklist created later with the same id starts with no equipment."""
+        they were judged and a checklist created later with the same id starts with no equipment.
+        Every item changed is stamped by ``by``; the checklist item first (``deleting``), then deleted.
+        With ``expected_revision`` (If-Match), only at that revision: the stamp, the first write to the
+        checklist item, is conditional on it (Conflict when it is at another; nothing is ended)."""
+        if expected_revision is not None and not self._stamp_deletion(
+                keys.checklist_key(checklist_id), by, ConditionExpression="attribute_exists(pk) AND revision = :rev",
+                ExpressionAttributeValues={":rev": expected_revision}):
+            if self.get_checklist_item(checklist_id) is None:
+                return False
+            raise Conflict(f"checklist {checklist_id} changed since revision {expected_revision}; read it again")
         # deleted checklists keep their assignments (#23: deleting a checklist never changes a past figure)
         watermark = self._get(keys.watermark_key(checklist_id)) or {}
         ended = max(to_utc_iso(clock.now()), str(watermark.get("evaluated_until") or ""))
         assignments = [item for item in self._query_prefix(keys.checklist_pk(checklist_id), keys.assignment_prefix())]
         # an assignment that had not begun yet ends as it begins (an empty period, never an inverted one)
-        self.batch_write([{"PutRequest": {"Item": serialize({**a, "unassigned_at": max(ended, str(a["assigned_at"]))})}}
+        self.batch_write([{"PutRequest": {"Item": serialize({**a, "unassigned_at": max(ended, str(a["assigned_at"])),
+                                                             **stamp(by)})}}
                           for a in assignments if not a.get("unassigned_at")])
+        if expected_revision is None and not self._stamp_deletion(keys.checklist_key(checklist_id), by):
+            return False  # (the stamp: the removal's old image names who deleted it)
         self.batch_write([{"DeleteRequest": {"Key": serialize(keys.watermark_key(checklist_id))}}])
         if (referenced := self._referenced_calendars(checklist_id)):
             # closure calendars (#23 item 2): the checklist and its references go together
             try:
                 self._transact([{"Delete": {"TableName": self.name, "Key": serialize(keys.checklist_key(checklist_id)),
                                             "ConditionExpression": "attribute_exists(pk)"}},
-                                *(self.dereference_action(checklist_id, c) for c in referenced)],
+                                *(self.dereference_action(checklist_id, c, by=by) for c in referenced)],
                                f"checklist {checklist_id} changed while being deleted; try again")
             except CalendarReferenceError as error:
                 if error.reasons[:1] == ["ConditionalCheckFailed"]:
@@ -282,7 +312,7 @@ def checklist_item(checklist: Checklist) -> dict[str, Any]:
 
 _KNOWN = frozenset({"pk", "sk", "type", "gsi2pk", "gsi2sk", "checklist_id", "name", "recurrence", "status", "revision",
                     "timezone", "window", "grace", "created_at", "updated_at", "evaluated_until", "effective_from",
-                    "closed_on"})
+                    "closed_on", "site_id", *STAMP_ATTRIBUTES})
 
 
 def checklist_of(item: Mapping[str, Any]) -> Checklist:
@@ -329,7 +359,15 @@ def checklist_of(item: Mapping[str, Any]) -> Checklist:
         closed_on=validate_closed_on(item.get("closed_on")),
         extra={k: v for k, v in item.items() if k not in known},
         notify=notify,
+        site_id=_site_id_of(item),
     )
+
+
+def _site_id_of(item: Mapping[str, Any]) -> str | None:
+    """The checklist's site (#31); None for one made before sites existed (InvalidInput naming
+    ``site_id`` when a hand edit made it anything but a site id)."""
+    value = item.get("site_id")
+    return None if value is None or value == "" else identifiers.KINDS["site id"].validate(value, "site_id")
 
 
 def checklist_record(item: Mapping[str, Any]) -> ChecklistRecord:

@@ -14,7 +14,16 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from missed_checks.aws.table import keys
-from missed_checks.aws.table.base import Conflict, NotFound, TableClient, condition_item, error_code, serialize
+from missed_checks.aws.table.base import (
+    Conflict,
+    NotFound,
+    TableClient,
+    condition_item,
+    error_code,
+    serialize,
+    stamp,
+    stamp_update,
+)
 from missed_checks.equipment.assignments import validate_equipment_id
 from missed_checks.equipment.out_of_service import OutOfServicePeriod
 from missed_checks.errors import InvalidInput
@@ -61,7 +70,8 @@ class OutOfServiceItems(TableClient):
         record and True when written now, or the period recorded earlier and False when the same
         period was recorded already (a re-run, or someone else): its ``recorded_by`` and
         ``recorded_at`` are never rewritten. A period overlapping another one of the same equipment
-        is refused (InvalidInput naming ``from``): end or shorten that one first."""
+        is refused (InvalidInput naming ``from``): end or shorten that one first. The item is stamped
+        ``changed_by`` = the period's ``recorded_by`` (the audit trail)."""
         for other in self.out_of_service_periods(period.start, period.end, [period.equipment_id]):
             if other.same_as(period):
                 return other, False
@@ -70,7 +80,7 @@ class OutOfServiceItems(TableClient):
                                        f"{to_utc_iso(other.start)} {until} ({other.reason}): a new period must not "
                                        "overlap it (end it early with back-in-service, or choose other dates)")
         try:
-            self._request("put_item", Item=serialize(period_item(period)),
+            self._request("put_item", Item=serialize({**period_item(period), **stamp(period.recorded_by)}),
                           ConditionExpression="attribute_not_exists(pk)", ReturnValuesOnConditionCheckFailure="ALL_OLD")
         except ClientError as error:
             if error_code(error) != "ConditionalCheckFailedException":
@@ -85,7 +95,7 @@ class OutOfServiceItems(TableClient):
     def end_out_of_service(self, equipment_id: str, at: datetime, *, by: str, now: datetime) -> OutOfServicePeriod:
         """End the equipment's period in effect at ``at`` early, from ``at`` on (see
         :meth:`OutOfServicePeriod.ended` for what is refused); returns the period as it now is.
-        :class:`NotFound` when the equipment is not out of service at ``at``."""
+        :class:`NotFound` when the equipment is not out of service at ``at``. Stamped by ``by``."""
         equipment_id = validate_equipment_id(equipment_id, "equipment")
         periods = self.out_of_service_of_equipment(equipment_id)
         current = next((p for p in periods if p.in_effect_at(at)), None)
@@ -96,8 +106,9 @@ class OutOfServiceItems(TableClient):
         ended = current.ended(at, by=by, now=now)
         item = period_item(ended)
         unchanged = "#to = :old" if current.end else "attribute_exists(pk) AND attribute_not_exists(#to)"
-        update = "SET #to = :to, ended_by = :by, ended_at = :at"
-        values: dict[str, Any] = {":to": item["to"], ":by": item["ended_by"], ":at": item["ended_at"]}
+        clauses, stamped = stamp_update(by)
+        update = f"SET #to = :to, ended_by = :by, ended_at = :at, {clauses}"
+        values: dict[str, Any] = {":to": item["to"], ":by": item["ended_by"], ":at": item["ended_at"], **stamped}
         if current.end:
             values[":old"] = to_utc_iso(current.end)
         if current.ended_at is None:
@@ -123,18 +134,23 @@ class OutOfServiceItems(TableClient):
             raise
         return ended
 
-    def cancel_out_of_service(self, equipment_id: str, start: datetime, now: datetime) -> OutOfServicePeriod:
+    def cancel_out_of_service(self, equipment_id: str, start: datetime, now: datetime, *,
+                              by: str) -> OutOfServicePeriod:
         """Delete the equipment's period starting at ``start`` while it has not started (see
-        :meth:`OutOfServicePeriod.require_planned`); returns it. :class:`NotFound` when there is none."""
+        :meth:`OutOfServicePeriod.require_planned`); returns it. :class:`NotFound` when there is none.
+        Stamped by ``by`` first (``deleting``: the audit trail's removal names who cancelled it)."""
         key = keys.out_of_service_key(to_utc_iso(start), validate_equipment_id(equipment_id, "equipment"))
         item = self._get(key)
         if item is None:
             raise NotFound(f"{equipment_id} has no out-of-service period from {to_utc_iso(start)}")
         period = period_of(item)
         period.require_planned(now)
-        if not self._conditional("delete_item", Key=serialize(key), ConditionExpression="#from > :now",
-                                 ExpressionAttributeNames={"#from": "from"},
-                                 ExpressionAttributeValues=serialize({":now": to_utc_iso(now)})):
+        names, planned = {"#from": "from"}, "#from > :now"
+        if not self._stamp_deletion(key, by, planned, ExpressionAttributeNames=names,
+                                    ExpressionAttributeValues={":now": to_utc_iso(now)}) \
+                or not self._conditional("delete_item", Key=serialize(key), ConditionExpression=planned,
+                                         ExpressionAttributeNames=names,
+                                         ExpressionAttributeValues=serialize({":now": to_utc_iso(now)})):
             raise Conflict(f"the period of {equipment_id} from {to_utc_iso(start)} changed meanwhile; list it")
         return period
 

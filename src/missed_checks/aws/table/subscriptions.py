@@ -9,7 +9,7 @@ from typing import Any
 
 from missed_checks.aws.table import keys
 from missed_checks.aws.table.assignments import AssignmentItems
-from missed_checks.aws.table.base import TableClient, deserialize, serialize
+from missed_checks.aws.table.base import STAMP_ATTRIBUTES, TableClient, deserialize, serialize, stamp
 from missed_checks.aws.table.notifications import NotificationItems
 from missed_checks.aws.table.out_of_service import OutOfServiceItems
 from missed_checks.aws.table.performed_checks import PerformedCheckItems
@@ -20,10 +20,11 @@ from missed_checks.timefmt import parse_instant, to_utc_iso
 
 
 class SubscriptionItems(TableClient):
-    def put_subscription(self, subscription: Subscription, now: datetime) -> bool:
+    def put_subscription(self, subscription: Subscription, now: datetime, *, by: str) -> bool:
         """Create or replace the subscription (its ``created_at`` stays from the first write); True
-        when it is new. One UpdateItem: attributes the subscription no longer has are removed."""
-        fields = {**subscription.to_fields(), "type": "digest_subscription",
+        when it is new. One UpdateItem: attributes the subscription no longer has are removed.
+        Stamped by ``by`` (the audit trail)."""
+        fields = {**subscription.to_fields(), "type": "digest_subscription", **stamp(by),
                   "gsi2pk": keys.SUBSCRIPTIONS_INDEX_PK, "gsi2sk": subscription.subscription_id,
                   "updated_at": to_utc_iso(now),
                   "address": None}  # removed: an item of an earlier version named one address there
@@ -63,8 +64,11 @@ class SubscriptionItems(TableClient):
         found.sort(key=lambda s: s.subscription_id)
         return found, problems
 
-    def delete_subscription(self, subscription_id: str) -> dict[str, Any] | None:
-        """Delete the subscription's item; the item it was (None: there was none)."""
+    def delete_subscription(self, subscription_id: str, *, by: str) -> dict[str, Any] | None:
+        """Delete the subscription's item; the item it was (None: there was none). Stamped by ``by``
+        first (``deleting``: the audit trail's removal names who deleted it)."""
+        if not self._stamp_deletion(keys.subscription_key(subscription_id), by):
+            return None
         response = self._request("delete_item", Key=serialize(keys.subscription_key(subscription_id)),
                                  ReturnValues="ALL_OLD")
         item = response.get("Attributes")
@@ -90,6 +94,7 @@ def subscription_of(item: Mapping[str, Any]) -> Subscription:
                                        address=list(addresses) if addresses is not None else item.get("address"),
                                        period=item.get("period"), at=item.get("time"), timezone=item.get("timezone"),
                                        day=item.get("day"), checklists=item.get("checklists") or ())
-    known = {"pk", "sk", "type", "gsi2pk", "gsi2sk", "created_at", "updated_at", "address", *subscription.to_fields()}
+    known = {"pk", "sk", "type", "gsi2pk", "gsi2sk", "created_at", "updated_at", "address", *STAMP_ATTRIBUTES,
+             *subscription.to_fields()}
     return replace(subscription, created_at=instant("created_at"), updated_at=instant("updated_at"),
                    extra={k: v for k, v in item.items() if k not in known})

@@ -21,6 +21,7 @@ from missed_checks.aws.table.base import (
     deserialize,
     error_code,
     serialize,
+    stamp_update,
 )
 from missed_checks.checklists.checklist import JudgedBy
 from missed_checks.checklists.recurrence import OccurrenceWindow
@@ -294,11 +295,12 @@ class WindowItems(TableClient):
             raise InvalidInput("by", "a dismissal needs the name of who dismissed it")
         key = keys.missed_key(checklist_id, to_utc_iso(window_start), equipment_id)
         dismissal = {"reason": reason.strip(), "by": by.strip(), "at": to_utc_iso(at)}
+        clauses, stamped = stamp_update(by)  # the audit trail: who dismissed it, when it was written
         try:
             response = self._request(
-                "update_item", Key=serialize(key), UpdateExpression="SET dismissal = :d",
+                "update_item", Key=serialize(key), UpdateExpression=f"SET dismissal = :d, {clauses}",
                 ConditionExpression="attribute_exists(pk) AND attribute_not_exists(dismissal)",
-                ExpressionAttributeValues=serialize({":d": dismissal}), ReturnValues="ALL_NEW",
+                ExpressionAttributeValues=serialize({":d": dismissal, **stamped}), ReturnValues="ALL_NEW",
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
         except ClientError as error:
