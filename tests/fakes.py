@@ -205,6 +205,28 @@ class InMemoryTable(InMemoryRegistry):
                 assigned[index] = replace(earlier, assigned_at=at, unassigned_at=None, earlier_periods=(
                     *earlier.earlier_periods, (earlier.assigned_at, earlier.unassigned_at)))
 
+    # -- ending assignments (the registry's moves and retirements, #31) --------------------
+    def assignments_of_equipment(self, equipment_id: str) -> list[Assignment]:
+        """The equipment's assignments to every checklist."""
+        return [a for assigned in self.assigned.values() for a in assigned if a.equipment_id == equipment_id]
+
+    @_atomic
+    def unassign_equipment(self, checklist_id: str, equipment_ids: Iterable[str], at: datetime, *, by: str) -> int:
+        """As the table: detach equipment still attached from ``at`` on (how many); InvalidInput ``at``
+        and nothing written when that would end an assignment before it began."""
+        wanted = set(equipment_ids)
+        assigned = self.assigned.get(checklist_id, [])
+        open_ones = [n for n, a in enumerate(assigned) if a.equipment_id in wanted and a.unassigned_at is None]
+        for n in open_ones:
+            if at < assigned[n].assigned_at:
+                raise InvalidInput("at", f"{to_utc_iso(at)} is before {assigned[n].equipment_id}'s assignment to "
+                                         f"{checklist_id} began ({to_utc_iso(assigned[n].assigned_at)}): unassign it "
+                                         "at or after that instant")
+        for n in open_ones:
+            assigned[n] = replace(assigned[n], unassigned_at=at)
+        self._write("unassign_equipment", f"{checklist_id}:{by}")
+        return len(open_ones)
+
     def perform(self, checklist_id: str, equipment_id: str, at: datetime) -> None:
         self.performed.setdefault(checklist_id, []).append(PerformedCheck(checklist_id, equipment_id, at))
 

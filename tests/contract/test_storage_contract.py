@@ -737,3 +737,22 @@ def test_a_calendar_keeps_the_site_it_was_made_at(dynamodb: object) -> None:
             table.put_calendar("north-holidays", [date(2026, 4, 6)], now=T0, by="mia", site_id="south")
         table.put_calendar("legacy", [date(2026, 12, 25)], now=T0, by="ops")
         assert table.put_calendar("legacy", [date(2026, 12, 25)], now=T0, by="root", site_id="south").site_id == "south"
+
+
+def test_ending_an_equipments_assignments_at_an_instant(given: Given) -> None:
+    """What a move or a retirement of registered equipment does (#31): its assignments read across
+    checklists, ended at an instant, never before they began."""
+    given.add_checklist("north-daily", T0)
+    given.add_checklist("legacy", T0)
+    later = T0 + timedelta(days=2)
+    given.assign("north-daily", ["FL-1", "FL-2"], T0)
+    given.assign("legacy", ["FL-1"], later)
+    store = given.store
+    assert sorted(a.checklist_id for a in store.assignments_of_equipment("FL-1")) == ["legacy", "north-daily"]
+    with pytest.raises(InvalidInput, match="^at: .* is before FL-1's assignment to legacy began"):
+        store.unassign_equipment("legacy", ["FL-1"], T0 + timedelta(days=1), by="mia")
+    assert store.unassign_equipment("north-daily", ["FL-1"], later, by="mia") == 1
+    assert store.unassign_equipment("north-daily", ["FL-1"], later, by="mia") == 0  # ended already
+    ended = {a.checklist_id: a.unassigned_at for a in store.assignments_of_equipment("FL-1")}
+    assert ended == {"north-daily": later, "legacy": None}
+    assert [a.unassigned_at for a in store.assignments_of_equipment("FL-2")] == [None]

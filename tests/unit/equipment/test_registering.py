@@ -4,7 +4,6 @@ read and list only where the caller holds a role; every write over the revision 
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -33,38 +32,21 @@ BOTH = Caller("max", roles={"north": Role.site_manager, "south": Role.site_manag
 RULE = "DTSTART;TZID=Europe/Berlin:20260302T060000\nRRULE:FREQ=DAILY"
 
 
-class Table(InMemoryTable):
-    """The fake with the assignments' writer a move uses (:meth:`unassign_equipment`)."""
-
-    def unassign_equipment(self, checklist_id: str, equipment_ids: list[str], at: datetime, *, by: str) -> int:
-        ended = 0
-        assigned = self.assigned.get(checklist_id, [])
-        for n, a in enumerate(assigned):
-            if a.equipment_id in equipment_ids and (a.unassigned_at is None or a.unassigned_at > at):
-                assigned[n] = replace(a, unassigned_at=at)
-                ended += 1
-        self.writes.append(("unassign_equipment", f"{checklist_id}:{by}"))
-        return ended
-
-    def assignments_of_equipment(self, equipment_id: str) -> list:  # type: ignore[type-arg]
-        return [a for assigned in self.assigned.values() for a in assigned if a.equipment_id == equipment_id]
-
-
 @pytest.fixture
-def table() -> Table:
-    table = Table()
+def table() -> InMemoryTable:
+    table = InMemoryTable()
     for site_id in ("north", "south"):
         create_site(table, ADMIN, site_id, name=site_id, timezone="Europe/Berlin", now=NOW)
     return table
 
 
-def register(table: Table, equipment_id: str = "FL-1", site_id: str = "north",
+def register(table: InMemoryTable, equipment_id: str = "FL-1", site_id: str = "north",
              caller: Caller = NORTH) -> RegisteredEquipment:
     return register_equipment(table, caller, equipment_id, name="Forklift 1", kind="forklift", site_id=site_id,
                               attributes={"serial": "A-123"}, now=NOW)
 
 
-def test_register_and_read(table: Table) -> None:
+def test_register_and_read(table: InMemoryTable) -> None:
     registered = register(table)
     assert registered.to_dict() == {
         "equipment_id": "FL-1", "name": "Forklift 1", "kind": "forklift", "site_id": "north",
@@ -77,7 +59,7 @@ def test_register_and_read(table: Table) -> None:
         register(table)
 
 
-def test_registering_needs_manage_at_an_existing_site(table: Table) -> None:
+def test_registering_needs_manage_at_an_existing_site(table: InMemoryTable) -> None:
     with pytest.raises(NotFound, match="^site 'south' does not exist$"):
         register(table, site_id="south")
     with pytest.raises(Forbidden, match="the role supervisor at site north does not allow manage"):
@@ -92,7 +74,7 @@ def test_registering_needs_manage_at_an_existing_site(table: Table) -> None:
     assert not table.registry
 
 
-def test_another_sites_equipment_is_not_found_as_unregistered_equipment(table: Table) -> None:
+def test_another_sites_equipment_is_not_found_as_unregistered_equipment(table: InMemoryTable) -> None:
     register(table)
     south = Caller("sue", roles={"south": Role.site_manager})
     for equipment_id in ("FL-1", "FL-404"):
@@ -102,7 +84,7 @@ def test_another_sites_equipment_is_not_found_as_unregistered_equipment(table: T
         edit_equipment(table, south, "FL-1", name="mine", now=LATER)
 
 
-def test_an_edit_over_the_revision_read(table: Table) -> None:
+def test_an_edit_over_the_revision_read(table: InMemoryTable) -> None:
     register(table)
     edited = edit_equipment(table, NORTH, "FL-1", 1, name="Forklift one", attributes={}, now=LATER).equipment
     assert (edited.name, dict(edited.attributes), edited.kind, edited.revision) == ("Forklift one", {}, "forklift", 2)
@@ -113,7 +95,7 @@ def test_an_edit_over_the_revision_read(table: Table) -> None:
         edit_equipment(table, NORTH, "FL-1", 2, now=LATER)
 
 
-def test_a_move_ends_the_old_sites_open_assignments_at_its_instant(table: Table) -> None:
+def test_a_move_ends_the_old_sites_open_assignments_at_its_instant(table: InMemoryTable) -> None:
     register(table, caller=BOTH)
     table.add_checklist(Checklist("north-daily", RULE, site_id="north"))
     table.add_checklist(Checklist("legacy", RULE))  # made before sites: not the old site's
@@ -139,7 +121,7 @@ def test_a_move_ends_the_old_sites_open_assignments_at_its_instant(table: Table)
         move_equipment(table, BOTH, "FL-1", 2, site_id="south", now=LATER)
 
 
-def test_retiring_ends_every_open_assignment_and_keeps_the_record(table: Table) -> None:
+def test_retiring_ends_every_open_assignment_and_keeps_the_record(table: InMemoryTable) -> None:
     register(table)
     table.add_checklist(Checklist("north-daily", RULE, site_id="north"))
     table.add_checklist(Checklist("legacy", RULE))
@@ -154,7 +136,7 @@ def test_retiring_ends_every_open_assignment_and_keeps_the_record(table: Table) 
         edit_equipment(table, NORTH, "FL-1", None, name="again", now=LATER)
 
 
-def test_lists_page_over_the_callers_sites(table: Table) -> None:
+def test_lists_page_over_the_callers_sites(table: InMemoryTable) -> None:
     create_site(table, ADMIN, "east", name="east", timezone="UTC", now=NOW)
     for equipment_id, site_id in (("A", "north"), ("B", "north"), ("C", "south"), ("D", "east")):
         register(table, equipment_id, site_id, ADMIN)
