@@ -7,12 +7,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Protocol
 
+from missed_checks.sites.ports import SiteReader
+
 if TYPE_CHECKING:
     from missed_checks.checklists.checklist import Checklist
     from missed_checks.checklists.closure_calendar import ClosureCalendar
 
 
-class ChecklistStore(Protocol):
+class ChecklistStore(SiteReader, Protocol):
+    """Saving reads the site a checklist names (#31: :class:`missed_checks.sites.ports.SiteReader`)."""
     def get_checklist(self, checklist_id: str) -> Checklist | None:
         """The checklist (with its closure calendars read), or None."""
         ...

@@ -10,6 +10,7 @@ the (possibly new) rule's windows.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -18,6 +19,9 @@ from missed_checks.checklists.closure_calendar import validate_closed_on
 from missed_checks.checklists.ports import ChecklistStore
 from missed_checks.errors import InvalidInput, InvalidRecurrence
 from missed_checks.notifications.notification import NotifySettings
+from missed_checks.revisions import expected_revision
+from missed_checks.sites.saving import require_site
+from missed_checks.sites.site import Site, validate_site_id
 
 
 def save_checklist(
@@ -34,6 +38,8 @@ def save_checklist(
     validate: bool = True,
     closed_on: Sequence[str] | None = None,
     notify: NotifySettings | None = None,
+    if_match: int | None = None,
+    site_id: str | None = None,
 ) -> Checklist:
     """Create a checklist or edit an existing one, written by ``by`` (who the audit trail names: the
     caller's principal); returns it as written.
@@ -46,10 +52,23 @@ def save_checklist(
     (InvalidInput ``closed_on[1]: no calendar 'x'``), and the checklist and every calendar
     reference it adds or drops are written together. Changing it is not a rule change: only windows
     not judged yet are affected.
+
+    ``if_match`` (If-Match, #31): written only over that revision (PreconditionFailed when
+    the checklist is at another, NotFound when it is missing; the write is conditional on it, Conflict on a race).
+
+    ``site_id`` (#31; None keeps the checklist's): the site must exist (InvalidInput naming
+    ``site_id``); a checklist's site never changes, but one made before sites existed may be given
+    one. A checklist with a site takes the site's time zone when it gives none (and DTSTART names no
+    TZID); every calendar it references must be of its site or of none (InvalidInput ``closed_on[i]``).
     """
     validate_checklist_id(checklist_id)
     wanted = None if closed_on is None else validate_closed_on(list(closed_on))
     current = store.get_checklist(checklist_id)
+    # If-Match (#31): the write below is conditional on the revision read, so a change meanwhile is refused too
+    expected_revision(f"checklist {checklist_id!r}", current, if_match=if_match)
+    site = _site(store, checklist_id, current, site_id)
+    if site is not None and not timezone and _TZID.search(recurrence if isinstance(recurrence, str) else "") is None:
+        timezone = site.timezone
     base = current or Checklist(checklist_id=checklist_id, recurrence=recurrence, created_at=now,
                                 effective_from=now)
     updated = base.with_changes(
@@ -65,6 +84,14 @@ def save_checklist(
         if calendars.get(calendar_id) is None:
             raise InvalidInput(f"closed_on[{index}]", f"no calendar {calendar_id!r} (create it first: "
                                f"missed-checks calendar put {calendar_id} --date YYYY-MM-DD)")
+    if site is not None:
+        updated = updated.with_changes(site_id=site.site_id)
+    for index, calendar_id in enumerate(updated.closed_on):
+        calendar = calendars[calendar_id]
+        if calendar is not None and calendar.site_id is not None and calendar.site_id != updated.site_id:
+            raise InvalidInput(f"closed_on[{index}]", f"calendar {calendar_id!r} belongs to site {calendar.site_id}, "
+                               f"not {updated.site_id or 'this checklist (which has no site)'}: a checklist "
+                               "references calendars of its own site only")
     if updated.closed_on or before:
         updated = updated.with_changes(closures={c: calendars[c] for c in updated.closed_on})
     if notify is not None:  # notifications (#18)
@@ -79,6 +106,21 @@ def save_checklist(
         updated = updated.with_changes(effective_from=now)
     store.write_checklist(updated, current, calendars, by=by)
     return updated
+
+
+_TZID = re.compile(r"^DTSTART;[^:\n]*TZID=", re.IGNORECASE | re.MULTILINE)
+
+
+def _site(store: ChecklistStore, checklist_id: str, current: Checklist | None, site_id: object) -> Site | None:
+    """The site the checklist is at after the save: ``site_id`` (which must exist and, for a checklist
+    with a site, be that site), else the checklist's own."""
+    if site_id is None:
+        return None if current is None or current.site_id is None else store.get_site(current.site_id)
+    site_id = validate_site_id(site_id)
+    if current is not None and current.site_id is not None and current.site_id != site_id:
+        raise InvalidInput("site_id", f"checklist {checklist_id!r} belongs to site {current.site_id}: a checklist's "
+                                      f"site never changes (make a new checklist at site {site_id})")
+    return require_site(store, site_id)
 
 
 def _kept_leads_fit(checklist: Checklist) -> None:
