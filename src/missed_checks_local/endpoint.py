@@ -17,7 +17,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 __all__ = ["ADVANCE_REQUEST", "ADVANCE_RESULT", "CLOCK_TAG", "LOCAL_API_PORT", "LOCAL_API_URL", "LOCAL_ENDPOINT",
-           "LOCAL_SERVE_PORT", "LOCAL_STACK_NAME", "AdvanceFailed", "ClockAnchor", "NotAClock", "advance_serve",
+           "LOCAL_PEOPLE_API_PORT", "LOCAL_PEOPLE_API_URL", "LOCAL_SERVE_PORT", "LOCAL_STACK_NAME", "AdvanceFailed",
+           "ClockAnchor", "NotAClock", "advance_serve",
            "serve_session"]
 
 LOCAL_STACK_NAME = "missed-checks-local"
@@ -29,6 +30,9 @@ LOCAL_ENDPOINT = f"http://127.0.0.1:{LOCAL_SERVE_PORT}"
 # the stack's HTTP API under local serve (issue #19): its own port, next to the AWS endpoint's
 LOCAL_API_PORT = LOCAL_SERVE_PORT + 1
 LOCAL_API_URL = f"http://127.0.0.1:{LOCAL_API_PORT}"
+# the people's API (JWT, #31): the port after it
+LOCAL_PEOPLE_API_PORT = LOCAL_SERVE_PORT + 2
+LOCAL_PEOPLE_API_URL = f"http://127.0.0.1:{LOCAL_PEOPLE_API_PORT}"
 CLOCK_TAG = "missed-checks:clock"
 """The stack tag under which ``missed-checks local serve`` publishes its simulated clock
 (:class:`ClockAnchor`): whatever talks to a local stack takes "now" from it."""

@@ -38,6 +38,7 @@ import pytest
 
 from missed_checks.aws.table.windows import missed_check_item
 from missed_checks.evaluation.missed_check import MissedCheck
+from missed_checks_local.endpoint import LOCAL_PEOPLE_API_URL
 from missed_checks_local.serve_process import serve_process
 from missed_checks_ops.cli.common import subcommands
 from missed_checks_ops.cli.main import build_parser
@@ -193,10 +194,13 @@ def help_commands() -> list[Command]:
     return commands
 
 
-def aimed(command: Command, endpoint: str, *, help_example: bool, api: str | None = None) -> str:
+def aimed(command: Command, endpoint: str, *, help_example: bool, api: str | None = None,
+          people_api: str | None = None) -> str:
     text = command.text.replace(LOCAL_ENDPOINT, endpoint)
     if api is not None:  # the HTTP API's default URL under local serve (docs/http-api.md)
         text = text.replace(LOCAL_API_URL, api)
+    if people_api is not None:  # the people's API's (docs/people.md)
+        text = text.replace(LOCAL_PEOPLE_API_URL, people_api)
     if help_example:
         text = re.sub(r"--stack \S+", f"--endpoint {endpoint}", text)
     return text
@@ -226,6 +230,8 @@ class Server:
     table: str
     api: str = ""
     """The stack's HTTP API (``local serve --api-port``)."""
+    people_api: str = ""
+    """The stack's people's API (``local serve --people-api-port``)."""
 
     def fresh_missed_check(self) -> None:
         """The missed check the ``missed dismiss`` example of ``--help`` dismisses (FL-001, the window
@@ -256,15 +262,16 @@ def serve_options(page: str = "README.md") -> list[str]:
 @contextmanager
 def started_server(tmp_path_factory: pytest.TempPathFactory, options: list[str]) -> Iterator[Server]:
     """``missed-checks local serve`` in the background with ``options``, on free ports."""
-    port, api_port = free_port(), free_port()
+    port, api_port, people_api_port = free_port(), free_port(), free_port()
     log = tmp_path_factory.mktemp("serve") / "serve.out"
     endpoint = f"http://127.0.0.1:{port}"
     with serve_process([str(VENV / "bin" / "missed-checks"), "local", "serve", *options, "--port", str(port),
-                        "--api-port", str(api_port)], log, timeout_s=600, env=clean_environment()):
+                        "--api-port", str(api_port), "--people-api-port", str(people_api_port)], log, timeout_s=600,
+                       env=clean_environment()):
         cloudformation = boto3.client("cloudformation", endpoint_url=endpoint, **_keys())
         outputs = cloudformation.describe_stacks(StackName="missed-checks-local")["Stacks"][0]["Outputs"]
         yield Server(endpoint, next(o["OutputValue"] for o in outputs if o["OutputKey"] == "TableName"),
-                     f"http://127.0.0.1:{api_port}")
+                     f"http://127.0.0.1:{api_port}", f"http://127.0.0.1:{people_api_port}")
 
 
 @pytest.fixture
@@ -340,7 +347,8 @@ def test_every_command_is_runnable_or_excluded_with_a_reason() -> None:
 def test_the_pages_commands_run_as_printed_and_print_what_they_show(pages_server: Server, tmp_path: Path) -> None:
     """README first, then docs/ by name, in one shell, against the stack the README starts: each
     exits 0, and where a page shows a command's output, the command prints that."""
-    commands = [(c, aimed(c, pages_server.endpoint, help_example=False, api=pages_server.api))
+    commands = [(c, aimed(c, pages_server.endpoint, help_example=False, api=pages_server.api,
+                          people_api=pages_server.people_api))
                 for page in PAGES for c in page_commands(page) if not c.excluded()]
     ran = run_in_one_shell(commands, tmp_path, {**clean_environment(), **TERMINAL})
     assert not failures(ran), "\n\n".join(failures(ran))

@@ -1,7 +1,8 @@
 """This product registered with the embedded AWS's kernel (:mod:`missed_checks_local.application`):
-the product's clock follows the emulator's, its cached boto3 clients go when the AWS changes, and
-``local serve`` says what each firing was. :func:`install` is the entry points' one call (the
-``local`` commands, the tests' conftest, the benchmarks), with the emulator's first patch."""
+the product's clock follows the emulator's, its cached boto3 clients go when the AWS changes,
+``local serve`` says what each firing was and starts with the sites and people of :mod:`.people`.
+:func:`install` is the entry points' one call (the ``local`` commands, the tests' conftest, the
+benchmarks), with the emulator's first patch."""
 
 from __future__ import annotations
 
@@ -22,9 +23,10 @@ def install() -> None:
     one_data_loader_per_process()
     from missed_checks import clock  # deferred: boto3, once the loader is shared
     from missed_checks.aws import clients
+    from missed_checks_local.product.people import serve_started
 
     register(Application(follow_clock=clock.set_source, backend_changed=clients.reset, describe_firing=firing_line,
-                         functions_clock=clock.__name__, now=clock.now))
+                         functions_clock=clock.__name__, now=clock.now, serve_started=serve_started))
 
 
 def firing_line(firing: Firing) -> str:

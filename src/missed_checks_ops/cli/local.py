@@ -4,6 +4,7 @@
                                                       play a scenario and print the fleet report
   local demo [--format ...] [--output FILE]           play the bundled five-week scenario
   local serve [--port N] [--api-port N] [--speed X]   keep the stack running behind a local AWS endpoint
+  local token USER                                    print an access token of a local user (people's API)
   local chaos [SCENARIO.json] [--seed N]              play it under injected faults, recover, compare
 
 See README "Local runtime" for the scenario format and what is emulated.
@@ -92,6 +93,9 @@ def register(subparsers: Any) -> None:
     serve.add_argument("--api-port", type=int, default=None,
                        help="port of the stack's HTTP API (default: --port + 1, or a free one when taken; "
                             "docs/http-api.md)")
+    serve.add_argument("--people-api-port", type=int, default=None,
+                       help="port of the stack's people's API, JWT-authorized (default: --port + 2, or a free one "
+                            "when taken; docs/people.md)")
     serve.add_argument("--speed", type=float, default=1.0, help="simulated seconds per real second (default 1)")
     serve.add_argument("--start", help="simulated start instant (ISO 8601, default now)")
     serve.add_argument("--log-file", type=Path, help="where handler and moto logs go")
@@ -103,6 +107,24 @@ def register(subparsers: Any) -> None:
         help="override a template parameter (repeatable)",
     )
     serve.set_defaults(handler=_emulator(_serve))
+
+    token = commands.add_parser(
+        "token", help="print a local user's access token for the people's API",
+        description="Sign USER in to the user pool of the `missed-checks local serve` behind the endpoint "
+                    "(InitiateAuth USER_PASSWORD_AUTH with the stack's app client) and print the access token "
+                    "(--id: the id token), for `Authorization: Bearer` on the people's API. local serve "
+                    "creates admin and, per site north and south, operator-, supervisor-, manager- and "
+                    "auditor-<site> (docs/people.md).")
+    set_examples(token, f"""  missed-checks local token operator-north --endpoint {LOCAL_ENDPOINT}
+  missed-checks local token admin --id --format json     # both tokens and their lifetime""")
+    token.add_argument("user", metavar="USER", help="the user to sign in, e.g. operator-north")
+    token.add_argument("--endpoint", metavar="URL",
+                       help=f"the local serve's endpoint (default $AWS_ENDPOINT_URL, else {LOCAL_ENDPOINT})")
+    token.add_argument("--password", metavar="PASSWORD",
+                       help="the user's password (default: $MISSED_CHECKS_PASSWORD, else the one local serve printed)")
+    token.add_argument("--id", action="store_true", help="print the id token instead of the access token")
+    add_format_options(token, RESULT_FORMATS)
+    token.set_defaults(handler=_token)
 
     advance = commands.add_parser(
         "advance", help="move a running local serve's clock forward, judging what falls due on the way",
@@ -440,6 +462,7 @@ def _serve(args: argparse.Namespace) -> int:
         log_path=log_path,
         on_firing=on_firing,
         api_port=args.api_port,
+        people_api_port=args.people_api_port,
     )
     # Both stop it, wherever the loop is (waiting for a worker's answer too), within STOP_BOUND_S
     with stop_signals(owns_process=getattr(args, "owns_process", False), code=EXIT_OK,
@@ -469,6 +492,17 @@ def _serve_until_stopped(server: Any, console: Console, log_path: Path, args: ar
             console.print(f"[bold]HTTP API[/bold]: {server.api_url}  (SigV4 with the local credentials: "
                           f"curl --aws-sigv4 aws:amz:{stack.region}:execute-api --user testing:testing ...)",
                           highlight=False, soft_wrap=True)
+        if server.people_api_url:  # the people's API (#31; docs/people.md)
+            console.print(f"[bold]People's API[/bold]: {server.people_api_url}  (a bearer token of the stack's user "
+                          f"pool: missed-checks local token USER --endpoint {server.endpoint})",
+                          highlight=False, soft_wrap=True)
+        if server.people is not None:
+            users = ", ".join(server.people.groups)
+            console.print(f"[bold]Users[/bold] (password {server.people.password}): {users}",
+                          highlight=False, soft_wrap=True)
+            console.print(f"  e.g. TOKEN=$(missed-checks local token operator-north --endpoint {server.endpoint})\n"
+                          f"       curl -H \"Authorization: Bearer $TOKEN\" "
+                          f"{server.people_api_url}/equipment/FL-1/status", highlight=False, soft_wrap=True)
         console.print("[bold]Stack outputs[/bold]")
         for key, value in stack.outputs.items():
             console.print(f"  {key}: {value}", highlight=False, soft_wrap=True)
@@ -523,6 +557,32 @@ def _advance(args: argparse.Namespace) -> int:
                  f"{len(firings)} schedule firing{'' if len(firings) == 1 else 's'}{':' if firings else ''}",
                  *(f"  {line}" for line in firings)]
         out.stream.write("\n".join(lines) + "\n")  # whole lines, however wide the terminal
+    return 0
+
+
+def _token(args: argparse.Namespace) -> int:
+    """``local token USER``: the user's access (or id) token from the local stack's user pool."""
+    from missed_checks_local.endpoint import serve_session
+    from missed_checks_ops.people import password_for, sign_in
+    from missed_checks_ops.target import TargetError, resolve_target
+
+    endpoint = args.endpoint or os.environ.get("AWS_ENDPOINT_URL") or LOCAL_ENDPOINT
+    session = serve_session()
+    try:
+        target = resolve_target(None, session.region_name, endpoint, {}, session=session)
+        result = sign_in(target, args.user, password_for(args.password, local=True))
+    except TargetError as error:
+        print(f"missed-checks: {error} (is `missed-checks local serve` running at {endpoint}?)", file=sys.stderr)
+        return 1
+    except InvalidInput as error:
+        print(f"missed-checks: {error}", file=sys.stderr)
+        return 2
+    with command_output(args.format or "table", args.output) as out:
+        if out.format == "json":
+            out.json({"user": args.user, "access_token": result["AccessToken"], "id_token": result["IdToken"],
+                      "expires_in": result["ExpiresIn"]})
+        else:
+            out.stream.write((result["IdToken"] if args.id else result["AccessToken"]) + "\n")
     return 0
 
 

@@ -125,7 +125,7 @@ WEEKDAYS = r"DTSTART;TZID=Europe/Berlin:20260105T060000\nRRULE:FREQ=WEEKLY;BYDAY
         (["equipment", "assign", "--checklst", "forklift-daily", "FL-1"], "checklst",
          "--checklst not understood here: did you mean --checklist?"),
         (["equipment", "assign"], "checklist", "missing: give --checklist ID"),
-        (["local"], "command", "give one of run, demo, serve, advance, chaos"),
+        (["local"], "command", "give one of run, demo, serve, token, advance, chaos"),
         (["local", "run"], "scenario", "missing: give SCENARIO.json"),
         (["local", "demo", "--format", "xml"], "format", "'xml' is not one of table, json, csv"),
         (["local", "serve", "--port", "http"], "port", "'http' is not a whole number"),
