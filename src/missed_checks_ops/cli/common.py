@@ -35,6 +35,7 @@ from rich.table import Table
 
 from missed_checks import clock
 from missed_checks.errors import InvalidInput, MissedChecksError
+from missed_checks.permissions.caller import Caller
 from missed_checks.timefmt import parse_instant
 from missed_checks_ops.cli.streams import (
     EXIT_BAD_INPUT,
@@ -44,6 +45,7 @@ from missed_checks_ops.cli.streams import (
     OutputLost,
     exit_codes_help,
 )
+from missed_checks_ops.principal import cli_principal
 from missed_checks_ops.target import (
     LOCAL_ENDPOINT,
     ClockAnchor,
@@ -183,8 +185,9 @@ def unknown_options(parser: argparse.ArgumentParser, args: Sequence[str]) -> lis
 def _did_you_mean(parser: argparse.ArgumentParser, unknown: Sequence[str]) -> str:
     """``did you mean --recurrence?`` for ``--recurence``: the closest option the parser knows."""
     spelled = [name for name in parser._option_string_actions if name.startswith("--")]
-    close = [(name, found[0]) for name in unknown
-             if (found := difflib.get_close_matches(name, spelled, n=1, cutoff=0.6))]
+    close = [(name, found[0]) for name in unknown  # an option it begins first (--st: --stack, not --as)
+             if (found := [known for known in spelled if known.startswith(name)][:1]
+                 or difflib.get_close_matches(name, spelled, n=1, cutoff=0.6))]
     if not close:
         return ""
     if len(unknown) == 1:
@@ -413,6 +416,15 @@ def target_parent(json_option: bool = True) -> argparse.ArgumentParser:
     group.add_argument("--sync-dlq-url", metavar="URL", help="override ScheduleSyncDeadLetterQueueUrl")
     group.add_argument("--scheduler-dlq-url", metavar="URL", help="override SchedulerDeadLetterQueueUrl")
     group.add_argument("--evaluation-dlq-url", metavar="URL", help="override EvaluationDeadLetterQueueUrl")
+    person = parent.add_argument_group("acting as a person (#31; docs/people.md)")
+    who = person.add_mutually_exclusive_group()
+    who.add_argument("--as", dest="as_user", metavar="USER",
+                     help="act as USER of the stack's user pool, with that person's roles at sites (signs in; "
+                          "with --endpoint, to the local one)")
+    who.add_argument("--token", metavar="JWT", help="act as the person of this access or id token of the stack's pool")
+    person.add_argument("--password", metavar="PASSWORD",
+                        help="--as USER's password (default: $MISSED_CHECKS_PASSWORD; locally, the one `local serve` "
+                             "printed)")
     parent.add_argument("--json", action="store_true",
                         help="print machine-readable JSON on stdout" if json_option else argparse.SUPPRESS)
     return parent
@@ -441,6 +453,29 @@ def target_of(args: argparse.Namespace) -> StackTarget:
     overrides = {name: getattr(args, name, None) for name in (
         "table", "state_machine_arn", "schedule_group", "sync_dlq_url", "scheduler_dlq_url", "evaluation_dlq_url")}
     return resolve_target(args.stack, args.region, args.endpoint, overrides)
+
+
+def caller_of(args: argparse.Namespace) -> Caller:
+    """Who a command acts as, through the product's scoped use cases: the operator with the stack's
+    credentials (every site, every action), named ``cli:<login name>`` in the audit trail."""
+    return person_of_args(args) or Caller.operator(cli_principal())
+
+
+def person_of_args(args: argparse.Namespace) -> Caller | None:
+    """The person ``--as USER`` (signed in to the stack's user pool) or ``--token JWT`` names, with
+    their roles at sites (token groups and grant record, as the people's API builds them); None
+    without either: the operator with the stack's credentials."""
+    from missed_checks_ops import people
+
+    user, token = getattr(args, "as_user", None), getattr(args, "token", None)
+    if not user and not token:
+        return None
+    target = target_of(args)
+    if user:
+        password = people.password_for(getattr(args, "password", None), local=target.endpoint_url is not None)
+        token = people.sign_in(target, user, password)["AccessToken"]
+    assert token is not None
+    return people.person(target, people.claims_of(target, token))
 
 
 def guarded(handler: Handler) -> Callable[[argparse.Namespace], int]:
