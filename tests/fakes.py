@@ -25,6 +25,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any, TypeVar
 
+from missed_checks.audit_trails.audit_entry import AuditEntry
 from missed_checks.aws.table.checklists import checklist_record, schedule_note_map, sync_error_map
 from missed_checks.aws.table.windows import judged_by_map, judged_window_totals
 from missed_checks.checklists.checklist import Checklist, ChecklistRecord, JudgedBy
@@ -523,3 +524,38 @@ class InMemorySchedules:
         self.deleted.append(name)
         self.existing.discard(name)
         return True
+
+
+@dataclass
+class InMemoryAuditTrail:
+    """The audit trail in memory (``audit_trails.ports.AuditWriter`` and ``AuditReader``), as the
+    table keeps it: one entry per stream record (a replay writes nothing), oldest first, positions
+    the sort keys (when, sequence, record)."""
+
+    entries: dict[str, AuditEntry] = field(default_factory=dict)
+    """Sort key (``changed_at#sequence#event_id``) -> the entry."""
+
+    @staticmethod
+    def position(entry: AuditEntry) -> str:
+        return f"{entry.changed_at.isoformat()}#{entry.sequence}#{entry.event_id}"
+
+    def put_audit_entry(self, entry: AuditEntry) -> bool:
+        if any(e.event_id == entry.event_id for e in self.entries.values()):
+            return False
+        self.entries[self.position(entry)] = entry
+        return True
+
+    def _page(self, chosen: list[tuple[str, AuditEntry]], after: str | None, limit: int) -> Page[AuditEntry]:
+        rest = [(p, e) for p, e in sorted(chosen, key=lambda pair: pair[0]) if after is None or p > after]
+        return Page([e for _, e in rest[:limit]], rest[limit - 1][0] if len(rest) > limit else None)
+
+    def object_trail(self, kind: str, object_id: str, after: str | None, limit: int) -> Page[AuditEntry]:
+        return self._page([(p, e) for p, e in self.entries.items() if (e.kind, e.object_id) == (kind, object_id)],
+                          after, limit)
+
+    def latest_audit_entry(self, kind: str, object_id: str) -> AuditEntry | None:
+        trail = self.object_trail(kind, object_id, None, 10**6).items
+        return trail[-1] if trail else None
+
+    def site_trail(self, site_id: str | None, after: str | None, limit: int) -> Page[AuditEntry]:
+        return self._page([(p, e) for p, e in self.entries.items() if e.site_id == site_id], after, limit)

@@ -5,8 +5,10 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from missed_checks import identifiers
+from missed_checks.timefmt import to_utc_iso
 
 SHARD_COUNT = 16
 """Every checklist's equipment is stored in this many shards (a stable hash of the equipment id);
@@ -49,6 +51,14 @@ class Assignment:
             assigned <= window_start and (unassigned is None or unassigned >= window_end)
             for assigned, unassigned in periods
         )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The assignment as the API and the audit trail show it (instants in UTC ISO)."""
+        return {"checklist_id": self.checklist_id, "equipment_id": self.equipment_id,
+                "assigned_at": to_utc_iso(self.assigned_at),
+                "unassigned_at": to_utc_iso(self.unassigned_at) if self.unassigned_at else None,
+                "earlier_periods": [{"assigned_at": to_utc_iso(start), "unassigned_at": to_utc_iso(end)}
+                                    for start, end in self.earlier_periods]}
 
     # -- recording a performed check (issue #19 / #23 item 5) --------------------------------------
     def assigned_at_instant(self, at: datetime) -> bool:

@@ -27,6 +27,7 @@ from typing import Any
 
 from missed_checks.aws.table import keys
 from missed_checks.aws.table.assignments import AssignmentItems
+from missed_checks.aws.table.audit import AuditItems  # the audit trail (#31)
 from missed_checks.aws.table.base import (
     THROTTLING_CODES,
     Conflict,
@@ -72,7 +73,7 @@ class RecordingTable(AssignmentItems, PerformedCheckItems, ClientRequestItems):
 
 
 class ChecklistTable(AssignmentItems, PerformedCheckItems, WindowItems, OutOfServiceItems, ClientRequestItems,
-                     RegistryItems, GrantItems):
+                     RegistryItems, GrantItems, AuditItems):
     """Typed access to every kind of item of the table (the evaluation's
     :class:`missed_checks.evaluation.ports.EvaluationStore`; sites, the equipment registry and grants,
     #31)."""

@@ -115,7 +115,7 @@ class AssignmentItems(ChecklistItems):
 
     def assignments(self, checklist_id: str, shard: int | None = None) -> list[Assignment]:
         items = self._query_prefix(keys.checklist_pk(checklist_id), keys.assignment_prefix(shard))
-        return [_assignment(checklist_id, item) for item in items]
+        return [assignment_of(checklist_id, item) for item in items]
 
     def assignments_of_equipment(self, equipment_id: str) -> list[Assignment]:
         """The equipment's assignments to every (existing) checklist: one ByEquipment Query."""
@@ -125,7 +125,7 @@ class AssignmentItems(ChecklistItems):
             ExpressionAttributeValues=serialize({":pk": keys.equipment_pk(equipment_id),
                                                  ":prefix": keys.ASSIGNMENT_INDEX_PREFIX}),
         )
-        return [_assignment(str(item["checklist_id"]), item) for item in items]
+        return [assignment_of(str(item["checklist_id"]), item) for item in items]
 
     # -- recording performed checks (issue #19): is the equipment assigned? ----------------------
     def assignments_of_pairs(self, pairs: Collection[tuple[str, str]]) -> dict[tuple[str, str], Assignment]:
@@ -133,11 +133,11 @@ class AssignmentItems(ChecklistItems):
         consistent (equipment assigned a moment ago counts)."""
         wanted = [keys.assignment_key(c, shard_of(e), e) for c, e in sorted(pairs)]
         return {(a.checklist_id, a.equipment_id): a
-                for a in (_assignment(str(item["checklist_id"]), item)
+                for a in (assignment_of(str(item["checklist_id"]), item)
                           for item in self.batch_get(wanted, consistent=True))}
 
 
-def _assignment(checklist_id: str, item: Mapping[str, Any]) -> Assignment:
+def assignment_of(checklist_id: str, item: Mapping[str, Any]) -> Assignment:
     return Assignment(
         checklist_id=checklist_id,
         equipment_id=str(item["equipment_id"]),

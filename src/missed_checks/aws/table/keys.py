@@ -254,3 +254,31 @@ GRANTS_INDEX_PK = "GRANTS"
 
 def grant_key(principal: str) -> dict[str, str]:
     return {"pk": f"GRANT#{principal}", "sk": GRANT_SK}
+
+
+# -- the audit trail (#31, docs/audit.md): one entry per change, written once, never updated ----------
+AUDIT_PREFIX = "AUDIT#"
+NO_SITE = "-"
+"""The site partition of the entries of objects with no site (made before sites existed, grants)."""
+
+
+def audit_pk(kind: str, object_id: str) -> str:
+    """The partition of one object's trail."""
+    return f"{AUDIT_PREFIX}{kind}#{object_id}"
+
+
+def audit_key(kind: str, object_id: str, changed_at: str, sequence: str, event_id: str) -> dict[str, str]:
+    """One entry: sorted by when the change was written (UTC ISO with microseconds), then the stream's
+    sequence number (zero-padded to 40 digits: the order of two writes in one microsecond), then the
+    stream record's id (what makes a replay find its entry)."""
+    return {"pk": audit_pk(kind, object_id), "sk": f"{changed_at}#{sequence}#{event_id}"}
+
+
+def audit_site_pk(site_id: str | None) -> str:
+    """ByPeriod partition of the entries of every object at ``site_id`` (None: objects with no site)."""
+    return f"{AUDIT_PREFIX}SITE#{site_id or NO_SITE}"
+
+
+def audit_site_sk(kind: str, object_id: str, changed_at: str, sequence: str, event_id: str) -> str:
+    """ByPeriod sort key of an entry: when, then which object, then the record."""
+    return f"{changed_at}#{sequence}#{kind}#{object_id}#{event_id}"
