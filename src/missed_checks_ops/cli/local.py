@@ -500,9 +500,10 @@ def _serve_until_stopped(server: Any, console: Console, log_path: Path, args: ar
             users = ", ".join(server.people.groups)
             console.print(f"[bold]Users[/bold] (password {server.people.password}): {users}",
                           highlight=False, soft_wrap=True)
-            console.print(f"  e.g. TOKEN=$(missed-checks local token operator-north --endpoint {server.endpoint})\n"
-                          f"       curl -H \"Authorization: Bearer $TOKEN\" "
-                          f"{server.people_api_url}/equipment/FL-1/status", highlight=False, soft_wrap=True)
+            console.print(f"  e.g. TOKEN=$(missed-checks local token supervisor-north --endpoint {server.endpoint})\n"
+                          f"       curl -sf -H \"Authorization: Bearer $TOKEN\" "
+                          f"\"{server.people_api_url}/missed?from=2026-03-02T00:00:00Z&to=2026-03-09T00:00:00Z\"",
+                          highlight=False, soft_wrap=True)
         console.print("[bold]Stack outputs[/bold]")
         for key, value in stack.outputs.items():
             console.print(f"  {key}: {value}", highlight=False, soft_wrap=True)
