@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
+
+from missed_checks.checklists.ports import ChecklistManagement
 
 if TYPE_CHECKING:
     from missed_checks.checklists.checklist import Checklist
@@ -27,13 +29,57 @@ class OutOfServiceRecords(Protocol):
         ...
 
 
-class RegistryStore(Protocol):
-    """What the equipment registry's use cases read and write (:mod:`missed_checks.equipment.registering`);
-    a move and a retirement end assignments through :meth:`unassign_equipment`."""
+class OutOfServiceStore(OutOfServiceRecords, Protocol):
+    """What the out-of-service use cases for a caller read and write
+    (:mod:`missed_checks.equipment.taking_out_of_service`): the periods, and the registry for the
+    equipment's site."""
 
+    def registered_equipment(self, equipment_ids: Collection[str]) -> Mapping[str, RegisteredEquipment]:
+        ...
+
+    def out_of_service_of_equipment(self, equipment_id: str) -> list[OutOfServicePeriod]:
+        """The equipment's periods, oldest first."""
+        ...
+
+    def out_of_service_periods(self, start: datetime, end: datetime | None = None,
+                               equipment_ids: Collection[str] | None = None) -> list[OutOfServicePeriod]:
+        """The periods sharing an instant with ``[start, end)`` (of ``equipment_ids`` when given)."""
+        ...
+
+    def end_out_of_service(self, equipment_id: str, at: datetime, *, by: str, now: datetime) -> OutOfServicePeriod:
+        ...
+
+    def cancel_out_of_service(self, equipment_id: str, start: datetime, now: datetime, *,
+                              by: str) -> OutOfServicePeriod:
+        ...
+
+
+class AssignmentStore(ChecklistManagement, Protocol):
+    """What assigning equipment reads and writes (:mod:`missed_checks.equipment.assigning`)."""
+
+    def assign_equipment(self, checklist_id: str, equipment_ids: Iterable[str], at: datetime,
+                         progress: Callable[[int], None] | None = None, *, by: str) -> int:
+        """Attach equipment from ``at`` on (those attached keep their assignment); how many changed."""
+        ...
+
+    def unassign_equipment(self, checklist_id: str, equipment_ids: Iterable[str], at: datetime, *, by: str) -> int:
+        """Detach equipment from ``at`` on; how many were attached."""
+        ...
+
+    def check_unassignment(self, checklist_id: str, equipment_ids: Iterable[str], at: datetime) -> list[dict[str, str]]:
+        """Refuse (InvalidInput ``at``) an unassignment before its assignment began, nothing written."""
+        ...
+
+
+class RegistryReader(Protocol):
     def registered_equipment(self, equipment_ids: Collection[str]) -> Mapping[str, RegisteredEquipment]:
         """The registry's record of each of these ids that is registered (strongly consistent)."""
         ...
+
+
+class RegistryStore(RegistryReader, Protocol):
+    """What the equipment registry's use cases read and write (:mod:`missed_checks.equipment.registering`);
+    a move and a retirement end assignments through :meth:`unassign_equipment`."""
 
     def get_registered(self, equipment_id: str) -> RegisteredEquipment | None:
         """The registry's record of the equipment, or None (strongly consistent)."""

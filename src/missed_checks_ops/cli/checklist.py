@@ -43,6 +43,7 @@ from missed_checks_ops.cli.common import (
     add_command,
     add_group,
     bulk_progress,
+    caller_of,
     clock_kind,
     err_console,
     fail,
@@ -213,7 +214,7 @@ def checklist_put(args: argparse.Namespace) -> int:
             checklist_id = str(spec["id"])
             action = "valid (dry run, nothing written)"
             if target is not None:
-                action = put_checklist(target, spec, now, validated=True, by=cli_principal())
+                action = put_checklist(target, caller_of(args), spec, now, validated=True)
                 advance(1)
             results.append({"checklist_id": checklist_id, "action": action, **shown.to_dict(),
                             **_notify_document(spec.get("notify"))})
@@ -273,7 +274,7 @@ def _checklist_document(checklist: Checklist) -> dict[str, Any]:
 
 def checklist_show(args: argparse.Namespace) -> int:
     now = clock.now()
-    state = checklist_state(target_of(args), args.checklist_id, now)
+    state = checklist_state(target_of(args), caller_of(args), args.checklist_id, now)
     checklist = state.checklist
     document = _checklist_document(checklist)
     document["equipment"] = {"assigned": state.assigned, "unassigned": state.unassigned}
@@ -317,7 +318,7 @@ CHECKLIST_COLUMNS = {"checklist_id": "id", "name": "name", "status": "status", "
 
 
 def checklist_list(args: argparse.Namespace) -> int:
-    checklists = list_checklists(target_of(args))
+    checklists = list_checklists(target_of(args), caller_of(args))
     rows = []
     for checklist in checklists:
         schedule = checklist.extra.get("schedule") or {}
@@ -345,11 +346,11 @@ def checklist_change(args: argparse.Namespace) -> int:
             answer = err_console().input(f"Delete checklist {checklist_id} (its assignments end)? [y/N] ")
             if answer.strip().lower() not in ("y", "yes"):
                 return fail("not deleted", 1)
-        delete_checklist(target, checklist_id, by=cli_principal())
+        delete_checklist(target, caller_of(args), checklist_id)
         document: dict[str, Any] = {"checklist_id": checklist_id, "deleted": True}
     else:
         change = pause_checklist if command == "pause" else resume_checklist
-        document = _checklist_document(change(target, checklist_id, now, by=cli_principal()))
+        document = _checklist_document(change(target, caller_of(args), checklist_id, now))
     out: Output = args.out
     if out.format == "json":
         out.json(document)
@@ -397,12 +398,12 @@ def equipment_change(args: argparse.Namespace) -> int:
     checklist_id = validate_checklist_id(args.checklist, "checklist")
     at = instant_arg(args.at, "at")
     target = target_of(args)
-    named_checklist(target, checklist_id)  # a typo in --checklist is said as such, before any write
+    caller = caller_of(args)
+    named_checklist(target, caller, checklist_id)  # a typo in --checklist is said as such, before any write
     assign = args.equipment_command == "assign"
     with bulk_progress(f"{'assigning' if assign else 'unassigning'} equipment", "equipment ids", ids,
                        in_order=False) as advance:
-        changed = change_assignments(target, checklist_id, ids, at, assign=assign, progress=advance, checked=True,
-                                     by=cli_principal())
+        changed = change_assignments(target, caller, checklist_id, ids, at, assign=assign, progress=advance)
     document = {"checklist_id": checklist_id, "action": args.equipment_command, "at": to_utc_iso(at),
                 "requested": len(ids), "changed": changed, "skipped": len(ids) - changed}
     out: Output = args.out
@@ -418,7 +419,7 @@ def equipment_change(args: argparse.Namespace) -> int:
 
 
 def equipment_list(args: argparse.Namespace) -> int:
-    checklist, assignments = equipment_of(target_of(args), validate_checklist_id(args.checklist))
+    checklist, assignments = equipment_of(target_of(args), caller_of(args), validate_checklist_id(args.checklist))
     rows = [{"equipment_id": a.equipment_id, "assigned_at": to_utc_iso(a.assigned_at),
              "unassigned_at": to_utc_iso(a.unassigned_at) if a.unassigned_at else None} for a in assignments]
     args.out.records(rows, {"equipment_id": "equipment", "assigned_at": "assigned at",

@@ -1,0 +1,182 @@
+"""Managing checklists: reading, listing, creating and editing, pausing, resuming and deleting them,
+for a :class:`~missed_checks.permissions.caller.Caller` at the checklist's site.
+
+The one door: the operator's ``checklist`` commands (as :meth:`Caller.operator`, every site, or as
+the person ``--as`` names) and the management API's ``/checklists`` routes
+(:mod:`missed_checks.api.routes.checklists`) both call these. Each use case finds the checklist,
+authorizes the caller at its site (another site's checklist is :class:`NotFound`, exactly as a
+missing one; a role that may see it but not change it is :class:`Forbidden`), then writes. An edit
+given ``if_match`` (the revision it was made on) is written only at that revision: the write itself
+is conditional on it, and a stale one is :class:`PreconditionFailed` carrying the current ETag.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from missed_checks.checklists.checklist import Checklist, Status, validate_checklist_id
+from missed_checks.checklists.ports import ChecklistManagement
+from missed_checks.checklists.saving import save_checklist
+from missed_checks.errors import Forbidden, NotFound
+from missed_checks.paging import Page, page_limit
+from missed_checks.permissions.authorizing import authorize
+from missed_checks.permissions.caller import Caller
+from missed_checks.permissions.role import ACTION_COVERS, Action
+from missed_checks.revisions import at_revision, expected_revision
+from missed_checks.sites.ports import SiteReader
+from missed_checks.sites.saving import require_site
+
+_NAMES_ZONE = re.compile(r"^DTSTART;[^:\n]*TZID=", re.MULTILINE | re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class ChecklistState:
+    """A checklist as ``checklist show`` presents it: the item, and how much equipment it has now."""
+
+    checklist: Checklist
+    assigned: int
+    unassigned: int
+
+
+def what(checklist_id: str) -> str:
+    return f"checklist {checklist_id!r}"
+
+
+def get_checklist(store: ChecklistManagement, caller: Caller, checklist_id: str, *, action: Action = Action.read,
+                  field: str = "checklist_id") -> Checklist:
+    """The checklist, when ``caller`` may do ``action`` at its site; NotFound when it does not exist
+    or is at a site the caller holds no role at, Forbidden when the role there lacks ``action``."""
+    checklist_id = validate_checklist_id(checklist_id, field)
+    checklist = store.get_checklist(checklist_id)
+    if checklist is None:
+        raise NotFound(f"{what(checklist_id)} does not exist")
+    authorize(caller, action, checklist.site_id, what=what(checklist_id))
+    return checklist
+
+
+def list_checklists(store: ChecklistManagement, caller: Caller, site_id: str | None = None) -> list[Checklist]:
+    """Every checklist at the caller's sites (``site_id``: at that site only), by id."""
+    sites = caller.sites()
+    return sorted((c for c in store.list_checklists()
+                   if (sites is None or c.site_id in sites) and (site_id is None or c.site_id == site_id)),
+                  key=lambda c: c.checklist_id)
+
+
+def scope_of(store: ChecklistManagement, caller: Caller, action: Action,
+             site_id: str | None = None) -> frozenset[str] | None:
+    """The ids of the checklists ``caller`` may do ``action`` to (at ``site_id`` only, when given), for
+    a list or a report to keep only theirs; None: every checklist, deleted ones' records included (an
+    admin or an unscoped caller naming no site). A deleted checklist has no site any more: only such
+    callers see its records. A site the caller holds no role at is NotFound, one where their role
+    lacks ``action`` Forbidden, and so is a caller whose roles allow it nowhere."""
+    if site_id is not None:
+        authorize(caller, action, site_id, what=f"site {site_id!r}")
+    elif caller.everywhere:
+        return None
+    elif not any(caller.may(action, site) for site in caller.roles):
+        roles = ", ".join(f"{role.value} at {site}" for site, role in sorted(caller.roles.items())) or "no role"
+        raise Forbidden(f"{caller.principal} holds {roles}: none allows {action.value} ({ACTION_COVERS[action]})")
+    return frozenset(c.checklist_id for c in store.list_checklists()
+                     if caller.may(action, c.site_id) and (site_id is None or c.site_id == site_id))
+
+
+def checklists_page(store: ChecklistManagement, caller: Caller, site_id: str | None, position: str | None,
+                    limit: int) -> Page[Checklist]:
+    """One page of :func:`list_checklists`: those after ``position`` (the last id of the page before)."""
+    after = [c for c in list_checklists(store, caller, site_id) if position is None or c.checklist_id > position]
+    items = after[:page_limit(limit)]
+    return Page(items, items[-1].checklist_id if len(after) > len(items) else None)
+
+
+def with_site_defaults(sites: SiteReader, spec: Mapping[str, Any]) -> dict[str, Any]:
+    """The spec of a checklist at a site (``site_id``, which must exist: InvalidInput naming it) with
+    the site's time zone when the spec names none (no ``timezone`` and no TZID on DTSTART)."""
+    spec = dict(spec)
+    if spec.get("site_id") is None:
+        return spec
+    site = require_site(sites, spec["site_id"])
+    if not spec.get("timezone") and not _NAMES_ZONE.search(str(spec.get("recurrence") or "")):
+        spec["timezone"] = site.timezone
+    return spec
+
+
+def checklist_state(store: ChecklistManagement, caller: Caller, checklist_id: str, now: datetime) -> ChecklistState:
+    checklist = get_checklist(store, caller, checklist_id)
+    assignments = store.assignments(checklist.checklist_id)
+    assigned = sum(1 for a in assignments if a.unassigned_at is None or a.unassigned_at > now)
+    return ChecklistState(checklist, assigned, len(assignments) - assigned)
+
+
+def put_checklist(store: ChecklistManagement, caller: Caller, spec: Mapping[str, Any], now: datetime, *,
+                  validated: bool = False, if_match: int | None = None, create: bool | None = None) -> Checklist:
+    """Create or edit the checklist ``spec`` describes (id, recurrence, name, timezone, window, grace,
+    closed_on, notify, site_id); returns it as written. ``create``: True refuses an existing one
+    (Conflict), False a missing one (NotFound), None takes either (the command line's put).
+    ``validated``: the caller has checked the rule (the recurrence engine is not run a second time).
+
+    A new checklist needs ``manage`` at the site it names; an edit ``manage`` at the checklist's own
+    site (its site never changes: naming another one is refused by the save)."""
+    checklist_id = validate_checklist_id(str(spec.get("id") or ""), "id")
+    current = store.get_checklist(checklist_id)
+    if current is not None:
+        authorize(caller, Action.manage, current.site_id, what=what(checklist_id))
+    expected_revision(what(checklist_id), current, if_match=if_match, create=create)
+    if current is None:
+        site_id = spec.get("site_id")
+        authorize(caller, Action.manage, site_id, what=f"site {site_id!r}" if site_id else what(checklist_id))
+    return at_revision(what(checklist_id), if_match, _revision_now(store, checklist_id), lambda: save_checklist(
+        store, checklist_id, recurrence=str(spec["recurrence"]), now=now, name=spec.get("name") or "",
+        timezone=spec.get("timezone"), window=spec.get("window"), grace=spec.get("grace"), validate=not validated,
+        closed_on=None if spec.get("closed_on") is None else list(spec["closed_on"]),
+        notify=spec.get("notify"),  # notifications (#18): a NotifySettings, or None to keep the checklist's
+        site_id=spec.get("site_id"), if_match=if_match, by=caller.principal))
+
+
+def delete_checklist(store: ChecklistManagement, caller: Caller, checklist_id: str, *,
+                     if_match: int | None = None) -> None:
+    """Delete the checklist; its assignments are ended and kept, its performed and missed checks stay.
+    NotFound; with ``if_match``, only at that revision (PreconditionFailed)."""
+    checklist = get_checklist(store, caller, checklist_id, action=Action.manage)
+    if not at_revision(what(checklist.checklist_id), if_match, _revision_now(store, checklist.checklist_id),
+                       lambda: store.delete_checklist(
+            checklist.checklist_id, expected_revision=if_match, by=caller.principal)):
+        raise NotFound(f"{what(checklist.checklist_id)} does not exist")
+
+
+def pause_checklist(store: ChecklistManagement, caller: Caller, checklist_id: str, now: datetime, *,
+                    if_match: int | None = None) -> Checklist:
+    """Pause: its schedule is disabled, windows closing while paused are never judged. A paused one
+    stays as it is (nothing written)."""
+    return _set_status(store, caller, checklist_id, Status.PAUSED, now, if_match)
+
+
+def resume_checklist(store: ChecklistManagement, caller: Caller, checklist_id: str, now: datetime, *,
+                     if_match: int | None = None) -> Checklist:
+    """Resume; the rule takes effect again now, so the pause is never back-filled."""
+    return _set_status(store, caller, checklist_id, Status.ACTIVE, now, if_match)
+
+
+def _set_status(store: ChecklistManagement, caller: Caller, checklist_id: str, status: Status, now: datetime,
+                if_match: int | None) -> Checklist:
+    current = get_checklist(store, caller, checklist_id, action=Action.manage)
+    expected_revision(what(current.checklist_id), current, if_match=if_match)
+    if current.status is status:
+        return current
+    changes: dict[str, Any] = {"status": status, "updated_at": now, "revision": current.revision + 1}
+    if status is Status.ACTIVE:
+        changes["effective_from"] = now
+    updated = current.with_changes(**changes)
+    at_revision(what(current.checklist_id), if_match, _revision_now(store, current.checklist_id),
+                lambda: store.write_checklist(updated, current, {}, by=caller.principal))
+    return updated
+
+
+def _revision_now(store: ChecklistManagement, checklist_id: str) -> Callable[[], int | None]:
+    def revision() -> int | None:
+        checklist = store.get_checklist(checklist_id)
+        return None if checklist is None else checklist.revision
+    return revision
