@@ -141,3 +141,22 @@ def test_callers_and_grants_hash_whatever_their_roles() -> None:
     assert hash(Grant("p", roles={"north": Role.operator})) == hash(Grant("p", roles={"south": Role.auditor}))
     with pytest.raises(TypeError):
         caller.roles["south"] = Role.admin  # type: ignore[index]
+
+
+GROUP_NAMES = st.one_of(
+    st.just("admin"),
+    st.builds(lambda role, site: f"{role.value}@{site}", st.sampled_from(SITE_ROLES), SITES),
+    st.from_regex(r"[a-z]{1,8}", fullmatch=True),  # someone else's group
+)
+
+
+@given(names=st.lists(GROUP_NAMES, max_size=8))
+def test_every_form_of_the_groups_claim_says_the_same(names: list[str]) -> None:
+    """The list a token holds, that list as JSON text, and API Gateway's rendering ``[a b]``."""
+    import json
+
+    forms = [names, json.dumps(names), "[" + " ".join(names) + "]"]
+    read = [roles_from_groups(form) for form in forms]
+    assert all(dict(r.roles) == dict(read[0].roles) and r.admin == read[0].admin for r in read)
+    assert read[0].admin == ("admin" in names)
+    assert set(read[0].roles) == {name.partition("@")[2] for name in names if "@" in name}
