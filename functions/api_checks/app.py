@@ -2,7 +2,9 @@
 
 Thin: the body is read here, the rules are :mod:`missed_checks.performed_checks.recording`'s (every row validated
 before any write, the equipment assigned at ``performed_at``, a client ``Idempotency-Key`` so a
-retry never records twice); the caller's identity (SigV4 or JWT) is ``recorded_by``.
+retry never records twice); the caller's identity (SigV4 or JWT) is ``recorded_by``. A caller with a
+role (#31) records only at the checklists' sites where it may ``record``: another site's checklist is
+refused as a missing one, a role that may not record there is 403.
 """
 
 from __future__ import annotations
@@ -16,26 +18,32 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from missed_checks import clock
 from missed_checks.api import http_api
+from missed_checks.api.callers import caller_of
 from missed_checks.aws import settings
 from missed_checks.aws.observability import lambda_handler, metrics
 from missed_checks.aws.table import Conflict, NotFound, RecordingTable
-from missed_checks.evaluation.ports import RecordingStore
+from missed_checks.aws.table.grants import GrantItems
 from missed_checks.performed_checks.recording import Recorded, Row, check_from, record_checks, rows_from
 
 app = APIGatewayHttpResolver()
 http_api.install_problems(app, not_found_errors=(NotFound,), conflict_errors=(Conflict,))
 
 
-def table() -> RecordingStore:
+class ChecksTable(RecordingTable, GrantItems):
+    """Recording performed checks, and the caller's grant (#31)."""
+
+
+def table() -> ChecksTable:
     """The stack's table (its client is the process's shared one: created once per environment)."""
-    return RecordingTable(settings.required("TABLE_NAME"))
+    return ChecksTable(settings.required("TABLE_NAME"))
 
 
 def _record(rows: list[Row]) -> Response[Any]:
     key = app.current_event.headers.get("idempotency-key")
-    recorded: Recorded = record_checks(table(), rows, now=clock.now(),
+    store = table()
+    recorded: Recorded = record_checks(store, rows, now=clock.now(),
                                        recorded_by=http_api.caller_identity(app.current_event.raw_event),
-                                       idempotency_key=key)
+                                       idempotency_key=key, caller=caller_of(app.current_event.raw_event, store))
     # only the checks this call wrote: a concurrent attempt of the same request counts its own (#34)
     metrics.add_metric(name="ChecksRecorded", unit=MetricUnit.Count, value=recorded.written_now)
     return Response(status_code=HTTPStatus.OK if recorded.replayed else HTTPStatus.CREATED,

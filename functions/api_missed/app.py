@@ -1,6 +1,8 @@
 """HTTP API, missed-check routes: ``GET /missed`` (of a checklist, or of the fleet, over a range, with
 their dismissals, one page at a time: ``limit`` and ``cursor``) and ``POST /missed/dismissals`` (dismiss
-one; who dismissed it is the caller).
+one; who dismissed it is the caller). A caller with roles (#31) reads the missed checks of the
+checklists at their sites where they may ``read_records`` (``site_id``: one of them), and dismisses
+where they may ``supervise``; another site's checklist is a 404, a role without the action a 403.
 
 A page is bounded three ways, so that no list, however large, outgrows an answer: at most ``limit``
 missed checks (:data:`MAX_PAGE`), at most :data:`MAX_PAGE_BYTES` of them as JSON (Lambda answers API
@@ -19,13 +21,17 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from missed_checks import clock
 from missed_checks.api import http_api, parameters
+from missed_checks.api.callers import caller_of
 from missed_checks.aws import settings
 from missed_checks.aws.observability import lambda_handler
 from missed_checks.aws.table import ChecklistTable, Conflict, NotFound
 from missed_checks.aws.table.windows import MissedPosition, missed_position, missed_position_of
 from missed_checks.checklists.checklist import validate_checklist_id
+from missed_checks.checklists.managing import get_checklist, scope_of
 from missed_checks.equipment.assignments import validate_equipment_id
 from missed_checks.errors import InvalidInput
+from missed_checks.permissions.role import Action
+from missed_checks.sites.site import validate_site_id
 from missed_checks.timefmt import parse_instant, to_utc_iso
 
 app = APIGatewayHttpResolver()
@@ -54,19 +60,30 @@ def table() -> ChecklistTable:
 
 @app.get("/missed")
 def list_missed() -> dict[str, Any]:
-    given = http_api.query_parameters(app, "from", "to", "checklist_id", "limit", "cursor")
+    given = http_api.query_parameters(app, "from", "to", "checklist_id", "site_id", "limit", "cursor")
     start, end = parameters.instant(given.get("from"), "from"), parameters.instant(given.get("to"), "to")
     parameters.time_range(start, end, max_days=MAX_RANGE_DAYS)
     checklist = given.get("checklist_id")
     if checklist is not None:
         validate_checklist_id(checklist, "checklist_id")
     limit = parameters.page_size(given.get("limit"), "limit", default=DEFAULT_PAGE, maximum=MAX_PAGE)
-    query = {"from": to_utc_iso(start), "to": to_utc_iso(end), "checklist_id": checklist}
+    site = given.get("site_id")
+    query = {"from": to_utc_iso(start), "to": to_utc_iso(end), "checklist_id": checklist,
+             **({"site_id": site} if site is not None else {})}
     state = parameters.cursor(given.get("cursor"), query)
     after = None if state is None else missed_position(state, start, end, checklist)
-    items, following = table().missed_checks_page(start, end, limit=limit, checklist_id=checklist, after=after,
-                                                  deadline=time.monotonic() + PAGE_SECONDS)
+    store = table()
+    # a caller with roles (#31): the missed checks of the checklists at their sites where they may read them
+    caller = caller_of(app.current_event.raw_event, store)
+    scope = scope_of(store, caller, Action.read_records, None if site is None else validate_site_id(site))
+    if checklist is not None and scope is not None and checklist not in scope:
+        get_checklist(store, caller, checklist, action=Action.read_records)  # another site's: 404; a weak role: 403
+        scope = frozenset()  # a deleted checklist's (no site any more), or another site's named by site_id
+    items, following = store.missed_checks_page(start, end, limit=limit, checklist_id=checklist, after=after,
+                                                deadline=time.monotonic() + PAGE_SECONDS)
     rows, following = _bounded(items, following, fleet=checklist is None)
+    if scope is not None:  # a page may come out short: next_cursor goes on where the table's page ended
+        rows = [row for row in rows if row["checklist_id"] in scope]
     return {**query, "missed": rows,
             "next_cursor": None if following is None else parameters.next_cursor(following._asdict(), query)}
 
@@ -98,7 +115,11 @@ def dismiss() -> Response[Any]:
     checklist_id = validate_checklist_id(body.get("checklist_id"), "checklist_id")
     window_start = parse_instant(body.get("window_start"), "window_start")  # type: ignore[arg-type]
     equipment_id = validate_equipment_id(body.get("equipment_id"), "equipment_id")
-    record = table().dismiss_missed_check(checklist_id, window_start, equipment_id, reason=reason,
+    store = table()
+    caller = caller_of(app.current_event.raw_event, store)
+    if not caller.everywhere:  # a caller with roles (#31): supervise at the checklist's site
+        get_checklist(store, caller, checklist_id, action=Action.supervise)
+    record = store.dismiss_missed_check(checklist_id, window_start, equipment_id, reason=reason,
                                           by=http_api.caller_identity(app.current_event.raw_event), at=clock.now())
     return Response(status_code=HTTPStatus.OK, content_type="application/json",
                     body={name: record.get(name) for name in MISSED_FIELDS})

@@ -1,7 +1,8 @@
-"""HTTP API, report route: ``GET /report?from=&to=[&checklist=][&equipment=][&tz=][&format=]``, the
+"""HTTP API, report route: ``GET /report?from=&to=[&checklist=][&equipment=][&site_id=][&tz=][&format=]``, the
 fleet report over a range (:func:`missed_checks.reporting.fleet_report.build_report`) as JSON, or as CSV with
 ``Accept: text/csv`` or ``format=csv``: the same rows and columns as ``missed-checks report``
-(:mod:`missed_checks.reporting.report_formats`). Reads only.
+(:mod:`missed_checks.reporting.report_formats`). Reads only. A caller with roles (#31) gets the rows
+of the checklists at their sites where they may ``read_records`` (``site_id``: one of them).
 
 One answer, never pages (a report's rows are totals over the whole range: a page of them would not
 add up), bounded twice: a report whose answer would pass :data:`MAX_ANSWER_BYTES`, or whose building
@@ -20,19 +21,23 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from missed_checks import clock
 from missed_checks.api import http_api, parameters
+from missed_checks.api.callers import caller_of
 from missed_checks.aws import settings
 from missed_checks.aws.observability import lambda_handler
 from missed_checks.aws.table import EvaluationTable, NotFound
+from missed_checks.aws.table.grants import GrantItems
+from missed_checks.checklists.managing import get_checklist, scope_of
 from missed_checks.errors import InvalidInput
-from missed_checks.reporting.fleet_report import build_report
-from missed_checks.reporting.ports import ReportReader
+from missed_checks.permissions.role import Action
+from missed_checks.reporting.fleet_report import Report, build_report
 from missed_checks.reporting.report_formats import csv_text, json_text
+from missed_checks.sites.site import validate_site_id
 
 app = APIGatewayHttpResolver()
 http_api.install_problems(app, not_found_errors=(NotFound,))
 MAX_RANGE_DAYS = 366
 """A range spans at most this many calendar days in ``tz``."""
-PARAMETERS = ("from", "to", "checklist", "equipment", "tz", "format")
+PARAMETERS = ("from", "to", "checklist", "equipment", "site_id", "tz", "format")
 MAX_IDS = 50
 """Checklists or equipment named in one request (``checklist=a,b``); more: ask for the fleet."""
 MAX_ANSWER_BYTES = 5_500_000
@@ -43,9 +48,13 @@ REPORT_SECONDS = 20.0
 counted: API Gateway waits 30 s for an answer and cannot be made to wait longer."""
 
 
-def table() -> ReportReader:
+class ReportTable(EvaluationTable, GrantItems):
+    """The report's items, and the caller's grant (#31)."""
+
+
+def table() -> ReportTable:
     """The stack's table (its client is the process's shared one: created once per environment)."""
-    return EvaluationTable(settings.required("TABLE_NAME"))
+    return ReportTable(settings.required("TABLE_NAME"))
 
 
 def _format(given: dict[str, str]) -> str:
@@ -72,8 +81,22 @@ def report() -> Response[str]:
     fmt = _format(given)
     checklists = parameters.id_list(given.get("checklist"), "checklist", "checklist id", MAX_IDS)
     equipment = parameters.id_list(given.get("equipment"), "equipment", "equipment id", MAX_IDS)
-    built = build_report(table(), start, end, now=clock.now(), checklist_ids=checklists, equipment_ids=equipment,
-                         detail=fmt == "json", progress=_within(time.monotonic() + REPORT_SECONDS))
+    store = table()
+    caller = caller_of(app.current_event.raw_event, store)
+    site = given.get("site_id")
+    # a caller with roles (#31): the rows of the checklists at their sites where they may read records
+    scope = scope_of(store, caller, Action.read_records, None if site is None else validate_site_id(site))
+    for checklist_id in checklists:
+        if scope is not None and checklist_id not in scope:
+            get_checklist(store, caller, checklist_id, action=Action.read_records, field="checklist")
+            raise NotFound(f"checklist {checklist_id!r} does not exist")  # at another site than site_id
+    now = clock.now()
+    if scope is not None and not scope:
+        built = Report(start, end, now, [], outcomes=[] if fmt == "json" else None)
+    else:
+        built = build_report(store, start, end, now=now, checklist_ids=checklists or sorted(scope or ()),
+                             equipment_ids=equipment, detail=fmt == "json",
+                             progress=_within(time.monotonic() + REPORT_SECONDS))
     body = json_text(built) if fmt == "json" else csv_text(built)
     if len(body.encode("utf-8")) > MAX_ANSWER_BYTES:
         raise http_api.TooLarge("to", "the report is larger than an answer of the API can be: ask for a "

@@ -1,6 +1,6 @@
 """HTTP API, status route: ``GET /equipment/{equipment_id}/status``, the equipment's current or next
 window on every checklist it is assigned to, done / undone / due by, and its open run of misses
-(:mod:`missed_checks.equipment.status`)."""
+(:mod:`missed_checks.equipment.status`); for a caller with roles (#31), on the checklists at their sites."""
 
 from __future__ import annotations
 
@@ -12,20 +12,27 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from missed_checks import clock
 from missed_checks.api import http_api
+from missed_checks.api.callers import caller_of
 from missed_checks.aws import settings
 from missed_checks.aws.observability import lambda_handler
 from missed_checks.aws.table import EvaluationTable, NotFound
+from missed_checks.aws.table.grants import GrantItems
 from missed_checks.equipment.assignments import validate_equipment_id
-from missed_checks.equipment.status import StatusReader, status_of
+from missed_checks.equipment.status import status_of
+from missed_checks.permissions.role import Action
 from missed_checks.timefmt import to_utc_iso
 
 app = APIGatewayHttpResolver()
 http_api.install_problems(app, not_found_errors=(NotFound,))
 
 
-def table() -> StatusReader:
+class StatusTable(EvaluationTable, GrantItems):
+    """An equipment's status, and the caller's grant (#31)."""
+
+
+def table() -> StatusTable:
     """The stack's table (its client is the process's shared one: created once per environment)."""
-    return EvaluationTable(settings.required("TABLE_NAME"))
+    return StatusTable(settings.required("TABLE_NAME"))
 
 
 @app.get("/equipment/<equipment_id>/status")
@@ -34,7 +41,10 @@ def equipment_status(equipment_id: str) -> dict[str, Any]:
     # API Gateway hands a path parameter over as sent; an id with '/' is sent as %2F (no id holds '%')
     equipment_id = validate_equipment_id(unquote(equipment_id), "equipment_id")
     now = clock.now()
-    statuses = status_of(table(), equipment_id, now)
+    store = table()
+    caller = caller_of(app.current_event.raw_event, store)
+    # a caller with roles (#31): only the checklists at their sites; none of them is a 404, as unknown equipment
+    statuses = [s for s in status_of(store, equipment_id, now) if caller.may(Action.read, s.checklist.site_id)]
     if not statuses:
         raise NotFound(f"equipment {equipment_id!r} is not assigned to any checklist now: check the id "
                        "(equipment list --checklist ...)")

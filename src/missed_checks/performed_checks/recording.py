@@ -44,6 +44,9 @@ from missed_checks.equipment.assignments import validate_equipment_id
 from missed_checks.errors import InvalidInput, MissedChecksError, describe
 from missed_checks.evaluation.ports import CheckKey, CheckRecord, ClientRequest, RecordingStore, check_key
 from missed_checks.performed_checks.performed_check import PerformedCheck, counting_windows
+from missed_checks.permissions.authorizing import authorize, visible
+from missed_checks.permissions.caller import Caller
+from missed_checks.permissions.role import Action
 from missed_checks.timefmt import parse_instant, to_utc_iso
 
 MAX_FUTURE_SKEW = timedelta(minutes=5)
@@ -220,10 +223,23 @@ def fingerprint(checks: Sequence[PerformedCheck]) -> str:
 
 
 # -- the rules -------------------------------------------------------------------------------------
-def checklists_of(store: RecordingStore, rows: Sequence[Row]) -> dict[str, Checklist | None]:
-    """Each checklist the rows name, read once (None: it does not exist)."""
-    return {checklist_id: store.get_checklist(checklist_id)
+def checklists_of(store: RecordingStore, rows: Sequence[Row],
+                  caller: Caller | None = None) -> dict[str, Checklist | None]:
+    """Each checklist the rows name, read once (None: it does not exist). For a ``caller`` (#31), a
+    checklist at a site they hold no role at is None too (refused exactly as a missing one, never
+    confirmed), and one at a site where their role may not ``record`` is :class:`Forbidden`."""
+    read = {checklist_id: store.get_checklist(checklist_id)
             for checklist_id in dict.fromkeys(row.check.checklist_id for row in rows)}
+    if caller is None or caller.everywhere:
+        return read
+    return {checklist_id: _recordable(caller, checklist) for checklist_id, checklist in read.items()}
+
+
+def _recordable(caller: Caller, checklist: Checklist | None) -> Checklist | None:
+    if checklist is None or not visible(caller, checklist.site_id):
+        return None
+    authorize(caller, Action.record, checklist.site_id, what=f"checklist {checklist.checklist_id!r}")
+    return checklist
 
 
 def refusals(store: RecordingStore, rows: Sequence[Row], now: datetime,
@@ -285,12 +301,14 @@ def warnings_for(checklist: Checklist, row: Row) -> str | None:
 
 def record_checks(store: RecordingStore, rows: Sequence[Row], *, now: datetime, recorded_by: str,
                   idempotency_key: str | None = None,
-                  progress: Callable[[int], None] | None = None) -> Recorded:
+                  progress: Callable[[int], None] | None = None, caller: Caller | None = None) -> Recorded:
     """Validate every row, then write them all (:class:`ChecksRefused` and nothing written when one
     is refused). A check on record already is never rewritten (its ``recorded_by`` and
     ``recorded_at`` stay the first writer's) and is answered with that record; when every check
     was, the answer is ``replayed``. With ``idempotency_key``, a retry of the same request answers
-    as the first did (``replayed``) and the same key for other checks is :class:`IdempotencyConflict`."""
+    as the first did (``replayed``) and the same key for other checks is :class:`IdempotencyConflict`.
+    With ``caller`` (#31), only at the checklists' sites where their role may ``record``
+    (:func:`checklists_of`); None: the operator's and the emulator's own writes, every site."""
     checks = [row.check for row in rows]
     if not checks:
         raise ChecksRefused([Problem("checks", "no checks given")])
@@ -301,7 +319,7 @@ def record_checks(store: RecordingStore, rows: Sequence[Row], *, now: datetime, 
         earlier = store.client_request(recorded_by, idempotency_key)
         if earlier is not None and (replay := _replay(store, earlier, digest, idempotency_key, rows, recorded_by)):
             return replay
-    checklists = checklists_of(store, rows)  # read once: for the refusals and the warnings
+    checklists = checklists_of(store, rows, caller)  # read once: for the refusals and the warnings
     problems = refusals(store, rows, now, checklists)
     if problems:  # nothing claimed: the key stays free for the corrected request
         raise ChecksRefused(problems)

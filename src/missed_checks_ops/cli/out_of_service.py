@@ -16,12 +16,12 @@ from missed_checks_ops.cli.common import (
     RESULT_FORMATS,
     Output,
     add_command,
+    caller_of,
     instant_arg,
     target_of,
 )
 from missed_checks_ops.inputs import within_item_size
 from missed_checks_ops.out_of_service import back_in_service, cancel_planned, list_periods, take_out_of_service
-from missed_checks_ops.principal import cli_principal
 from missed_checks_ops.target import LOCAL_ENDPOINT
 
 COLUMNS = {"equipment_id": "equipment", "from": "from", "to": "to", "reason": "reason", "recorded_by": "by",
@@ -104,7 +104,8 @@ def out_of_service(args: argparse.Namespace) -> int:
     end = None if args.end is None else instant_arg(args.end, "to")
     by = _who(args.by)
     within_item_size({"reason": args.reason, "by": by})
-    recorded = take_out_of_service(target_of(args), args.equipment, start, end, reason=args.reason, by=by, now=now)
+    recorded = take_out_of_service(target_of(args), caller_of(args), args.equipment, start, end, reason=args.reason,
+                                   by=by, now=now)
     document = {**recorded.period.to_dict(), "action": "recorded" if recorded.written else "unchanged"}
     out: Output = args.out
     if out.format == "json":
@@ -120,7 +121,8 @@ def out_of_service(args: argparse.Namespace) -> int:
 
 def back_in_service_command(args: argparse.Namespace) -> int:
     now = clock.now()
-    ended = back_in_service(target_of(args), args.equipment, instant_arg(args.at, "at"), by=_who(args.by), now=now)
+    ended = back_in_service(target_of(args), caller_of(args), args.equipment, instant_arg(args.at, "at"),
+                            by=_who(args.by), now=now)
     document = ended.to_dict()
     out: Output = args.out
     if out.format == "json":
@@ -134,8 +136,8 @@ def back_in_service_command(args: argparse.Namespace) -> int:
 
 def cancel_command(args: argparse.Namespace) -> int:
     now = clock.now()
-    cancelled = cancel_planned(target_of(args), args.equipment, instant_arg(args.start, "from", default_now=False),
-                               now=now, by=cli_principal())
+    cancelled = cancel_planned(target_of(args), caller_of(args), args.equipment,
+                               instant_arg(args.start, "from", default_now=False), now=now)
     document = {**cancelled.to_dict(), "action": "cancelled"}
     out: Output = args.out
     if out.format == "json":
@@ -161,7 +163,7 @@ def out_of_service_list(args: argparse.Namespace) -> int:
     end = period_bound(args.end, "to", args.tz) if args.end else None
     if start is not None and end is not None and end <= start:
         raise InvalidInput("to", f"--to ({args.end}) must be after --from ({args.start})")
-    periods = list_periods(target_of(args), start, end, args.equipment)
+    periods = list_periods(target_of(args), caller_of(args), start, end, args.equipment)
     args.out.records([_row(p) for p in periods], COLUMNS, document=[p.to_dict() for p in periods],
                      empty="no equipment out of service" + (" in that period" if start or end else ""))
     return 0

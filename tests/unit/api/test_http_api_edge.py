@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from missed_checks.api.http_api import MAX_BODY_BYTES
+from missed_checks.permissions.caller import Caller
 from tests.unit.api.test_http_api_contract import DOCUMENT
 
 CHECK = {"checklist_id": "forklift-daily", "equipment_id": "fl-001", "performed_at": "2026-03-02T06:12:00Z"}
@@ -166,6 +167,8 @@ def test_a_range_of_exactly_366_days_is_one_the_report_reads(functions: dict[str
 
     monkeypatch.setattr(functions["report"], "build_report", build_report)
     monkeypatch.setattr(functions["report"], "table", lambda: None)
+    # an IAM caller without a grant record (#31: scoped callers are tests/unit/api/test_scoped_routes.py's)
+    monkeypatch.setattr(functions["report"], "caller_of", lambda _event, _grants: Caller.operator("iam"))
     for query in ({"from": "2026-03-29", "to": "2027-03-30", "tz": "Europe/Berlin"},
                   {"from": "2026-01-01", "to": "2027-01-02"}):
         with pytest.raises(LookupError):

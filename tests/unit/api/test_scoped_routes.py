@@ -1,0 +1,242 @@
+"""The routes of a caller with roles at sites (#31), through the functions' resolvers with API Gateway's
+payload 2.0 events (a person's JWT claims) and the stack's table adapter on moto: the checklist routes
+of the management function (``/checklists``: create, read, edit with ``If-Match``, preview, pause,
+resume, delete, assign) and the six routes that existed before roles (``POST /checks``,
+``/checks/batch``, ``GET /missed``, ``POST /missed/dismissals``, ``GET /equipment/{id}/status``,
+``GET /report``). Own site allowed, another site 404 as a missing object, a role without the action
+403, nothing written on a refusal."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from types import ModuleType
+from typing import Any
+from urllib.parse import urlencode
+
+import pytest
+
+from missed_checks import clock
+from missed_checks.api.routes.context import ManagementTable
+from missed_checks.checklists import managing
+from missed_checks.checklists.recurrence import OccurrenceWindow
+from missed_checks.equipment import assigning
+from missed_checks.equipment.registering import register_equipment
+from missed_checks.evaluation.missed_check import MissedCheck
+from missed_checks.permissions.caller import Caller
+from missed_checks.sites.saving import create_site
+from tests.contract.stores import dynamodb_table, embedded_dynamodb
+
+NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
+RULE = "DTSTART;TZID=Europe/Berlin:20260223T060000\nRRULE:FREQ=DAILY"
+OPERATOR = Caller.operator("cli:ops")
+
+
+def person(name: str, *groups: str) -> dict[str, Any]:
+    return {"username": name, "cognito:groups": "[" + " ".join(groups) + "]"}
+
+
+MANAGER = person("manager-north", "site_manager@north")
+SUPERVISOR = person("supervisor-north", "supervisor@north")
+AUDITOR = person("auditor-north", "auditor@north")
+OPERATOR_NORTH = person("operator-north", "operator@north")
+SOUTH = person("manager-south", "site_manager@south")
+SUPERVISOR_SOUTH = person("supervisor-south", "supervisor@south")
+
+
+@pytest.fixture(scope="module")
+def dynamodb() -> Iterator[Any]:
+    with embedded_dynamodb() as client:
+        yield client
+
+
+@pytest.fixture
+def table(dynamodb: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[ManagementTable]:
+    """Sites north and south; FL-1, FL-2 registered at north, FL-9 at south; checklist ``daily`` at
+    north (FL-1) and ``south-daily`` at south (FL-9), each with a missed check on 1 March."""
+    with dynamodb_table(dynamodb) as name:
+        monkeypatch.setenv("TABLE_NAME", name)
+        store = ManagementTable(name)
+        create_site(store, OPERATOR, "north", name="North", timezone="Europe/Berlin", now=NOW)
+        create_site(store, OPERATOR, "south", name="South", timezone="America/Chicago", now=NOW)
+        for equipment_id, site in (("FL-1", "north"), ("FL-2", "north"), ("FL-9", "south")):
+            register_equipment(store, OPERATOR, equipment_id, name=equipment_id, kind="forklift", site_id=site,
+                               now=NOW - timedelta(days=30))
+        for checklist_id, site, equipment_id in (("daily", "north", "FL-1"), ("south-daily", "south", "FL-9")):
+            managing.put_checklist(store, OPERATOR, {"id": checklist_id, "recurrence": RULE, "site_id": site,
+                                                     "window": "PT8H"}, NOW - timedelta(days=7))
+            assigning.change_assignments(store, store, OPERATOR, checklist_id, [equipment_id],
+                                         NOW - timedelta(days=7), assign=True)
+            start = datetime(2026, 3, 1, 5, 0, tzinfo=UTC)
+            window = OccurrenceWindow(start, start + timedelta(hours=8), start + timedelta(hours=8))
+            checklist = store.get_checklist(checklist_id)
+            assert checklist is not None
+            store.open_window(checklist_id, window, checklist.judged_by())
+            store.put_missed_check(MissedCheck(checklist_id, equipment_id, window, NOW - timedelta(days=1), "run"))
+        clock.set_source(lambda: NOW)
+        yield store
+        clock.set_source(None)
+
+
+def call(module: ModuleType, method: str, path: str, who: dict[str, Any], body: Any = None, *,
+         query: dict[str, str] | None = None, headers: dict[str, str] | None = None) -> tuple[int, Any, dict[str, str]]:
+    """One request as API Gateway hands it to the function: (status, JSON body or None, headers)."""
+    event = {"version": "2.0", "routeKey": f"{method} {path}", "rawPath": path,
+             "rawQueryString": urlencode(query or {}), "queryStringParameters": query or None,
+             "headers": {"content-type": "application/json", **(headers or {})},
+             "requestContext": {"http": {"method": method, "path": path}, "stage": "$default",
+                                "authorizer": {"jwt": {"claims": {"sub": who["username"], **who}, "scopes": None}}},
+             "body": None if body is None else json.dumps(body), "isBase64Encoded": False}
+    answer = module.app.resolve(event, None)
+    text = answer.get("body")
+    kind = (answer.get("headers") or {}).get("Content-Type", "")
+    return answer["statusCode"], json.loads(text) if text and "json" in kind else text, answer.get("headers") or {}
+
+
+def manage() -> ModuleType:
+    from functions.api_manage import app
+    return app
+
+
+def _revision(table: ManagementTable, checklist_id: str = "daily") -> int:
+    found = table.get_checklist(checklist_id)
+    assert found is not None
+    return found.revision
+
+
+# -- /checklists -----------------------------------------------------------------------------------
+def test_a_checklist_is_created_read_edited_paused_resumed_and_deleted_by_its_sites_manager(
+        table: ManagementTable) -> None:
+    body = {"id": "weekly", "site_id": "north", "name": "Weekly", "window": "PT8H",
+            "recurrence": "DTSTART:20260302T060000\nRRULE:FREQ=WEEKLY"}
+    status, created, headers = call(manage(), "POST", "/checklists", MANAGER, body)
+    assert (status, headers["ETag"], headers["Location"]) == (201, '"1"', "/checklists/weekly"), created
+    assert (created["site_id"], created["timezone"]) == ("north", "Europe/Berlin")  # the site's zone
+    status, read, headers = call(manage(), "GET", "/checklists/weekly", AUDITOR)
+    assert (status, read["name"], headers["ETag"]) == (200, "Weekly", '"1"')
+    assert call(manage(), "GET", "/checklists/weekly", SOUTH)[0] == 404
+    status, _, _ = call(manage(), "POST", "/checklists", SOUTH, {**body, "id": "other"})
+    assert status == 404 and table.get_checklist("other") is None
+
+    edit = {"name": "Weekly, Mondays", "window": "PT8H", "recurrence": body["recurrence"]}
+    assert call(manage(), "PUT", "/checklists/weekly", MANAGER, edit)[0] == 428
+    assert call(manage(), "PUT", "/checklists/weekly", SUPERVISOR, edit, headers={"If-Match": '"1"'})[0] == 403
+    status, edited, headers = call(manage(), "PUT", "/checklists/weekly", MANAGER, edit, headers={"If-Match": '"1"'})
+    assert (status, edited["name"], headers["ETag"]) == (200, "Weekly, Mondays", '"2"')
+    status, stale, headers = call(manage(), "PUT", "/checklists/weekly", MANAGER, {**edit, "name": "lost"},
+                                  headers={"If-Match": '"1"'})
+    assert (status, stale["current_etag"], headers["ETag"]) == (412, '"2"', '"2"')
+    assert table.get_checklist("weekly").name == "Weekly, Mondays"  # type: ignore[union-attr]
+
+    status, paused, headers = call(manage(), "POST", "/checklists/weekly/pause", MANAGER, headers={"If-Match": '"2"'})
+    assert (status, paused["status"], headers["ETag"]) == (200, "PAUSED", '"3"')
+    status, resumed, _ = call(manage(), "POST", "/checklists/weekly/resume", MANAGER, headers={"If-Match": "*"})
+    assert (status, resumed["status"]) == (200, "ACTIVE")
+    assert call(manage(), "DELETE", "/checklists/weekly", MANAGER, headers={"If-Match": '"3"'})[0] == 412
+    assert call(manage(), "DELETE", "/checklists/weekly", AUDITOR, headers={"If-Match": '"4"'})[0] == 403
+    assert call(manage(), "DELETE", "/checklists/weekly", MANAGER, headers={"If-Match": '"4"'})[0] == 204
+    assert table.get_checklist("weekly") is None
+
+
+def test_a_list_holds_the_callers_sites_checklists_a_page_at_a_time(table: ManagementTable) -> None:
+    status, page, _ = call(manage(), "GET", "/checklists", AUDITOR)
+    assert (status, [c["checklist_id"] for c in page["items"]], page["next_cursor"]) == (200, ["daily"], None)
+    status, page, _ = call(manage(), "GET", "/checklists", person("two", "auditor@north", "operator@south"),
+                           query={"limit": "1"})
+    assert [c["checklist_id"] for c in page["items"]] == ["daily"] and page["next_cursor"]
+    status, rest, _ = call(manage(), "GET", "/checklists", person("two", "auditor@north", "operator@south"),
+                           query={"limit": "1", "cursor": page["next_cursor"]})
+    assert ([c["checklist_id"] for c in rest["items"]], rest["next_cursor"]) == (["south-daily"], None)
+    assert call(manage(), "GET", "/checklists", AUDITOR, query={"site_id": "south"})[1]["items"] == []
+
+
+def test_the_preview_shows_local_windows_dst_shifts_closed_dates_and_writes_nothing(table: ManagementTable) -> None:
+    table.put_calendar("north-holidays", [datetime(2026, 3, 31).date()], now=NOW, by="cli:ops", site_id="north")
+    body = {"site_id": "north", "recurrence": "DTSTART:20260327T023000\nRRULE:FREQ=DAILY", "window": "PT2H",
+            "closed_on": ["north-holidays"], "windows": 5}
+    status, shown, _ = call(manage(), "POST", "/checklists/preview", OPERATOR_NORTH, body)
+    assert status == 200, shown
+    assert [w["start"] for w in shown["next_windows"]] == [
+        "2026-03-27T02:30:00+01:00", "2026-03-28T02:30:00+01:00", "2026-03-29T03:30:00+02:00",
+        "2026-03-30T02:30:00+02:00", "2026-04-01T02:30:00+02:00"]
+    marks = [w["dst_shift"] for w in shown["next_windows"]]
+    assert marks[:2] == [None, None] and marks[3:] == [None, None]
+    assert "starts at 03:30 local instead of 02:30" in marks[2] and "from +01:00 to +02:00" in marks[2]
+    assert (shown["closed_dates"], shown["dst_shifts"], shown["schedule"]["kind"]) == (["2026-03-31"], 1, "superset")
+    assert call(manage(), "POST", "/checklists/preview", SOUTH, body)[0] == 404  # north's: not theirs
+    status, problem, _ = call(manage(), "POST", "/checklists/preview", SOUTH, {**body, "site_id": "south"})
+    assert (status, problem["field"]) == (400, "closed_on[0]")  # another site's calendar: as a missing one
+    assert table.get_checklist("preview") is None
+
+
+def test_assigning_takes_the_sites_registered_equipment_only(table: ManagementTable) -> None:
+    status, problem, _ = call(manage(), "POST", "/checklists/daily/equipment", MANAGER,
+                              {"equipment": ["FL-2", "FL-9"]})
+    assert (status, problem["field"]) == (400, "equipment[1]")
+    assert "FL-9 is at site south, not north" in problem["detail"]
+    assert call(manage(), "POST", "/checklists/daily/equipment", SUPERVISOR, {"equipment": ["FL-2"]})[0] == 403
+    assert call(manage(), "POST", "/checklists/daily/equipment", SOUTH, {"equipment": ["FL-2"]})[0] == 404
+    assert sorted(a.equipment_id for a in table.assignments("daily")) == ["FL-1"]
+    status, done, _ = call(manage(), "POST", "/checklists/daily/equipment", MANAGER, {"equipment": ["FL-2"]})
+    assert (status, done["changed"]) == (200, 1)
+    status, page, _ = call(manage(), "GET", "/checklists/daily/equipment", AUDITOR)
+    assert [a["equipment_id"] for a in page["items"]] == ["FL-1", "FL-2"]
+    status, undone, _ = call(manage(), "DELETE", "/checklists/daily/equipment/FL-2", MANAGER)
+    assert (status, undone["changed"]) == (200, 1)
+
+
+# -- the routes that existed before roles ---------------------------------------------------------
+def functions() -> dict[str, ModuleType]:
+    from functions.api_checks import app as checks
+    from functions.api_missed import app as missed
+    from functions.api_report import app as report
+    from functions.api_status import app as status
+    return {"checks": checks, "missed": missed, "report": report, "status": status}
+
+
+def test_a_check_is_recorded_at_the_checklists_site_only(table: ManagementTable) -> None:
+    check = {"checklist_id": "daily", "equipment_id": "FL-1", "performed_at": "2026-03-02T07:00:00+01:00"}
+    operator_south = person("operator-south", "operator@south")
+    status, refused, _ = call(functions()["checks"], "POST", "/checks", operator_south, check)
+    status_missing, missing, _ = call(functions()["checks"], "POST", "/checks", operator_south,
+                                      {**check, "checklist_id": "nothing-here"})
+    # another site's checklist is refused exactly as a missing one: never confirmed to exist
+    assert (status, refused["errors"][0]["detail"]) == (
+        status_missing, missing["errors"][0]["detail"].replace("nothing-here", "daily"))
+    assert call(functions()["checks"], "POST", "/checks", AUDITOR, check)[0] == 403
+    assert table.performed_checks_of_equipment("FL-1", "2026-03-01T00:00:00Z", "2026-03-03T00:00:00Z") == []
+    status, recorded, _ = call(functions()["checks"], "POST", "/checks", OPERATOR_NORTH, check)
+    assert status == 201, recorded
+    assert table.performed_checks_of_equipment("FL-1", "2026-03-01T00:00:00Z", "2026-03-03T00:00:00Z") == [
+        ("daily", "2026-03-02T06:00:00Z")]
+
+
+def test_missed_checks_are_listed_and_dismissed_at_the_callers_sites(table: ManagementTable) -> None:
+    query = {"from": "2026-03-01T00:00:00Z", "to": "2026-03-02T00:00:00Z"}
+    status, page, _ = call(functions()["missed"], "GET", "/missed", SUPERVISOR, query=query)
+    assert (status, [m["checklist_id"] for m in page["missed"]]) == (200, ["daily"])
+    assert call(functions()["missed"], "GET", "/missed", OPERATOR_NORTH, query=query)[0] == 403
+    assert call(functions()["missed"], "GET", "/missed", SUPERVISOR, query={**query, "site_id": "south"})[0] == 404
+    assert call(functions()["missed"], "GET", "/missed", SUPERVISOR,
+                query={**query, "checklist_id": "south-daily"})[0] == 404
+    dismissal = {"checklist_id": "daily", "equipment_id": "FL-1", "window_start": "2026-03-01T05:00:00Z",
+                 "reason": "broken"}
+    assert call(functions()["missed"], "POST", "/missed/dismissals", SUPERVISOR_SOUTH, dismissal)[0] == 404
+    assert call(functions()["missed"], "POST", "/missed/dismissals", AUDITOR, dismissal)[0] == 403
+    status, page, _ = call(functions()["missed"], "GET", "/missed", SUPERVISOR, query=query)
+    assert page["missed"][0]["dismissal"] is None  # nothing written by the refusals
+    status, dismissed, _ = call(functions()["missed"], "POST", "/missed/dismissals", SUPERVISOR, dismissal)
+    assert (status, dismissed["dismissal"]["reason"]) == (200, "broken")
+
+
+def test_the_status_and_the_report_hold_the_callers_sites_only(table: ManagementTable) -> None:
+    status, answer, _ = call(functions()["status"], "GET", "/equipment/FL-1/status", OPERATOR_NORTH)
+    assert (status, [c["checklist_id"] for c in answer["checklists"]]) == (200, ["daily"])
+    assert call(functions()["status"], "GET", "/equipment/FL-1/status", SUPERVISOR_SOUTH)[0] == 404
+    query = {"from": "2026-03-01", "to": "2026-03-02", "tz": "UTC"}
+    assert call(functions()["report"], "GET", "/report", OPERATOR_NORTH, query=query)[0] == 403
+    assert call(functions()["report"], "GET", "/report", AUDITOR, query={**query, "site_id": "south"})[0] == 404
+    assert call(functions()["report"], "GET", "/report", AUDITOR, query={**query, "checklist": "south-daily"})[0] == 404
+    status, report, _ = call(functions()["report"], "GET", "/report", AUDITOR, query=query)
+    assert status == 200 and {row["checklist_id"] for row in report["rows"]} <= {"daily"}
