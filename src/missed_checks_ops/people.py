@@ -43,21 +43,21 @@ def password_for(given: str | None, *, local: bool) -> str:
     raise InvalidInput("password", f"--as needs the user's password: give --password or set ${PASSWORD_VARIABLE}")
 
 
-def sign_in(target: StackTarget, user: str, password: str) -> dict[str, Any]:
+def sign_in(target: StackTarget, user: str, password: str, *, field: str = "as") -> dict[str, Any]:
     """``user`` signed in to the stack's user pool: the ``AuthenticationResult`` (``AccessToken``,
-    ``IdToken``, ...). InvalidInput naming ``as`` when the pool refuses (wrong user or password,
-    or a challenge such as a new password to set first)."""
+    ``IdToken``, ...). InvalidInput naming ``field`` (the option that named the user) when the pool
+    refuses (wrong user or password, or a challenge such as a new password to set first)."""
     client_id = _client_id(target)
     cognito = target.client("cognito-idp")
     try:
         answer = cognito.initiate_auth(ClientId=client_id, AuthFlow="USER_PASSWORD_AUTH",
                                        AuthParameters={"USERNAME": user, "PASSWORD": password})
     except (cognito.exceptions.NotAuthorizedException, cognito.exceptions.UserNotFoundException) as error:
-        raise InvalidInput("as", f"{user} cannot sign in to {target.where}: "
+        raise InvalidInput(field, f"{user} cannot sign in to {target.where}: "
                                  f"{error.response['Error'].get('Message', 'refused')}") from None
     result = answer.get("AuthenticationResult")
     if not result:
-        raise InvalidInput("as", f"{user} must first answer the user pool's challenge {answer.get('ChallengeName')} "
+        raise InvalidInput(field, f"{user} must first answer the user pool's challenge {answer.get('ChallengeName')} "
                                  f"(e.g. set a new password) in an app")
     return dict(result)
 

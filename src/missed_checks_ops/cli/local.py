@@ -571,7 +571,7 @@ def _token(args: argparse.Namespace) -> int:
     session = serve_session()
     try:
         target = resolve_target(None, session.region_name, endpoint, {}, session=session)
-        result = sign_in(target, args.user, password_for(args.password, local=True))
+        result = sign_in(target, args.user, password_for(args.password, local=True), field="user")
     except TargetError as error:
         print(f"missed-checks: {error} (is `missed-checks local serve` running at {endpoint}?)", file=sys.stderr)
         return 1
