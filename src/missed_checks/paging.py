@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from missed_checks.errors import InvalidInput, describe
 
-__all__ = ["MAX_PAGE", "Page", "page_limit"]
+__all__ = ["MAX_PAGE", "Page", "page_after", "page_limit"]
 
 T = TypeVar("T")
 
@@ -28,3 +28,12 @@ def page_limit(limit: object, field: str = "limit") -> int:
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_PAGE:
         raise InvalidInput(field, f"is {describe(limit)}: give a whole number from 1 to {MAX_PAGE}")
     return limit
+
+
+def page_after(items: Iterable[T], key: Callable[[T], str], position: str | None, limit: int) -> Page[T]:
+    """The page of ``items`` (in ``key`` order) after ``position`` (the key of the last item of the page
+    before; None: the first page), at most ``limit`` (1-:data:`MAX_PAGE`, InvalidInput naming ``limit``)."""
+    limit = page_limit(limit)
+    after = [item for item in items if position is None or key(item) > position]
+    page = after[:limit]
+    return Page(page, key(page[-1]) if len(after) > limit else None)

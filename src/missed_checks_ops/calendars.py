@@ -1,4 +1,5 @@
-"""Closure calendars (#23 item 2): the use cases of the ``calendar`` command group, and the
+"""Closure calendars (#23 item 2): the ``calendar`` command group's files and use cases (the product's
+:mod:`missed_checks.checklists.closing`, as the operator or the person ``--as`` names), and the
 calendars a checklist file names, checked before anything is written."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from missed_checks.aws.table import NotFound
+from missed_checks.checklists import closing
 from missed_checks.checklists.closure_calendar import (
     ClosureCalendar,
     parse_dates,
@@ -18,6 +19,7 @@ from missed_checks.checklists.closure_calendar import (
     validate_description,
 )
 from missed_checks.errors import InvalidInput
+from missed_checks.permissions.caller import Caller
 from missed_checks_ops.inputs import read_text, refuse_repeated_ids
 from missed_checks_ops.target import StackTarget
 
@@ -52,31 +54,25 @@ def calendar_specs(path: str) -> list[dict[str, Any]]:
     return specs
 
 
-def put_calendar(target: StackTarget, calendar_id: str, dates: Sequence[date], now: datetime,
-                 description: str | None = None, *, by: str) -> ClosureCalendar:
-    """A new revision of the calendar, put by ``by`` at ``now`` (kept on the revision's record)."""
-    return target.table().put_calendar(calendar_id, dates, now=now, description=description, by=by)
+def put_calendar(target: StackTarget, caller: Caller, calendar_id: str, dates: Sequence[date], now: datetime,
+                 description: str | None = None, *, by: str | None = None) -> ClosureCalendar:
+    """A new revision of the calendar, put by ``by`` (default the caller) at ``now`` (kept on the revision's
+    record)."""
+    return closing.put_calendar(target.table(), caller, calendar_id, dates, now, description=description, by=by)
 
 
-def get_calendar(target: StackTarget, calendar_id: str, revision: int | None = None) -> ClosureCalendar:
+def get_calendar(target: StackTarget, caller: Caller, calendar_id: str, revision: int | None = None) -> ClosureCalendar:
     """The calendar (or one of its revisions); :class:`NotFound`."""
-    table = target.table()
-    calendar_id = validate_calendar_id(calendar_id)
-    found = table.get_calendar(calendar_id) if revision is None else table.calendar_revision(calendar_id, revision)
-    if found is None:
-        raise NotFound(f"calendar {calendar_id!r} " + ("does not exist" if revision is None
-                                                         else f"has no revision {revision}"))
-    return found
+    return closing.get_calendar(target.table(), caller, calendar_id, revision)
 
 
-def list_calendars(target: StackTarget) -> list[ClosureCalendar]:
-    return sorted(target.table().list_calendars(), key=lambda c: c.calendar_id)
+def list_calendars(target: StackTarget, caller: Caller) -> list[ClosureCalendar]:
+    return closing.list_calendars(target.table(), caller)
 
 
-def delete_calendar(target: StackTarget, calendar_id: str, *, by: str) -> None:
-    """Delete the calendar as ``by``; refused (Conflict naming them) while checklists reference it; NotFound."""
-    if not target.table().delete_calendar(validate_calendar_id(calendar_id), by=by):
-        raise NotFound(f"calendar {calendar_id!r} does not exist")
+def delete_calendar(target: StackTarget, caller: Caller, calendar_id: str) -> None:
+    """Delete the calendar as the caller; refused (Conflict naming them) while checklists reference it; NotFound."""
+    closing.delete_calendar(target.table(), caller, calendar_id)
 
 
 def closures_of_specs(target: StackTarget, specs: Sequence[Mapping[str, Any]]) -> list[frozenset[date]]:

@@ -22,7 +22,7 @@ from missed_checks.checklists.checklist import Checklist, Status, validate_check
 from missed_checks.checklists.ports import ChecklistManagement
 from missed_checks.checklists.saving import save_checklist
 from missed_checks.errors import Forbidden, NotFound
-from missed_checks.paging import Page, page_limit
+from missed_checks.paging import Page, page_after
 from missed_checks.permissions.authorizing import authorize
 from missed_checks.permissions.caller import Caller
 from missed_checks.permissions.role import ACTION_COVERS, Action
@@ -87,9 +87,7 @@ def scope_of(store: ChecklistManagement, caller: Caller, action: Action,
 def checklists_page(store: ChecklistManagement, caller: Caller, site_id: str | None, position: str | None,
                     limit: int) -> Page[Checklist]:
     """One page of :func:`list_checklists`: those after ``position`` (the last id of the page before)."""
-    after = [c for c in list_checklists(store, caller, site_id) if position is None or c.checklist_id > position]
-    items = after[:page_limit(limit)]
-    return Page(items, items[-1].checklist_id if len(after) > len(items) else None)
+    return page_after(list_checklists(store, caller, site_id), lambda c: c.checklist_id, position, limit)
 
 
 def with_site_defaults(sites: SiteReader, spec: Mapping[str, Any]) -> dict[str, Any]:
@@ -131,7 +129,7 @@ def put_checklist(store: ChecklistManagement, caller: Caller, spec: Mapping[str,
     return at_revision(what(checklist_id), if_match, _revision_now(store, checklist_id), lambda: save_checklist(
         store, checklist_id, recurrence=str(spec["recurrence"]), now=now, name=spec.get("name") or "",
         timezone=spec.get("timezone"), window=spec.get("window"), grace=spec.get("grace"), validate=not validated,
-        closed_on=None if spec.get("closed_on") is None else list(spec["closed_on"]),
+        closed_on=list(spec.get("closed_on") or ()),  # a put replaces the rule whole: none named, none kept
         notify=spec.get("notify"),  # notifications (#18): a NotifySettings, or None to keep the checklist's
         site_id=spec.get("site_id"), if_match=if_match, by=caller.principal))
 

@@ -19,7 +19,7 @@ from missed_checks.checklists.managing import get_checklist
 from missed_checks.equipment.assignments import Assignment, validate_equipment_id
 from missed_checks.equipment.ports import AssignmentStore, RegistryReader
 from missed_checks.errors import InvalidInput
-from missed_checks.paging import Page
+from missed_checks.paging import Page, page_after
 from missed_checks.permissions.caller import Caller
 from missed_checks.permissions.role import Action
 from missed_checks.timefmt import to_utc_iso
@@ -83,6 +83,4 @@ def assignments_page(store: AssignmentStore, caller: Caller, checklist_id: str, 
                      limit: int) -> Page[Assignment]:
     """One page of the checklist's assignments by equipment id, those after ``position``."""
     _, assignments = equipment_of(store, caller, checklist_id)
-    after = [a for a in assignments if position is None or a.equipment_id > position]
-    items = after[:limit]
-    return Page(items, items[-1].equipment_id if len(after) > limit else None)
+    return page_after(assignments, lambda a: a.equipment_id, position, limit)

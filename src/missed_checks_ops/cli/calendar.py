@@ -23,12 +23,12 @@ from missed_checks_ops.cli.common import (
     Output,
     add_command,
     add_group,
+    caller_of,
     err_console,
     fail,
     interactive,
     target_of,
 )
-from missed_checks_ops.principal import cli_principal
 from missed_checks_ops.target import LOCAL_ENDPOINT
 
 
@@ -104,8 +104,10 @@ def calendar_put(args: argparse.Namespace) -> int:
     specs = _specs(args)  # every one validated before any is written
     target = target_of(args)
     now = clock.now()
-    by = validate_author(args.by if args.by is not None else cli_principal(), "by")
-    written = [put_calendar(target, spec["id"], spec["dates"], now, spec.get("description"), by=by) for spec in specs]
+    by = validate_author(args.by, "by") if args.by is not None else None  # None: the caller (cli:<login>, --as's)
+    caller = caller_of(args)
+    written = [put_calendar(target, caller, spec["id"], spec["dates"], now, spec.get("description"), by=by)
+               for spec in specs]
     out: Output = args.out
     if out.format == "json":
         documents = [c.to_dict() for c in written]
@@ -128,7 +130,7 @@ def _say_calendar(calendar: ClosureCalendar, out: Output) -> None:
 
 
 def calendar_show(args: argparse.Namespace) -> int:
-    calendar = get_calendar(target_of(args), args.calendar_id, args.revision)
+    calendar = get_calendar(target_of(args), caller_of(args), args.calendar_id, args.revision)
     out: Output = args.out
     if out.format == "json":
         out.json(calendar.to_dict())
@@ -138,7 +140,7 @@ def calendar_show(args: argparse.Namespace) -> int:
 
 
 def calendar_list(args: argparse.Namespace) -> int:
-    calendars = list_calendars(target_of(args))
+    calendars = list_calendars(target_of(args), caller_of(args))
     rows = [{"id": c.calendar_id, "description": c.description, "dates": len(c.dates),
              "first": c.dates[0].isoformat() if c.dates else None,
              "last": c.dates[-1].isoformat() if c.dates else None,
@@ -156,7 +158,7 @@ def calendar_delete(args: argparse.Namespace) -> int:
             raise InvalidInput("yes", "deleting a calendar needs --yes")
         if err_console().input(f"Delete calendar {calendar_id}? [y/N] ").strip().lower() not in ("y", "yes"):
             return fail("not deleted", 1)
-    delete_calendar(target_of(args), calendar_id, by=cli_principal())
+    delete_calendar(target_of(args), caller_of(args), calendar_id)
     out: Output = args.out
     if out.format == "json":
         out.json({"calendar_id": calendar_id, "deleted": True})

@@ -80,12 +80,14 @@ class CalendarItems(TableClient):
         return None if item is None else calendar_of(item)
 
     def put_calendar(self, calendar_id: str, dates: Sequence[date], *, now: datetime,
-                     description: str | None = None, by: str, site_id: str | None = None) -> ClosureCalendar:
+                     description: str | None = None, by: str, site_id: str | None = None,
+                     expected_revision: int | None = None) -> ClosureCalendar:
         """Create or replace the calendar's dates (and description, when given): a new revision, put
         by ``by`` at ``now`` (its own record, written once, keeps both for good; the calendar item is
         stamped ``changed_by``/``changed_at`` for the audit trail). Its ``used_by`` is never written
         here. Conflict when it changed meanwhile. ``site_id`` (#31): the site of a new calendar, or
-        of one that has none yet (None keeps it); a calendar's site never changes (InvalidInput)."""
+        of one that has none yet (None keeps it); a calendar's site never changes (InvalidInput).
+        ``expected_revision`` (If-Match): written only over that revision (Conflict otherwise)."""
         validate_calendar_id(calendar_id)
         author = validate_author(by)
         current = self.get_calendar(calendar_id)
@@ -104,7 +106,7 @@ class CalendarItems(TableClient):
                      else "attribute_not_exists(pk)")
         values = {f":{name}": item[name] for name in owned}
         if current:
-            values[":expected"] = current.revision
+            values[":expected"] = current.revision if expected_revision is None else expected_revision
         self._transact([
             {"Update": {"TableName": self.name, "Key": serialize(keys.calendar_key(calendar_id)),
                         "UpdateExpression": "SET " + ", ".join(f"#{name} = :{name}" for name in owned)
@@ -117,23 +119,32 @@ class CalendarItems(TableClient):
         ], f"calendar {calendar_id} changed while being written; try again")
         return calendar
 
-    def delete_calendar(self, calendar_id: str, *, by: str) -> bool:
+    def delete_calendar(self, calendar_id: str, *, by: str, expected_revision: int | None = None) -> bool:
         """Delete the calendar; False when it did not exist. Refused (Conflict naming them) while a
         checklist references it. Its revision records stay: judged windows name them. Stamped by
-        ``by`` first (``deleting``: the audit trail's removal names who deleted it)."""
+        ``by`` first (``deleting``: the audit trail's removal names who deleted it). With
+        ``expected_revision`` (If-Match), only at that revision (Conflict otherwise)."""
         validate_calendar_id(calendar_id)
         unused = "attribute_exists(pk) AND attribute_not_exists(used_by)"
+        values: dict[str, Any] = {}
+        if expected_revision is not None:
+            unused += " AND revision = :expected"
+            values[":expected"] = expected_revision
         try:
             # a refused stamp is refused again by the delete, which says why
-            self._stamp_deletion(keys.calendar_key(calendar_id), by, ConditionExpression=unused)
+            self._stamp_deletion(keys.calendar_key(calendar_id), by, ConditionExpression=unused,
+                                 **({"ExpressionAttributeValues": values} if values else {}))
             self._request("delete_item", Key=serialize(keys.calendar_key(calendar_id)),
-                          ConditionExpression=unused, ReturnValuesOnConditionCheckFailure="ALL_OLD")
+                          ConditionExpression=unused, ReturnValuesOnConditionCheckFailure="ALL_OLD",
+                          **({"ExpressionAttributeValues": serialize(values)} if values else {}))
         except ClientError as error:
             if error_code(error) != "ConditionalCheckFailedException":
                 raise
             old = condition_item(error)
             if old is None:
                 return False
+            if expected_revision is not None and old.get("revision") != expected_revision:
+                raise Conflict(f"calendar {calendar_id!r} changed since revision {expected_revision}") from None
             users = sorted(str(c) for c in old.get("used_by") or ())
             raise Conflict(f"calendar {calendar_id!r} is referenced by checklist(s) {', '.join(users)}: remove it "
                            "from their closed_on first (missed-checks checklist put ID --closed-on ...)") from None
