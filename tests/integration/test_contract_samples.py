@@ -141,6 +141,7 @@ FUNCTION_SAMPLES = {
     "ApiStatusFunction": ["api_equipment_status.json"],
     "ApiMissedFunction": ["api_missed.json"],
     "ApiReportFunction": ["api_report.json"],
+    "ApiManageFunction": ["api_manage_me.json"],
 }
 """Each function's samples in ``events/`` (README: "sample events for every function")."""
 
@@ -171,3 +172,13 @@ def test_the_api_read_samples_answer_the_mondays_status_missed_checks_and_report
     assert status == 200, report
     assert sum(row["missed"] for row in report["rows"]) == len(EQUIPMENT) - len(CHECKED)
     assert sum(row["on_time"] for row in report["rows"]) == len(CHECKED)
+
+
+def test_the_management_sample_is_a_person_with_their_roles_by_site(local_stack):
+    """``GET /me`` as PeopleApi hands it over (a Cognito access token's claims, groups as API Gateway
+    renders a list claim): the person and the roles their groups give, nothing read but their grant."""
+    status, me = _answer(local_stack, "ApiManageFunction", "api_manage_me.json")
+    assert status == 200, me
+    assert me["principal"] == "manager-north" and (me["admin"], me["unscoped"]) == (False, False)
+    assert me["roles"] == {"north": "site_manager", "south": "auditor"}
+    assert "manage" in me["actions"]["north"] and "manage" not in me["actions"]["south"]

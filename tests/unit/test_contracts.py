@@ -62,6 +62,7 @@ SAMPLES = {
     "api_equipment_status.json": APIGatewayProxyEventV2,
     "api_missed.json": APIGatewayProxyEventV2,
     "api_report.json": APIGatewayProxyEventV2,
+    "api_manage_me.json": APIGatewayProxyEventV2,  # the management routes (#31), a person on PeopleApi
     # the notifier (#18): EventBridge's envelope around the window event's detail, a reminder firing
     "notify_window_judged.json": JudgedWindowDetail,
     "notify_reminder.json": ReminderLetter,
@@ -133,9 +134,10 @@ def test_every_sample_event_validates_against_its_model(sample: str) -> None:
     if SAMPLES[sample] is DynamoDBStreamEvent:
         records = list(DynamoDBStreamEvent(event).records)
         assert records and all(r.dynamodb and r.dynamodb.keys["pk"].startswith("CHECKLIST#") for r in records)
-    elif SAMPLES[sample] is APIGatewayProxyEventV2:  # the caller an IAM principal; a POST's body is a check
+    elif SAMPLES[sample] is APIGatewayProxyEventV2:  # the caller an IAM principal or a person; a POST's body a check
         request = APIGatewayProxyEventV2(event)
-        assert request.version == "2.0" and request.request_context.authorizer.iam.user_arn
+        authorizer = request.request_context.authorizer
+        assert request.version == "2.0" and (authorizer.iam.user_arn or authorizer.jwt_claim.get("username"))
         assert request.route_key == f"{request.request_context.http.method} {request.route_key.split(' ')[1]}"
         if request.request_context.http.method == "POST":
             check_from(request.json_body)
