@@ -109,6 +109,12 @@ class InMemoryRegistry:
         ids = sorted(key for key in objects if position is None or key > position)
         return Page([objects[key] for key in ids[:limit]], ids[limit - 1] if len(ids) > limit else None)
 
+    def with_sites(self, *site_ids: str, timezone: str = "Europe/Berlin") -> Any:
+        """Arranging: these sites exist (named as their ids, at revision 1); returns the table."""
+        for site_id in site_ids:
+            self.sites[site_id] = Site(site_id, site_id, timezone, revision=1)
+        return self
+
     # -- sites --
     def get_site(self, site_id: str) -> Site | None:
         return self.sites.get(site_id)

@@ -34,9 +34,7 @@ RULE = "DTSTART;TZID=Europe/Berlin:20260302T060000\nRRULE:FREQ=DAILY"
 
 @pytest.fixture
 def table() -> InMemoryTable:
-    table = InMemoryTable()
-    for site_id in ("north", "south"):
-        create_site(table, ADMIN, site_id, name=site_id, timezone="Europe/Berlin", now=NOW)
+    table: InMemoryTable = InMemoryTable().with_sites("north", "south")
     return table
 
 

@@ -10,7 +10,6 @@ from missed_checks.errors import Conflict, Forbidden, InvalidInput, NotFound, Pr
 from missed_checks.permissions.caller import Caller
 from missed_checks.permissions.granting import delete_grant, get_grant, list_grants, put_grant
 from missed_checks.permissions.role import Role
-from missed_checks.sites.saving import create_site
 from tests.fakes import InMemoryTable
 
 NOW = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -20,9 +19,7 @@ ARN = "arn:aws:iam::123456789012:role/yard-app"
 
 @pytest.fixture
 def table() -> InMemoryTable:
-    table = InMemoryTable()
-    for site_id in ("north", "south"):
-        create_site(table, ADMIN, site_id, name=site_id, timezone="UTC", now=NOW)
+    table: InMemoryTable = InMemoryTable().with_sites("north", "south")
     return table
 
 
