@@ -23,7 +23,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 from missed_checks.audit_trails.audit_entry import AuditEntry
 from missed_checks.aws.table.checklists import checklist_record, schedule_note_map, sync_error_map
@@ -109,7 +109,7 @@ class InMemoryRegistry:
         ids = sorted(key for key in objects if position is None or key > position)
         return Page([objects[key] for key in ids[:limit]], ids[limit - 1] if len(ids) > limit else None)
 
-    def with_sites(self, *site_ids: str, timezone: str = "Europe/Berlin") -> Any:
+    def with_sites(self, *site_ids: str, timezone: str = "Europe/Berlin") -> Self:
         """Arranging: these sites exist (named as their ids, at revision 1); returns the table."""
         for site_id in site_ids:
             self.sites[site_id] = Site(site_id, site_id, timezone, revision=1)

@@ -34,8 +34,7 @@ RULE = "DTSTART;TZID=Europe/Berlin:20260302T060000\nRRULE:FREQ=DAILY"
 
 @pytest.fixture
 def table() -> InMemoryTable:
-    table: InMemoryTable = InMemoryTable().with_sites("north", "south")
-    return table
+    return InMemoryTable().with_sites("north", "south")
 
 
 def register(table: InMemoryTable, equipment_id: str = "FL-1", site_id: str = "north",

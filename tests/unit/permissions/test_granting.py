@@ -19,8 +19,7 @@ ARN = "arn:aws:iam::123456789012:role/yard-app"
 
 @pytest.fixture
 def table() -> InMemoryTable:
-    table: InMemoryTable = InMemoryTable().with_sites("north", "south")
-    return table
+    return InMemoryTable().with_sites("north", "south")
 
 
 def test_put_get_list_and_delete(table: InMemoryTable) -> None:
