@@ -246,6 +246,8 @@ class StackOutputs:
     DigestDeadLetterQueueArn: str = ""
     # people sign in (#31): the people's API; the user pool and its client unless JwtIssuer is given
     PeopleApiUrl: str = ""
+    # the audit trail (#31): stream batches the audit function kept failing on; empty before it
+    AuditDeadLetterQueueUrl: str = ""
     UserPoolId: str = ""
     UserPoolClientId: str = ""
 

@@ -26,6 +26,11 @@ Each message is read once, by its ``kind`` tag, with :func:`missed_checks.dead_l
   input the notifier could not handle (the ``Occurrence window judged`` event, a reminder firing
   ``{"kind": "reminder", "checklist_id", "lead", "instant"}``). Replay hands it back to the notifier
   and waits: what was sent already is not sent again.
+* **audit** (``AuditDeadLetterQueue``, #31): Lambda's OnFailure record of a stream batch the audit
+  function kept failing on (``DDBStreamBatchInfo``: the shard and the first and last sequence numbers;
+  most often an item a hand edit made unreadable). Replay reads those records from the stream again
+  (it keeps them 24 hours) and records each one's audit entry: one recorded already is not written
+  twice; one still unreadable keeps the message, naming the field.
 * **scheduler** (``SchedulerDeadLetterQueue``): a firing EventBridge Scheduler could not deliver,
   as AWS documents its dead-letter event: the body is invocation details (the target input
   ``{"kind": "scheduler", "checklist_id", "instant"}``, or a StartExecution request carrying it;
@@ -52,7 +57,9 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from missed_checks.audit_trails.auditing import record_change
 from missed_checks.aws.functions import function_arn, function_environment, invoke_function
+from missed_checks.aws.table.audit import AuditItems, batch_records
 from missed_checks.checklists.schedule import Target
 from missed_checks.checklists.schedule_sync import Action, SyncResult, sync_checklist
 from missed_checks.dead_letters import Replay, read_dead_letter
@@ -124,8 +131,10 @@ def _sent_at(millis: str | None) -> str | None:
 # -- reading queues -------------------------------------------------------------------------------
 def queue_kinds(selected: str | None, target: StackTarget | None = None) -> list[str]:
     kinds = list(QUEUE_OUTPUTS) if selected in (None, "all") else [str(selected)]
-    if selected in (None, "all") and target is not None and not target.outputs.get(QUEUE_OUTPUTS["notification"]):
-        kinds.remove("notification")  # a stack deployed before notifications (#18) has no such queue
+    if selected in (None, "all") and target is not None:
+        for optional in ("notification", "audit"):  # a stack deployed before notifications (#18) or the audit trail
+            if not target.outputs.get(QUEUE_OUTPUTS[optional]):
+                kinds.remove(optional)
     return kinds
 
 
@@ -193,6 +202,8 @@ class Replayer:
 
     def replay_one(self, letter: DeadLetter) -> Replayed:
         try:
+            if letter.queue == "audit":  # the audit trail (#31): its stream batches are audited again
+                return self._audit_again(letter)
             match letter.replay:
                 case Replay.SYNC_CHECKLIST:
                     result = self._sync(str(letter.checklist_id))
@@ -313,6 +324,25 @@ class Replayer:
         if delivery == "in_flight":
             return Replayed(letter, False, "another firing is sending this digest; replay later to confirm")
         return Replayed(letter, True, f"digest fired again: {delivery.replace('_', ' ')}")
+
+    def _audit_again(self, letter: DeadLetter) -> Replayed:
+        """Read the batch's records from the stream again and record each one's audit entry (#31)."""
+        batch = letter.body.get("DDBStreamBatchInfo") if isinstance(letter.body, dict) else None
+        if not isinstance(batch, dict) or not all(batch.get(k) for k in ("streamArn", "shardId",
+                                                                          "startSequenceNumber", "endSequenceNumber")):
+            return Replayed(letter, False, "not a stream batch (no DDBStreamBatchInfo); left in the queue")
+        table = AuditItems(self.target.output("TableName"), self.target.client("dynamodb"))
+        try:
+            records = list(batch_records(self.target.client("dynamodbstreams"), batch))
+        except ClientError as error:
+            return Replayed(letter, False, f"the stream no longer holds these records ({error}): the changes are "
+                                           "not in the trail; the message stays as their record")
+        recorded = 0
+        for record in records:  # one still unreadable raises InvalidInput naming the field: the message stays
+            change = table.change_of_record(record, self.now)
+            if change is not None and record_change(table, change) is not None:
+                recorded += 1
+        return Replayed(letter, True, f"audited again: {len(records)} record(s), {recorded} new entr(ies)")
 
     def _resync_everything(self, letter: DeadLetter) -> Replayed:
         table = self.target.table()

@@ -42,6 +42,7 @@ QUEUE_OUTPUTS = {
     "scheduler": "SchedulerDeadLetterQueueUrl",
     "evaluation": "EvaluationDeadLetterQueueUrl",
     "notification": "NotificationDeadLetterQueueUrl",  # notifications (#18)
+    "audit": "AuditDeadLetterQueueUrl",  # the audit trail (#31)
 }
 # Override flag (without dashes, as argparse names it) -> output it replaces.
 OVERRIDES = {

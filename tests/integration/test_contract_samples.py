@@ -99,6 +99,19 @@ def test_the_schedule_sync_sample_syncs_the_checklist(checklist):
     assert [s["Name"] for s in schedules] == [CHECKLIST]
 
 
+def test_the_audit_sample_records_the_checklists_creation_once(checklist):
+    """#31: events/audit.json (the checklist created by manager-north at site north) is one audit
+    entry, written once however often the record is delivered."""
+    from missed_checks.aws.table.audit import AuditItems
+
+    stack, _ = checklist
+    for _ in range(2):
+        assert invoke(stack, "AuditFunction", sample("audit.json")) == {"batchItemFailures": []}
+    entries = AuditItems(stack.table_name, stack.client("dynamodb")).object_trail("checklist", CHECKLIST, None, 10)
+    assert [(e.action.value, e.changed_by, e.site_id, e.before, e.after["name"]) for e in entries.items] == [
+        ("created", "manager-north", "north", None, "Forklift pre-use check")]
+
+
 def test_a_malformed_task_payload_fails_with_invalid_input_naming_the_field(checklist):
     stack, _ = checklist
     invocation = stack.lambda_runtime.invoke("RecordMissedChecksFunction",
@@ -132,6 +145,7 @@ def test_the_notifier_samples_send_the_mondays_reminder_and_missed_alert_once(ch
 
 FUNCTION_SAMPLES = {
     "ScheduleSyncFunction": ["schedule_sync.json"],
+    "AuditFunction": ["audit.json"],  # the audit trail (#31)
     "PlanEvaluationFunction": ["plan_evaluation.json"],
     "RecordMissedChecksFunction": ["record_missed_checks.json"],
     "CloseWindowFunction": ["close_window.json"],

@@ -58,6 +58,7 @@ SAMPLES = {
     "record_missed_checks.json": RecordMissedChecksInput,
     "close_window.json": CloseWindowInput,
     "schedule_sync.json": DynamoDBStreamEvent,  # Lambda's own event: Powertools' data class
+    "audit.json": DynamoDBStreamEvent,  # the audit trail (#31): a checklist created, stamped
     "api_record_check.json": APIGatewayProxyEventV2,  # API Gateway's payload 2.0 (HTTP API, issue #19)
     "api_equipment_status.json": APIGatewayProxyEventV2,
     "api_missed.json": APIGatewayProxyEventV2,

@@ -171,19 +171,21 @@ def test_table_keys_and_indexes_match_the_code():
 
 def test_dead_letter_queues_are_encrypted_and_keep_messages_fourteen_days():
     queues = {n: r for n, r in RESOURCES.items() if r["Type"] == "AWS::SQS::Queue"}
-    assert len(queues) == 4  # three, and the notification DLQ (#18)
+    assert len(queues) == 5  # three, the notification DLQ (#18) and the audit DLQ (#31)
     for name, queue in queues.items():
         assert queue["Properties"]["SqsManagedSseEnabled"] is True, name
         assert queue["Properties"]["MessageRetentionPeriod"] == 14 * 24 * 3600, name
 
 
 def test_stream_mapping_is_bounded_reports_partial_failures_and_has_a_failure_destination():
-    event = RESOURCES["ScheduleSyncFunction"]["Properties"]["Events"]["ChecklistChanges"]["Properties"]
-    assert event["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
-    assert event["BisectBatchOnFunctionError"] is True
-    assert 0 <= event["MaximumRetryAttempts"] <= 10
-    destination = event["DestinationConfig"]["OnFailure"]["Destination"]
-    assert destination == {"Fn::GetAtt": ["ScheduleSyncDeadLetterQueue", "Arn"]}
+    for function, events, queue in (("ScheduleSyncFunction", "ChecklistChanges", "ScheduleSyncDeadLetterQueue"),
+                                    ("AuditFunction", "ManagedChanges", "AuditDeadLetterQueue")):  # #31
+        event = RESOURCES[function]["Properties"]["Events"][events]["Properties"]
+        assert event["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+        assert event["BisectBatchOnFunctionError"] is True
+        assert 0 <= event["MaximumRetryAttempts"] <= 10
+        destination = event["DestinationConfig"]["OnFailure"]["Destination"]
+        assert destination == {"Fn::GetAtt": [queue, "Arn"]}
 
 
 def _matches(pattern, record):
@@ -213,6 +215,39 @@ def test_stream_filter_lets_only_checklist_items_reach_schedule_sync(sk, reaches
     (filter_,) = event["FilterCriteria"]["Filters"]
     record = {"dynamodb": {"Keys": {"pk": {"S": "CHECKLIST#x"}, "sk": {"S": sk}}}}
     assert _matches(json.loads(filter_["Pattern"]), record) is reaches_sync
+
+
+DISMISSAL = {"M": {"reason": {"S": "broken"}, "by": {"S": "sup"}, "at": {"S": "2026-03-02T08:00:00Z"}}}
+
+
+@pytest.mark.parametrize(("pk", "sk", "new_image", "audited"), [
+    ("CHECKLIST#x", "CHECKLIST", {}, True),
+    ("CALENDAR#x", "CALENDAR", {}, True),
+    ("SUBSCRIPTION#x", "SUBSCRIPTION", {}, True),
+    ("SITE#north", "SITE", {}, True),
+    ("REGISTERED#fl-01", "REGISTERED", {}, True),
+    ("GRANT#alice", "GRANT", {}, True),
+    ("CHECKLIST#x", "EQUIPMENT#03#fl-01", {}, True),  # an assignment
+    ("OUT_OF_SERVICE", "2026-03-02T05:10:00Z#fl-01", {}, True),
+    ("MISSED#x#007", "2026-03-02T05:00:00Z#fl-01", {"dismissal": DISMISSAL}, True),
+    ("MISSED#x#007", "2026-03-02T05:00:00Z#fl-01", {"judged_at": {"S": "2026-03-02T06:00:00Z"}}, False),
+    ("CHECKLIST#x", "CHECKLIST#EVALUATED_UNTIL", {}, False),  # the evaluation's watermark
+    ("CHECKLIST#x", "WINDOW#2026-03-02T05:00:00Z", {}, False),
+    ("CALENDAR#x", "REVISION#000000000001", {}, False),
+    ("PERFORMED#x#007", "2026-03-02T05:10:00Z#fl-01", {}, False),
+    ("NOTIFICATION#n", "NOTIFICATION", {}, False),
+    ("REQUEST#caller#key", "REQUEST", {}, False),
+    ("AUDIT#checklist#x", "2026-03-02T05:10:00.000000Z#0001#e", {}, False),  # its own entries
+])
+def test_stream_filter_lets_only_managed_items_reach_the_audit_function(pk, sk, new_image, audited):
+    """#31: every item a person manages (and a missed check's dismissal), nothing the evaluation,
+    the notifier or the audit function itself writes; by the local runtime's Lambda filter matcher."""
+    from missed_checks_local.streams.filters import matches_any
+
+    event = RESOURCES["AuditFunction"]["Properties"]["Events"]["ManagedChanges"]["Properties"]
+    patterns = [json.loads(f["Pattern"]) for f in event["FilterCriteria"]["Filters"]]
+    record = {"eventName": "MODIFY", "dynamodb": {"Keys": {"pk": {"S": pk}, "sk": {"S": sk}}, "NewImage": new_image}}
+    assert matches_any(patterns, record) is audited
 
 
 # CloudWatch Logs' log-delivery actions (Step Functions logging) have no resource-level permissions.
@@ -267,11 +302,12 @@ def statements_with(cloudformation, action):
 
 def test_list_streams_is_granted_on_star_alone_as_it_has_no_resource_level_permissions(cloudformation):
     """A statement scoping dynamodb:ListStreams to a table or stream grants nothing."""
-    ((role, statement),) = statements_with(cloudformation, "dynamodb:ListStreams")
-    assert role == "ScheduleSyncRole"
-    assert (statement["Action"], statement["Resource"]) == (["dynamodb:ListStreams"], "*")
-    (stream_reads,) = [s for _, s in statements_with(cloudformation, "dynamodb:GetRecords")]
-    assert stream_reads["Resource"] == {"Fn::GetAtt": ["ChecklistsTable", "StreamArn"]}  # the rest stays scoped
+    listing = statements_with(cloudformation, "dynamodb:ListStreams")
+    assert sorted(role for role, _ in listing) == ["AuditRole", "ScheduleSyncRole"]  # the two stream readers
+    for _, statement in listing:
+        assert (statement["Action"], statement["Resource"]) == (["dynamodb:ListStreams"], "*")
+    for _, stream_reads in statements_with(cloudformation, "dynamodb:GetRecords"):
+        assert stream_reads["Resource"] == {"Fn::GetAtt": ["ChecklistsTable", "StreamArn"]}  # the rest stays scoped
 
 
 # The longest names AWS allows for what the template names after the stack.
@@ -377,7 +413,7 @@ def test_the_iterator_age_alarm_watches_schedule_sync():
 
 
 def test_every_alarm_notifies_the_topic_and_tells_the_on_call_what_to_do():
-    assert len(alarms()) == 7  # six, and the notification DLQ's (#18)
+    assert len(alarms()) == 8  # six, the notification DLQ's (#18) and the audit DLQ's (#31)
     for name, alarm in alarms().items():
         assert alarm["AlarmActions"] == [{"Ref": "AlarmTopic"}], name
         assert alarm["OKActions"] == [{"Ref": "AlarmTopic"}], name

@@ -25,6 +25,8 @@ class Stamp:
     by: str
     at: datetime
     deleting: bool = False
+    change_id: str = ""
+    """New on every write (two writes in one instant by one person are two changes)."""
 
 
 @dataclass(frozen=True)
@@ -67,7 +69,8 @@ def _author(action: ChangeAction, before: Stamp | None, after: Stamp | None) -> 
     deletion names who stamped it ``deleting``; another change, the stamp it moved."""
     if action is ChangeAction.deleted:
         return before if before is not None and before.deleting else None
-    if after is None or (before is not None and (before.at, before.by) == (after.at, after.by)):
+    if after is None or (before is not None and (before.at, before.by, before.change_id)
+                         == (after.at, after.by, after.change_id)):
         return None
     return after
 

@@ -30,6 +30,9 @@ RETRIES = Config(
     read_timeout=30,
     max_pool_connections=32,  # RecordMissedChecks writes on 16 threads
 )
+_STREAMS = RETRIES.merge(Config(account_id_endpoint_mode="disabled"))
+"""DynamoDB Streams has no account-based endpoint: botocore's account id routing is left out (the
+embedded AWS answered DescribeStream 404 with it; the audit queue's replay reads the stream, #31)."""
 
 
 @cache
@@ -106,7 +109,8 @@ def bound_client(session: Any, service_name: str, region: str, endpoint_url: str
             found = _BOUND.get(key)
         if found is not None:
             return found
-    made = session.client(service_name, region_name=region, endpoint_url=endpoint_url, config=RETRIES)
+    made = session.client(service_name, region_name=region, endpoint_url=endpoint_url,
+                          config=_STREAMS if service_name == "dynamodbstreams" else RETRIES)
     if key is None:
         return made
     with _SESSION_LOCK:

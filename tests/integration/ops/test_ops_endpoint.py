@@ -48,6 +48,7 @@ def test_commands_find_the_local_serve_stack_from_the_endpoint(server: LocalServ
     report = cli("report", "--from", "2026-02-01", "--to", "2026-03-01", *endpoint, "--format", "json", target=False)
     assert report.code == 0 and report.json["rows"] == []
     empty = cli("dlq", "list", *endpoint, "--format", "json", target=False)
-    assert empty.json == {"schedule-sync": [], "scheduler": [], "evaluation": [], "notification": []}  # +#18
+    assert empty.json == {"schedule-sync": [], "scheduler": [], "evaluation": [], "notification": [],  # +#18
+                          "audit": []}  # +#31
     wrong = cli("checklist", "list", "--endpoint", server.endpoint, "--stack", "other", target=False)
     assert wrong.code == 1 and "other not found" in wrong.err

@@ -51,6 +51,12 @@ def test_a_change_whose_stamp_did_not_move_was_written_without_missed_checks():
     assert unstamped is not None and (unstamped.action, unstamped.changed_by) == (ChangeAction.created, UNKNOWN_WRITER)
 
 
+def test_two_writes_in_one_instant_by_one_person_are_each_theirs():
+    """Under a clock that stands still (the local runtime's), the write's own id tells them apart."""
+    entry = audit_entry(change(OLD, NEW, Stamp("alice", T0, change_id="a1"), Stamp("alice", T0, change_id="b2")))
+    assert entry is not None and (entry.changed_by, entry.changed_at) == ("alice", T0)
+
+
 def test_a_deletion_names_who_stamped_it_deleting_and_an_unstamped_one_is_unknown():
     stamped = audit_entry(change(OLD, None, Stamp("carol", T0 + timedelta(hours=1), deleting=True)))
     assert stamped is not None

@@ -13,8 +13,8 @@ entry of a site (ByPeriod ``AUDIT#SITE#<site>``), oldest first, in pages.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from datetime import datetime
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -22,7 +22,7 @@ from missed_checks.audit_trails.audit_entry import AuditEntry, ChangeAction, val
 from missed_checks.audit_trails.auditing import ObjectChange, Stamp
 from missed_checks.aws.table import keys
 from missed_checks.aws.table.assignments import assignment_of
-from missed_checks.aws.table.base import TableClient, serialize
+from missed_checks.aws.table.base import TableClient, deserialize, serialize
 from missed_checks.aws.table.calendars import calendar_of
 from missed_checks.aws.table.checklists import checklist_of
 from missed_checks.aws.table.grants import grant_of
@@ -112,7 +112,9 @@ def _stamp_of(image: Mapping[str, Any] | None) -> Stamp | None:
         when = parse_instant(at, "changed_at")
     except InvalidInput:
         return None
-    return Stamp(by=by, at=when, deleting=image.get("deleting") is True)
+    change_id = image.get("change_id")
+    return Stamp(by=by, at=when, deleting=image.get("deleting") is True,
+                 change_id=change_id if isinstance(change_id, str) else "")
 
 
 class AuditItems(TableClient):
@@ -120,6 +122,21 @@ class AuditItems(TableClient):
     (:class:`missed_checks.audit_trails.ports.AuditWriter` and ``AuditReader``)."""
 
     # -- from the stream ------------------------------------------------------------------------
+    def change_of_record(self, record: Mapping[str, Any], now: datetime) -> ObjectChange | None:
+        """:meth:`object_change` of one stream record as Lambda hands it to the audit function or
+        GetRecords answers it (images in DynamoDB JSON; its creation time epoch seconds or a datetime;
+        ``now`` when it has none)."""
+        stream = record.get("dynamodb")
+        if not isinstance(stream, Mapping):
+            raise InvalidInput("dynamodb", f"stream record {record.get('eventID')} has no dynamodb section")
+        created = stream.get("ApproximateCreationDateTime")
+        observed = (created if isinstance(created, datetime) else
+                    datetime.fromtimestamp(float(created), UTC) if isinstance(created, int | float | Decimal) else now)
+        images = [deserialize(stream[name]) if stream.get(name) else None for name in ("OldImage", "NewImage")]
+        return self.object_change(deserialize(stream.get("Keys") or {}), images[0], images[1],
+                                  event_id=str(record.get("eventID")), sequence=str(stream.get("SequenceNumber") or 0),
+                                  observed_at=observed.astimezone(UTC))
+
     def object_change(self, item_keys: Mapping[str, Any], old_image: Mapping[str, Any] | None,
                       new_image: Mapping[str, Any] | None, *, event_id: str, sequence: str,
                       observed_at: datetime) -> ObjectChange | None:
@@ -194,6 +211,26 @@ class AuditItems(TableClient):
             found.append(audit_entry_of(item))
             last = str(item[sort_key])
         return Page(found, None)
+
+
+def batch_records(streams: Any, batch: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+    """The records of a stream batch Lambda gave up on (its OnFailure record's ``DDBStreamBatchInfo``),
+    read from the stream again with ``streams`` (a DynamoDB Streams client), first to last. Raises
+    ClientError when the stream no longer holds them (it keeps records 24 hours)."""
+    last = int(batch["endSequenceNumber"])
+    iterator = streams.get_shard_iterator(
+        StreamArn=batch["streamArn"], ShardId=batch["shardId"], ShardIteratorType="AT_SEQUENCE_NUMBER",
+        SequenceNumber=batch["startSequenceNumber"])["ShardIterator"]
+    while iterator:
+        page = streams.get_records(ShardIterator=iterator, Limit=1000)
+        records = page.get("Records", [])
+        for record in records:
+            if int(record["dynamodb"]["SequenceNumber"]) > last:
+                return
+            yield record
+        if not records:
+            return
+        iterator = page.get("NextShardIterator")
 
 
 def audit_entry_item(entry: AuditEntry) -> dict[str, Any]:

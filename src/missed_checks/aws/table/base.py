@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import time
+import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, cast
@@ -48,24 +49,26 @@ def deserialize(item: Mapping[str, Any]) -> dict[str, Any]:
 
 
 
-STAMP_ATTRIBUTES = ("changed_by", "changed_at", "deleting")
+STAMP_ATTRIBUTES = ("changed_by", "changed_at", "change_id", "deleting")
 """What every write of an item a person manages carries for the audit trail (docs/audit.md): who
-(``changed_by``, the caller's principal), when (``changed_at``, UTC ISO), and ``deleting`` on the
-update that stamps an item just before it is deleted. No domain object holds them."""
+(``changed_by``, the caller's principal), when (``changed_at``, UTC ISO with microseconds), which
+write (``change_id``, new on every write: two writes in one instant, by one person, under a clock
+that stands still, are still told apart), and ``deleting`` on the update that stamps an item just
+before it is deleted. No domain object holds them."""
 
 
 def stamp(by: str) -> dict[str, str]:
     """The audit stamp of a write made now by ``by`` (InvalidInput ``by`` when it names nobody)."""
     if not isinstance(by, str) or not by.strip():
         raise InvalidInput("by", "a change needs the name of who makes it")
-    return {"changed_by": by.strip(), "changed_at": to_utc_iso_micro(clock.now())}
+    return {"changed_by": by.strip(), "changed_at": to_utc_iso_micro(clock.now()), "change_id": uuid.uuid4().hex}
 
 
 def stamp_update(by: str, deleting: bool = False) -> tuple[str, dict[str, Any]]:
     """The ``SET`` clauses (without ``SET``) and values of :func:`stamp` in an UpdateItem;
     ``deleting``: the stamp written just before a delete."""
     values: dict[str, Any] = {f":{name}": value for name, value in stamp(by).items()}
-    clauses = ["changed_by = :changed_by", "changed_at = :changed_at"]
+    clauses = [f"{name} = :{name}" for name in STAMP_ATTRIBUTES[:3]]
     if deleting:
         clauses.append("deleting = :deleting")
         values[":deleting"] = True
