@@ -95,15 +95,18 @@ def test_functions_get_globals_and_their_own_environment(local_stack: EmbeddedSt
 
 
 def test_stream_mapping_keeps_filter_batch_and_destination(local_stack: EmbeddedStack) -> None:
-    (mapping,) = local_stack.stream_mappings
-    declared = RESOURCES["ScheduleSyncFunction"]["Properties"]["Events"]["ChecklistChanges"]["Properties"]
-    assert mapping.function == "ScheduleSyncFunction"
-    assert mapping.stream_arn == local_stack.outputs["TableStreamArn"]
-    assert mapping.batch_size == declared["BatchSize"]
-    assert mapping.maximum_retry_attempts == declared["MaximumRetryAttempts"]
-    assert mapping.report_batch_item_failures
-    assert mapping.filter_patterns == tuple(json.loads(f["Pattern"]) for f in declared["FilterCriteria"]["Filters"])
-    assert mapping.on_failure_arn == local_stack.queue_arns["ScheduleSyncDeadLetterQueue"]
+    mappings = {mapping.function: mapping for mapping in local_stack.stream_mappings}
+    assert sorted(mappings) == ["AuditFunction", "ScheduleSyncFunction"]  # the audit trail's (#31) too
+    for function, event, queue in (("ScheduleSyncFunction", "ChecklistChanges", "ScheduleSyncDeadLetterQueue"),
+                                   ("AuditFunction", "ManagedChanges", "AuditDeadLetterQueue")):
+        mapping = mappings[function]
+        declared = RESOURCES[function]["Properties"]["Events"][event]["Properties"]
+        assert mapping.stream_arn == local_stack.outputs["TableStreamArn"]
+        assert mapping.batch_size == declared["BatchSize"]
+        assert mapping.maximum_retry_attempts == declared["MaximumRetryAttempts"]
+        assert mapping.report_batch_item_failures
+        assert mapping.filter_patterns == tuple(json.loads(f["Pattern"]) for f in declared["FilterCriteria"]["Filters"])
+        assert mapping.on_failure_arn == local_stack.queue_arns[queue]
 
 
 def test_alarms_watch_the_deployed_resources_and_notify_the_topic(local_stack: EmbeddedStack) -> None:
