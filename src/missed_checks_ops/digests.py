@@ -13,19 +13,19 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from missed_checks.aws.scheduler import ScheduleStore
-from missed_checks.aws.table import NotFound
-from missed_checks.aws.table.subscriptions import SubscriptionItems
+from missed_checks.aws.table import ManagementTable, NotFound
 from missed_checks.checklists.schedule import Target
 from missed_checks.errors import InvalidInput
 from missed_checks.notifications.digest import Subscription, schedule_name, validate_subscription_id
 from missed_checks.notifications.digesting import Digest, build_digest
-from missed_checks.notifications.subscribing import subscribe
+from missed_checks.notifications.subscribing import end_subscription, subscribe_at_site
+from missed_checks.permissions.caller import Caller
+from missed_checks.permissions.role import Action
 from missed_checks_ops.target import StackTarget
 
 
-def subscriptions(target: StackTarget) -> SubscriptionItems:
-    return SubscriptionItems(target.output("TableName"), target.client("dynamodb"))
+def subscriptions(target: StackTarget) -> ManagementTable:
+    return ManagementTable(target.output("TableName"), target.client("dynamodb"))
 
 
 def digest_target(target: StackTarget) -> Target:
@@ -35,25 +35,17 @@ def digest_target(target: StackTarget) -> Target:
                   target.output("DigestDeadLetterQueueArn"), int(target.parameter("SchedulerMaximumRetryAttempts")))
 
 
-def remove_digest(items: SubscriptionItems, schedules: ScheduleStore, subscription_id: str, *,
-                  by: str) -> dict[str, Any] | None:
-    """Delete the subscription's item, then its schedule; the item it was (None: there was none;
-    a schedule left by an earlier failure is deleted all the same)."""
-    item = items.delete_subscription(subscription_id, by=by)
-    schedules.delete(schedule_name(subscription_id))
-    return item
-
-
-def subscribe_digest(target: StackTarget, subscription: Subscription, now: datetime, *, by: str) -> dict[str, Any]:
-    """Write the (validated) subscription and its schedule after checking that its checklists exist;
-    what was done, the subscription, its next firing and the period that firing will cover."""
+def subscribe_digest(target: StackTarget, caller: Caller, subscription: Subscription, now: datetime) -> dict[str, Any]:
+    """Write the (validated) subscription and its schedule after checking that its checklists exist,
+    as ``caller`` (:func:`missed_checks.notifications.subscribing.subscribe_at_site`); what was done,
+    the subscription, its next firing and the period that firing will cover."""
     table = target.table()
     for checklist_id in subscription.checklists:
         if table.get_checklist(checklist_id) is None:
             raise InvalidInput("checklist", f"{checklist_id!r} does not exist: create it first, or leave "
                                             "--checklist out for the whole fleet")
     where = digest_target(target)
-    created = subscribe(subscriptions(target), target.schedules(), where, subscription, now, by=by)
+    created = subscribe_at_site(subscriptions(target), target.schedules(), where, caller, subscription, now)
     return {"action": "created" if created else "updated", **preview(subscription, now)}
 
 
@@ -68,9 +60,10 @@ def preview(subscription: Subscription, now: datetime) -> dict[str, Any]:
                                if len(subscription.addresses) > 1 else {})}}
 
 
-def list_digests(target: StackTarget) -> tuple[list[Subscription], list[str]]:
-    """Every subscription (by id), and a line for each item that cannot be read."""
-    return subscriptions(target).digest_subscriptions()
+def list_digests(target: StackTarget, caller: Caller) -> tuple[list[Subscription], list[str]]:
+    """Every subscription the caller may read (by id), and a line for each item that cannot be read."""
+    found, problems = subscriptions(target).digest_subscriptions()
+    return [s for s in found if caller.may(Action.read_management, s.site_id)], problems
 
 
 def get_digest(target: StackTarget, subscription_id: str) -> Subscription:
@@ -80,9 +73,10 @@ def get_digest(target: StackTarget, subscription_id: str) -> Subscription:
     return found
 
 
-def unsubscribe_digest(target: StackTarget, subscription_id: str, *, by: str) -> dict[str, Any]:
-    """Delete the subscription; :class:`NotFound` when there is none."""
-    item = remove_digest(subscriptions(target), target.schedules(), validate_subscription_id(subscription_id), by=by)
+def unsubscribe_digest(target: StackTarget, caller: Caller, subscription_id: str) -> dict[str, Any]:
+    """Delete the subscription and its schedule, as ``caller``; :class:`NotFound` when there is none."""
+    item = end_subscription(subscriptions(target), target.schedules(), caller,
+                            validate_subscription_id(subscription_id))
     if item is None:
         raise NotFound(f"digest subscription {subscription_id!r} does not exist")
     addresses = item.get("addresses")  # an item written before several addresses were kept has "address"

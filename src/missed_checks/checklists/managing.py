@@ -19,13 +19,13 @@ from datetime import datetime
 from typing import Any
 
 from missed_checks.checklists.checklist import Checklist, Status, validate_checklist_id
-from missed_checks.checklists.ports import ChecklistManagement
+from missed_checks.checklists.ports import ChecklistListing, ChecklistManagement
 from missed_checks.checklists.saving import save_checklist
-from missed_checks.errors import Forbidden, NotFound
+from missed_checks.errors import NotFound
 from missed_checks.paging import Page, page_after
-from missed_checks.permissions.authorizing import authorize
+from missed_checks.permissions.authorizing import authorize, authorize_listing
 from missed_checks.permissions.caller import Caller
-from missed_checks.permissions.role import ACTION_COVERS, Action
+from missed_checks.permissions.role import Action
 from missed_checks.revisions import at_revision, expected_revision
 from missed_checks.sites.ports import SiteReader
 from missed_checks.sites.saving import require_site
@@ -46,7 +46,7 @@ def what(checklist_id: str) -> str:
     return f"checklist {checklist_id!r}"
 
 
-def get_checklist(store: ChecklistManagement, caller: Caller, checklist_id: str, *, action: Action = Action.read,
+def get_checklist(store: ChecklistListing, caller: Caller, checklist_id: str, *, action: Action = Action.read,
                   field: str = "checklist_id") -> Checklist:
     """The checklist, when ``caller`` may do ``action`` at its site; NotFound when it does not exist
     or is at a site the caller holds no role at, Forbidden when the role there lacks ``action``."""
@@ -58,7 +58,7 @@ def get_checklist(store: ChecklistManagement, caller: Caller, checklist_id: str,
     return checklist
 
 
-def list_checklists(store: ChecklistManagement, caller: Caller, site_id: str | None = None) -> list[Checklist]:
+def list_checklists(store: ChecklistListing, caller: Caller, site_id: str | None = None) -> list[Checklist]:
     """Every checklist at the caller's sites (``site_id``: at that site only), by id."""
     sites = caller.sites()
     return sorted((c for c in store.list_checklists()
@@ -66,20 +66,16 @@ def list_checklists(store: ChecklistManagement, caller: Caller, site_id: str | N
                   key=lambda c: c.checklist_id)
 
 
-def scope_of(store: ChecklistManagement, caller: Caller, action: Action,
+def scope_of(store: ChecklistListing, caller: Caller, action: Action,
              site_id: str | None = None) -> frozenset[str] | None:
     """The ids of the checklists ``caller`` may do ``action`` to (at ``site_id`` only, when given), for
     a list or a report to keep only theirs; None: every checklist, deleted ones' records included (an
     admin or an unscoped caller naming no site). A deleted checklist has no site any more: only such
     callers see its records. A site the caller holds no role at is NotFound, one where their role
     lacks ``action`` Forbidden, and so is a caller whose roles allow it nowhere."""
-    if site_id is not None:
-        authorize(caller, action, site_id, what=f"site {site_id!r}")
-    elif caller.everywhere:
+    authorize_listing(caller, action, site_id, what="checklists")
+    if caller.everywhere and site_id is None:
         return None
-    elif not any(caller.may(action, site) for site in caller.roles):
-        roles = ", ".join(f"{role.value} at {site}" for site, role in sorted(caller.roles.items())) or "no role"
-        raise Forbidden(f"{caller.principal} holds {roles}: none allows {action.value} ({ACTION_COVERS[action]})")
     return frozenset(c.checklist_id for c in store.list_checklists()
                      if caller.may(action, c.site_id) and (site_id is None or c.site_id == site_id))
 

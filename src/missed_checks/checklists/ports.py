@@ -36,13 +36,21 @@ class ChecklistStore(SiteReader, Protocol):
         ...
 
 
-class ChecklistManagement(ChecklistStore, Protocol):
-    """What managing checklists reads and writes (:mod:`missed_checks.checklists.managing`, and
-    assigning equipment, :mod:`missed_checks.equipment.assigning`)."""
+class ChecklistListing(Protocol):
+    """What reading checklists for a caller needs (:func:`missed_checks.checklists.managing.get_checklist`,
+    :func:`~missed_checks.checklists.managing.scope_of`)."""
+
+    def get_checklist(self, checklist_id: str) -> Checklist | None:
+        ...
 
     def list_checklists(self) -> list[Checklist]:
         """Every checklist (with its closure calendars read)."""
         ...
+
+
+class ChecklistManagement(ChecklistStore, ChecklistListing, Protocol):
+    """What managing checklists reads and writes (:mod:`missed_checks.checklists.managing`, and
+    assigning equipment, :mod:`missed_checks.equipment.assigning`)."""
 
     def delete_checklist(self, checklist_id: str, *, by: str, expected_revision: int | None = None) -> bool:
         """Delete the checklist (its assignments ended and kept); False when there was none. With

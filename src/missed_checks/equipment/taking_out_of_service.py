@@ -65,7 +65,7 @@ def _authorized(store: RegistryReader, caller: Caller, action: Action, equipment
 
 
 def take_out_of_service(store: OutOfServiceStore, caller: Caller, equipment_id: str, start: datetime,
-                        end: datetime | None, *, reason: str, now: datetime, by: str | None = None) -> Recorded:
+                        end: datetime | None, *, reason: object, now: datetime, by: str | None = None) -> Recorded:
     """Record, as ``caller`` (``supervise`` at the equipment's site), that the equipment is out of
     service over ``[start, end)`` (``end`` None: until further notice); ``by`` names who on the
     period (default: the caller)."""

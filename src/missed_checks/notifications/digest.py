@@ -188,10 +188,14 @@ class Subscription:
     created_at: datetime | None = None
     updated_at: datetime | None = None
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
+    site_id: str | None = None
+    """The site whose checklists it reports on (#31): its named ones are there, and without any it is
+    the site's whole fleet. None: a subscription made before sites (the whole fleet, every site)."""
 
     @classmethod
     def create(cls, subscription_id: object, *, address: object, period: object, at: object, timezone: object,
-               day: object = None, checklists: object = None, now: datetime | None = None) -> Subscription:
+               day: object = None, checklists: object = None, now: datetime | None = None,
+               site_id: object = None) -> Subscription:
         """Validate every field (InvalidInput naming the first bad one); ``address`` is one address or
         a list of them (:func:`validate_addresses`). With ``now``, also refuse a local time that some
         day of the next three years skips (a spring-forward gap)."""
@@ -206,6 +210,7 @@ class Subscription:
             checklists=_checklists(checklists),
             created_at=now,
             updated_at=now,
+            site_id=None if site_id is None else identifiers.KINDS["site id"].validate(site_id, "site_id"),
         )
         if now is not None:
             skipped = _skipped_on(subscription.at, subscription.zone, now.astimezone(subscription.zone).date(),
@@ -289,6 +294,8 @@ class Subscription:
             "day": self.day,
             "checklists": list(self.checklists),
         }
+        if self.site_id is not None:  # sites (#31); a subscription made before them has none
+            data["site_id"] = self.site_id
         for name in ("created_at", "updated_at"):
             value = getattr(self, name)
             if value is not None:

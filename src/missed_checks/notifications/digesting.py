@@ -81,12 +81,15 @@ def build_digest(table: ReportReader, subscription: Subscription, instant: datet
 def build_digests(table: ReportReader, subscription: Subscription, instant: datetime) -> list[Digest]:
     """The digests a firing at ``instant`` sends, one per address of the subscription: the report of
     the period just ended (as of ``instant``, built once) over the subscription's checklists (a
-    checklist deleted since is left out, with a warning in the digest), worst first. ``table``:
+    checklist deleted since is left out, with a warning in the digest; a site's subscription naming
+    none: the checklists at that site now), worst first. ``table``:
     what ``build_report`` reads."""
     start, end = subscription.period_ending(instant)
     gone = [c for c in subscription.checklists if table.get_checklist(c) is None]
     kept = [c for c in subscription.checklists if c not in gone]
-    if subscription.checklists and not kept:
+    if subscription.site_id is not None and not subscription.checklists:  # a site's whole fleet (#31)
+        kept = sorted(c.checklist_id for c in table.list_checklists() if c.site_id == subscription.site_id)
+    if (subscription.checklists or subscription.site_id is not None) and not kept:
         report = Report(start, end, instant, [], outcomes=[])
     else:
         report = build_report(table, start, end, now=instant, checklist_ids=kept, detail=True)

@@ -11,7 +11,7 @@ from missed_checks.errors import Forbidden, NotFound
 from missed_checks.permissions.caller import Caller
 from missed_checks.permissions.role import ACTION_COVERS, Action
 
-__all__ = ["authorize", "authorize_everywhere", "visible"]
+__all__ = ["authorize", "authorize_everywhere", "authorize_listing", "visible"]
 
 
 def authorize(caller: Caller, action: Action, site_id: str | None, *, what: str) -> None:
@@ -39,3 +39,15 @@ def authorize_everywhere(caller: Caller, action: Action, *, what: str) -> None:
     belongs to no one site (creating a site, the grants); Forbidden naming ``what`` otherwise."""
     if not caller.everywhere:
         raise Forbidden(f"{what}: only an admin may {action.value} ({ACTION_COVERS[action]})")
+
+
+def authorize_listing(caller: Caller, action: Action, site_id: str | None, *, what: str) -> None:
+    """Return when ``caller`` may list what ``action`` covers: at ``site_id`` when a list is filtered
+    by it (NotFound / Forbidden as :func:`authorize`), else at one site at least (Forbidden naming the
+    roles held, none of which allows it). What the list then holds is the caller's to filter."""
+    if site_id is not None:
+        authorize(caller, action, site_id, what=f"site {site_id!r}")
+    elif not caller.everywhere and not any(caller.may(action, site) for site in caller.roles):
+        roles = ", ".join(f"{role.value} at {site}" for site, role in sorted(caller.roles.items())) or "no role"
+        raise Forbidden(f"{what}: {caller.principal} holds {roles}, none of which allows {action.value} "
+                        f"({ACTION_COVERS[action]})")

@@ -15,6 +15,7 @@ from missed_checks_ops.cli.common import (
     Output,
     add_command,
     add_group,
+    caller_of,
     instant_arg,
     target_of,
 )
@@ -24,7 +25,6 @@ from missed_checks_ops.digests import (
     subscribe_digest,
     unsubscribe_digest,
 )
-from missed_checks_ops.principal import cli_principal
 from missed_checks_ops.target import LOCAL_ENDPOINT
 
 COLUMNS = {"subscription_id": "id", "address": "to", "when": "when", "checklists": "checklists"}
@@ -85,7 +85,7 @@ def digest_subscribe(args: argparse.Namespace) -> int:
     now = clock.now()
     subscription = Subscription.create(args.subscription_id, address=args.to, period=args.period, at=args.time,
                                        timezone=args.timezone, day=args.day, checklists=args.checklist, now=now)
-    result = subscribe_digest(target_of(args), subscription, now, by=cli_principal())
+    result = subscribe_digest(target_of(args), caller_of(args), subscription, now)
     out: Output = args.out
     if out.format == "json":
         out.json(result)
@@ -109,7 +109,7 @@ def _print_subscription(result: dict[str, Any], out: Output) -> None:
 
 
 def digest_list(args: argparse.Namespace) -> int:
-    found, problems = list_digests(target_of(args))
+    found, problems = list_digests(target_of(args), caller_of(args))
     rows = [{"subscription_id": s.subscription_id, "address": ", ".join(s.addresses), "when": s.describe_when(),
              "checklists": ", ".join(s.checklists) or "(all)"} for s in found]
     args.out.records(rows, COLUMNS, document=[s.to_dict() for s in found], empty="no digest subscriptions")
@@ -119,7 +119,7 @@ def digest_list(args: argparse.Namespace) -> int:
 
 
 def digest_unsubscribe(args: argparse.Namespace) -> int:
-    result = unsubscribe_digest(target_of(args), args.subscription_id, by=cli_principal())
+    result = unsubscribe_digest(target_of(args), caller_of(args), args.subscription_id)
     out: Output = args.out
     if out.format == "json":
         out.json(result)

@@ -9,7 +9,7 @@ from missed_checks.api.parameters import period_bound
 from missed_checks.checklists.checklist import validate_checklist_id
 from missed_checks.errors import InvalidInput
 from missed_checks.notifications.notification import Kind
-from missed_checks_ops.cli.common import RECORD_FORMATS, add_command, add_group, target_of
+from missed_checks_ops.cli.common import RECORD_FORMATS, add_command, add_group, caller_of, target_of
 from missed_checks_ops.notifications import list_notifications
 from missed_checks_ops.target import LOCAL_ENDPOINT
 
@@ -43,7 +43,7 @@ def notifications_list(args: argparse.Namespace) -> int:
     if start >= end:
         raise InvalidInput("to", f"--to ({args.end}) must be after --from ({args.start})")
     checklist_id = validate_checklist_id(args.checklist, "checklist") if args.checklist else None
-    rows = list_notifications(target_of(args), start, end, checklist_id=checklist_id, kind=args.kind)
+    rows = list_notifications(target_of(args), caller_of(args), start, end, checklist_id=checklist_id, kind=args.kind)
     shown = [{**row, "equipment": ", ".join(row["equipment"][:5]) + (" ..." if len(row["equipment"]) > 5 else "")}
              for row in rows]
     args.out.records(shown, COLUMNS, document=rows, empty="no notifications in that period")

@@ -12,18 +12,10 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from missed_checks.api.callers import caller_of
 from missed_checks.aws import settings
-from missed_checks.aws.table import ChecklistTable
-from missed_checks.aws.table.grants import GrantItems
-from missed_checks.aws.table.notifications import NotificationItems
-from missed_checks.aws.table.sites import SiteItems
-from missed_checks.aws.table.subscriptions import SubscriptionItems
+from missed_checks.aws.table import ManagementTable
 from missed_checks.permissions.caller import Caller
 
 __all__ = ["ManagementTable", "caller", "resolver", "table"]
-
-
-class ManagementTable(ChecklistTable, SiteItems, GrantItems, SubscriptionItems, NotificationItems):
-    """Every kind of item the management API's use cases read and write."""
 
 
 def table() -> ManagementTable:

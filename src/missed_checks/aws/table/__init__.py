@@ -39,14 +39,18 @@ from missed_checks.aws.table.base import (
 )
 from missed_checks.aws.table.client_requests import ClientRequestItems  # the HTTP API's idempotency keys (#19)
 from missed_checks.aws.table.grants import GrantItems  # grants (#31)
+from missed_checks.aws.table.notifications import NotificationItems
 from missed_checks.aws.table.out_of_service import OutOfServiceItems
 from missed_checks.aws.table.performed_checks import PerformedCheckItems
 from missed_checks.aws.table.registry import RegistryItems  # the equipment registry (#31)
+from missed_checks.aws.table.sites import SiteItems  # sites (#31)
+from missed_checks.aws.table.subscriptions import SubscriptionItems
 from missed_checks.aws.table.windows import WindowItems
 from missed_checks.evaluation.ports import WindowClaim
 from missed_checks.timefmt import to_utc_iso
 
-__all__ = ["THROTTLING_CODES", "ChecklistTable", "Conflict", "EvaluationTable", "NotFound", "RecordingTable",
+__all__ = ["THROTTLING_CODES", "ChecklistTable", "Conflict", "EvaluationTable", "ManagementTable", "NotFound",
+           "RecordingTable",
            "WindowClaim", "calendar_named_by", "checklist_named_by", "deserialize", "error_code", "raise_transient",
            "serialize"]
 
@@ -90,3 +94,9 @@ class ChecklistTable(AssignmentItems, PerformedCheckItems, WindowItems, OutOfSer
         missed = self.missed_checks_of_equipment(equipment_id, checklists, start, end)
         return sorted([*performed, *missed],
                       key=lambda item: str(item.get("performed_at") or item.get("window_start")))
+
+
+class ManagementTable(ChecklistTable, SiteItems, SubscriptionItems, NotificationItems):
+    """Every kind of item a person manages (#31): the management API's routes and the operator's
+    commands that act for a caller (sites, digest subscriptions, the notification log besides
+    :class:`ChecklistTable`'s)."""

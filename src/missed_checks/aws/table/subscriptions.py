@@ -93,7 +93,8 @@ def subscription_of(item: Mapping[str, Any]) -> Subscription:
     subscription = Subscription.create(item.get("subscription_id"),
                                        address=list(addresses) if addresses is not None else item.get("address"),
                                        period=item.get("period"), at=item.get("time"), timezone=item.get("timezone"),
-                                       day=item.get("day"), checklists=item.get("checklists") or ())
+                                       day=item.get("day"), checklists=item.get("checklists") or (),
+                                       site_id=item.get("site_id"))
     known = {"pk", "sk", "type", "gsi2pk", "gsi2sk", "created_at", "updated_at", "address", *STAMP_ATTRIBUTES,
              *subscription.to_fields()}
     return replace(subscription, created_at=instant("created_at"), updated_at=instant("updated_at"),
