@@ -12,9 +12,14 @@ from missed_checks.audit_trails.audit_entry import UNKNOWN_WRITER
 from missed_checks.audit_trails.reading import site_trail, trail_of
 from missed_checks.aws.table import ChecklistTable
 from missed_checks.checklists import managing
+from missed_checks.checklists.recurrence import OccurrenceWindow
+from missed_checks.equipment.out_of_service import OutOfServicePeriod
+from missed_checks.equipment.registering import register_equipment
+from missed_checks.evaluation.missed_check import MissedCheck
 from missed_checks.permissions.caller import Caller
 from missed_checks.permissions.role import Role
 from missed_checks.sites.saving import create_site
+from missed_checks.timefmt import to_utc_iso
 from missed_checks_ops.dlq import list_dead_letters, replay_queues
 from missed_checks_ops.target import resolve_target
 
@@ -104,3 +109,35 @@ def test_an_unreadable_record_goes_to_the_dead_letter_queue_and_the_changes_afte
     assert not replayed.ok and "period" in replayed.detail, replayed.detail
     assert len(list_dead_letters(target, "audit")["audit"]) == 1
     assert [e.action.value for e in trail_of(table, ADMIN, "site", "south").items] == ["created"]  # not twice
+
+
+def test_each_kind_is_recorded_at_its_site(local_runtime):
+    """A calendar, registered equipment, an assignment (its checklist's site), an out-of-service period
+    (its equipment's), a dismissal (its checklist's) and a subscription, each one entry at north."""
+    stack = local_runtime.stack
+    table = ChecklistTable(stack.table_name, stack.client("dynamodb"))
+    now = local_runtime.clock.now()
+    create_site(table, ADMIN, "north", name="North plant", timezone="Europe/Berlin", now=now)
+    register_equipment(table, MANAGER, "FL-1", name="Forklift 1", kind="forklift", site_id="north", now=now)
+    table.put_calendar("holidays", [now.date()], now=now, by="manager-north", site_id="north")
+    managing.put_checklist(table, MANAGER, {"id": "forklift", "recurrence": RULE, "window": "PT8H",
+                                            "site_id": "north"}, now, create=True)
+    table.assign_equipment("forklift", ["FL-1"], now, by="manager-north")
+    period = OutOfServicePeriod.create(equipment_id="FL-1", start=now + timedelta(days=1), end=None,
+                                       reason="gearbox", recorded_by="supervisor-north", recorded_at=now)
+    table.record_out_of_service(period)
+    window = OccurrenceWindow(now, now + timedelta(hours=8), now + timedelta(hours=8))
+    table.put_missed_check(MissedCheck("forklift", "FL-1", window, judged_at=now, execution="arn:execution:test"))
+    table.dismiss_missed_check("forklift", now, "FL-1", reason="broken down", by="supervisor-north", at=now)
+    local_runtime.settle()
+
+    trail = site_trail(table, AUDITOR, "north").items
+    assert {(e.kind, e.object_id, e.changed_by) for e in trail} == {
+        ("site", "north", "admin"), ("equipment", "FL-1", "manager-north"), ("calendar", "holidays", "manager-north"),
+        ("checklist", "forklift", "manager-north"), ("assignment", "forklift/FL-1", "manager-north"),
+        ("out_of_service", f"FL-1/{to_utc_iso(now + timedelta(days=1))}", "supervisor-north"),
+        ("dismissal", f"forklift/{to_utc_iso(now)}/FL-1", "supervisor-north")}
+    (dismissal,) = [e for e in trail if e.kind == "dismissal"]
+    assert dismissal.before is None and dismissal.after["reason"] == "broken down"
+    (assignment,) = [e for e in trail if e.kind == "assignment"]
+    assert assignment.after["assigned_at"] == to_utc_iso(now) and assignment.after["unassigned_at"] is None

@@ -13,7 +13,7 @@ entry of a site (ByPeriod ``AUDIT#SITE#<site>``), oldest first, in pages.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
@@ -57,17 +57,27 @@ def kind_of(item_keys: Mapping[str, Any]) -> str | None:
     return None
 
 
+_READERS: dict[str, tuple[Callable[[Mapping[str, Any]], Any], str, str | None]] = {
+    "checklist": (checklist_of, "checklist_id", "site_id"),
+    "calendar": (calendar_of, "calendar_id", "site_id"),
+    "subscription": (subscription_of, "subscription_id", "site_id"),
+    "site": (site_of, "site_id", "site_id"),
+    "equipment": (registered_of, "equipment_id", "site_id"),
+    "grant": (grant_of, "principal", None),
+}
+"""Kinds whose object names its own id and site: its reader, and the attributes holding them."""
+
+
 def _shown(kind: str, image: Mapping[str, Any] | None) -> tuple[str, dict[str, Any], str | None] | None:
     """One side of a record as (object id, the object as the API shows it, its own site when it names
     one); None when that side is absent (or, for a missed check, holds no dismissal)."""
     if image is None:
         return None
-    if kind == "checklist":
-        checklist = checklist_of(image)
-        return checklist.checklist_id, checklist.to_dict(), checklist.site_id
-    if kind == "calendar":
-        calendar = calendar_of(image)
-        return calendar.calendar_id, calendar.to_dict(), calendar.site_id
+    if kind in _READERS:
+        reader, id_attribute, site_attribute = _READERS[kind]
+        found = reader(image)
+        site = getattr(found, site_attribute, None) if site_attribute else None
+        return str(getattr(found, id_attribute)), found.to_dict(), site if isinstance(site, str) else None
     if kind == "assignment":
         checklist_id = keys.checklist_id_of(str(image.get("pk") or "")) or str(image.get("checklist_id"))
         assignment = assignment_of(checklist_id, image)
@@ -76,28 +86,14 @@ def _shown(kind: str, image: Mapping[str, Any] | None) -> tuple[str, dict[str, A
         period = period_of(image)
         document = period.to_dict()
         return f"{period.equipment_id}/{document['from']}", document, None
-    if kind == "subscription":
-        subscription = subscription_of(image)
-        site = image.get("site_id")
-        return subscription.subscription_id, subscription.to_dict(), site if isinstance(site, str) else None
     if kind == "dismissal":
         record = missed_record_of(image)
         checklist_id = str(image.get("checklist_id"))
-        object_id = f"{checklist_id}/{record.window_start}/{record.equipment_id}"
         if record.dismissal is None:
             return None
-        return object_id, {"checklist_id": checklist_id, "equipment_id": record.equipment_id,
-                           "window_start": record.window_start, "window_end": record.window_end,
-                           **record.dismissal.to_dict()}, None
-    if kind == "site":
-        site = site_of(image)
-        return site.site_id, site.to_dict(), site.site_id
-    if kind == "equipment":
-        equipment = registered_of(image)
-        return equipment.equipment_id, equipment.to_dict(), equipment.site_id
-    if kind == "grant":
-        grant = grant_of(image)
-        return grant.principal, grant.to_dict(), None
+        return f"{checklist_id}/{record.window_start}/{record.equipment_id}", {
+            "checklist_id": checklist_id, "equipment_id": record.equipment_id, "window_start": record.window_start,
+            "window_end": record.window_end, **record.dismissal.to_dict()}, None
     raise InvalidInput("kind", f"{describe(kind)} is no kind the audit trail reads")
 
 
@@ -151,8 +147,7 @@ class AuditItems(TableClient):
         if shown is None:  # a missed check written or removed without a dismissal: nothing managed
             return None
         object_id, _, own_site = shown
-        site_id = own_site if kind in ("checklist", "calendar", "subscription", "site", "equipment") \
-            else None if kind == "grant" else self._site_of(kind, after or before, new_image or old_image or {})
+        site_id = own_site if kind in _READERS else self._site_of(kind, after or before, new_image or old_image or {})
         return ObjectChange(kind=kind, object_id=object_id, site_id=site_id,
                             before=before[1] if before else None, after=after[1] if after else None,
                             stamp_before=_stamp_of(old_image), stamp_after=_stamp_of(new_image),
