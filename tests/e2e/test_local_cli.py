@@ -137,11 +137,16 @@ def test_serve_runs_the_stack_behind_an_endpoint(tmp_path: Path) -> None:
         now = server.clock.now()
         save_checklist(table,
             "serve-daily", recurrence="DTSTART;TZID=UTC:20260302T080000\nRRULE:FREQ=DAILY", window="PT1H", now=now,
-                by="tests"
+            by="tests",
         )
         table.assign_equipment("serve-daily", ["s-1"], now, by="tests")
         fired = server.tick()  # the stream settles: schedule-sync has written the schedule
         assert fired == []
+        # ... and the audit function has recorded both changes, by who made them (#31)
+        assert [(e.action.value, e.changed_by) for e in table.object_trail("checklist", "serve-daily", None, 10).items
+                ] == [("created", "tests")]
+        assert [(e.action.value, e.changed_by)
+                for e in table.object_trail("assignment", "serve-daily/s-1", None, 10).items] == [("created", "tests")]
         clock.advance_to(datetime(2026, 3, 2, 9, 0, tzinfo=UTC))  # the window closes: its schedule is due
         fired += server.tick()
         assert [f.scheduled_time.hour for f in fired if f.execution_arn] == [9]  # window ends 09:00 (PT1H)
