@@ -220,9 +220,12 @@ def batch_records(streams: Any, batch: Mapping[str, Any]) -> Iterator[dict[str, 
         page = streams.get_records(ShardIterator=iterator, Limit=1000)
         records = page.get("Records", [])
         for record in records:
-            if int(record["dynamodb"]["SequenceNumber"]) > last:
+            number = int(record["dynamodb"]["SequenceNumber"])
+            if number > last:
                 return
             yield record
+            if number == last:  # the batch's last record: no page after it is asked for
+                return
         if not records:
             return
         iterator = page.get("NextShardIterator")
