@@ -22,11 +22,22 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from missed_checks.api import http_api
-from missed_checks.api.routes import audit, calendars, checklists, equipment, grants, me, sites
+from missed_checks.api.routes import (
+    audit,
+    calendars,
+    checklists,
+    equipment,
+    grants,
+    me,
+    notifications,
+    out_of_service,
+    sites,
+    subscriptions,
+)
 from missed_checks.aws.observability import lambda_handler
 
-ROUTERS = (me.router, sites.router, equipment.router, checklists.router, calendars.router, grants.router,
-           audit.router)
+ROUTERS = (me.router, sites.router, equipment.router, out_of_service.router, checklists.router, calendars.router,
+           subscriptions.router, notifications.router, grants.router, audit.router)
 """Every feature's routes, listed (not discovered): a router that is not here is not served."""
 
 app = APIGatewayHttpResolver()

@@ -150,9 +150,10 @@ def test_every_setting_a_function_reads_is_set_on_it_by_the_template():
         props = resource["Properties"]
         source = (ROOT / props["CodeUri"] / "app.py").read_text()
         routes = ROOT / "src" / "missed_checks" / "api" / "routes"  # the management function's routers (#31)
-        for imported in re.findall(r"^from missed_checks\.api\.routes import ([\w, ]+)$", source, flags=re.M):
-            source += "".join((routes / f"{module.strip()}.py").read_text() for module in imported.split(","))
-            source += (routes / "context.py").read_text()
+        imports = r"^from missed_checks\.api\.routes import (\([\w,\s]+\)|[\w, ]+$)"
+        for listed in re.findall(imports, source, flags=re.M):
+            modules = [name.strip() for name in listed.strip("()").split(",") if name.strip()]
+            source += "".join((routes / f"{module}.py").read_text() for module in [*modules, "context"])
         read = set(re.findall(r"settings\.required(?:_int)?\(\"([A-Z_]+)\"\)", source))
         assert read, name
         given = shared | set(props.get("Environment", {}).get("Variables", {}))

@@ -285,9 +285,9 @@ def code_fields() -> dict[tuple[str, str], tuple[str, ...]]:
         ("POST", "/checklists/preview"): ("checklists", "PREVIEW_FIELDS"),
         ("POST", "/checklists/{checklist_id}/equipment"): ("checklists", "ASSIGN_FIELDS"),
         ("PUT", "/calendars/{calendar_id}"): ("calendars", "PUT_FIELDS"),
-        ("POST", "/equipment/{equipment_id}/out-of-service"): ("out_of_service", "RECORD_FIELDS"),
-        ("POST", "/equipment/{equipment_id}/back-in-service"): ("out_of_service", "END_FIELDS"),
-        ("POST", "/subscriptions"): ("subscriptions", "SUBSCRIBE_FIELDS"),
+        ("POST", "/equipment/{equipment_id}/out-of-service"): ("out_of_service", "PERIOD_FIELDS"),
+        ("POST", "/equipment/{equipment_id}/back-in-service"): ("out_of_service", "BACK_FIELDS"),
+        ("POST", "/subscriptions"): ("subscriptions", "SUBSCRIPTION_FIELDS"),
     }
     for route, (module, constant) in declared.items():
         if route in request_bodies():
