@@ -30,6 +30,7 @@ from missed_checks.checklists.checklist import validate_checklist_id
 from missed_checks.checklists.managing import get_checklist, scope_of
 from missed_checks.equipment.assignments import validate_equipment_id
 from missed_checks.errors import InvalidInput
+from missed_checks.evaluation import dismissing
 from missed_checks.permissions.role import Action
 from missed_checks.sites.site import validate_site_id
 from missed_checks.timefmt import parse_instant, to_utc_iso
@@ -115,12 +116,10 @@ def dismiss() -> Response[Any]:
     checklist_id = validate_checklist_id(body.get("checklist_id"), "checklist_id")
     window_start = parse_instant(body.get("window_start"), "window_start")  # type: ignore[arg-type]
     equipment_id = validate_equipment_id(body.get("equipment_id"), "equipment_id")
-    store = table()
-    caller = caller_of(app.current_event.raw_event, store)
-    if not caller.everywhere:  # a caller with roles (#31): supervise at the checklist's site
-        get_checklist(store, caller, checklist_id, action=Action.supervise)
-    record = store.dismiss_missed_check(checklist_id, window_start, equipment_id, reason=reason,
-                                          by=http_api.caller_identity(app.current_event.raw_event), at=clock.now())
+    store = table()  # a caller with roles (#31): supervise at the checklist's site
+    record = dismissing.dismiss(store, caller_of(app.current_event.raw_event, store), checklist_id, window_start,
+                                equipment_id, reason=reason, by=http_api.caller_identity(app.current_event.raw_event),
+                                at=clock.now())
     return Response(status_code=HTTPStatus.OK, content_type="application/json",
                     body={name: record.get(name) for name in MISSED_FIELDS})
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from missed_checks.evaluation.dismissing import dismiss
+from missed_checks.permissions.caller import Caller
 from missed_checks_ops.target import StackTarget
 
 PAGE = 1000
@@ -30,7 +32,8 @@ def list_missed(target: StackTarget, start: datetime, end: datetime, *, checklis
     return [{name: item.get(name) for name in COLUMNS} for item in items]
 
 
-def dismiss_missed(target: StackTarget, checklist_id: str, window_start: datetime, equipment_id: str, *,
-                   reason: str, by: str, at: datetime) -> dict[str, Any]:
-    """Excuse one missed check (it still counts as missed, shown as dismissed); returns its record."""
-    return target.table().dismiss_missed_check(checklist_id, window_start, equipment_id, reason=reason, by=by, at=at)
+def dismiss_missed(target: StackTarget, caller: Caller, checklist_id: str, window_start: datetime, equipment_id: str,
+                   *, reason: str, by: str, at: datetime) -> dict[str, Any]:
+    """Excuse one missed check (it still counts as missed, shown as dismissed), as ``caller``
+    (:func:`missed_checks.evaluation.dismissing.dismiss`); returns its record."""
+    return dismiss(target.table(), caller, checklist_id, window_start, equipment_id, reason=reason, by=by, at=at)

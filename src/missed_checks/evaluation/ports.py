@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
+from missed_checks.checklists.ports import ChecklistListing
 from missed_checks.timefmt import to_utc_iso
 
 if TYPE_CHECKING:
@@ -255,4 +256,11 @@ class RecordingStore(ChecklistReader, Protocol):
 
     def finish_client_request(self, caller: str, idempotency_key: str, written: int) -> None:
         """Note how many checks the request wrote."""
+        ...
+
+
+class Dismissals(ChecklistListing, Protocol):
+    def dismiss_missed_check(self, checklist_id: str, window_start: datetime, equipment_id: str, *,
+                             reason: str, by: str, at: datetime) -> dict[str, Any]:
+        """Mark the missed check dismissed (stamped by ``by``); Conflict when it was, NotFound when none."""
         ...

@@ -18,6 +18,7 @@ from missed_checks_ops.cli.common import (
     Output,
     add_command,
     add_group,
+    caller_of,
     close_output,
     open_output,
     progress_bar,
@@ -127,8 +128,8 @@ def missed_dismiss(args: argparse.Namespace) -> int:
     equipment_id = validate_equipment_id(args.equipment)
     window_start = parse_instant(args.window_start, "window-start")
     within_item_size({"reason": args.reason, "by": args.by})
-    record = dismiss_missed(target_of(args), checklist_id, window_start, equipment_id, reason=args.reason,
-                            by=args.by, at=clock.now())
+    record = dismiss_missed(target_of(args), caller_of(args), checklist_id, window_start, equipment_id,
+                            reason=args.reason, by=args.by, at=clock.now())
     out: Output = args.out
     if out.format == "json":
         out.json(record)
