@@ -31,7 +31,7 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.api_gateway import BaseRouter
 
 from missed_checks.api import parameters
-from missed_checks.api.etags import PreconditionRequired
+from missed_checks.api.etags import PreconditionRequired, if_match
 from missed_checks.errors import (
     Conflict,
     Forbidden,
@@ -370,3 +370,18 @@ def page_answer(items: Iterable[Mapping[str, Any]], next_position: str | None, q
     """A page as the API answers it: its items and ``next_cursor`` (None on the last page)."""
     cursor = None if next_position is None else parameters.next_cursor({"after": next_position}, query.filters)
     return {"items": list(items), "next_cursor": cursor}
+
+
+# -- a write's request (#31) ---------------------------------------------------------------------------
+def write_body(app: BaseRouter, allowed: Iterable[str], *, what: str) -> Mapping[str, Any]:
+    """A create's request: no query parameter, a closed JSON object body (:func:`fields`)."""
+    query_parameters(app)
+    return fields(json_body(app), allowed, what=what)
+
+
+def edit_body(app: BaseRouter, allowed: Iterable[str], *, what: str) -> tuple[int | None, Mapping[str, Any]]:
+    """An edit's request: no query parameter, the revision its ``If-Match`` names (428 without it,
+    None for ``*``: :func:`missed_checks.api.etags.if_match`), then its closed JSON object body."""
+    query_parameters(app)
+    revision = if_match(app)
+    return revision, fields(json_body(app), allowed, what=what)

@@ -46,9 +46,7 @@ def list_equipment() -> dict[str, Any]:
 
 @router.post("/equipment")
 def register_equipment() -> Response[str]:
-    app = resolver(router)
-    http_api.query_parameters(app)
-    body = http_api.fields(http_api.json_body(app), REGISTER_FIELDS, what="equipment to register")
+    body = http_api.write_body(resolver(router), REGISTER_FIELDS, what="equipment to register")
     equipment = registering.register_equipment(
         table(), caller(router), body.get("equipment_id"), name=body.get("name"), kind=body.get("kind"),
         site_id=body.get("site_id"), attributes=body.get("attributes"), now=clock.now())
@@ -63,10 +61,7 @@ def get_equipment(equipment_id: str) -> Response[str]:
 
 @router.put("/equipment/<equipment_id>")
 def edit_equipment(equipment_id: str) -> Response[str]:
-    app = resolver(router)
-    http_api.query_parameters(app)
-    if_match = etags.if_match(app)
-    body = http_api.fields(http_api.json_body(app), EDIT_FIELDS, what="equipment's changes")
+    if_match, body = http_api.edit_body(resolver(router), EDIT_FIELDS, what="equipment's changes")
     at = None if body.get("at") is None else parameters.instant(body["at"], "at")
     change = registering.edit_equipment(
         table(), caller(router), unquote(equipment_id), if_match, name=body.get("name"), kind=body.get("kind"),

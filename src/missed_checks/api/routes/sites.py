@@ -42,9 +42,7 @@ def list_sites() -> dict[str, Any]:
 
 @router.post("/sites")
 def create_site() -> Response[str]:
-    app = resolver(router)
-    http_api.query_parameters(app)
-    body = http_api.fields(http_api.json_body(app), CREATE_FIELDS, what="a site")
+    body = http_api.write_body(resolver(router), CREATE_FIELDS, what="a site")
     site = saving.create_site(table(), caller(router), body.get("site_id"), name=body.get("name"),
                               timezone=body.get("timezone"), now=clock.now())
     return _tagged(site, HTTPStatus.CREATED, created=True)
@@ -58,10 +56,7 @@ def get_site(site_id: str) -> Response[str]:
 
 @router.put("/sites/<site_id>")
 def edit_site(site_id: str) -> Response[str]:
-    app = resolver(router)
-    http_api.query_parameters(app)
-    if_match = etags.if_match(app)
-    body = http_api.fields(http_api.json_body(app), EDIT_FIELDS, what="a site's changes")
+    if_match, body = http_api.edit_body(resolver(router), EDIT_FIELDS, what="a site's changes")
     if not body:
         raise InvalidInput("body", "changes nothing: give name, timezone or both")
     site = saving.edit_site(table(), caller(router), unquote(site_id), if_match, name=body.get("name"),
