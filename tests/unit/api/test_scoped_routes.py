@@ -240,3 +240,88 @@ def test_the_status_and_the_report_hold_the_callers_sites_only(table: Management
     assert call(functions()["report"], "GET", "/report", AUDITOR, query={**query, "checklist": "south-daily"})[0] == 404
     status, report, _ = call(functions()["report"], "GET", "/report", AUDITOR, query=query)
     assert status == 200 and {row["checklist_id"] for row in report["rows"]} <= {"daily"}
+
+
+# -- calendars, out of service, subscriptions, the notification log ------------------------------
+def test_a_calendar_is_created_replaced_and_deleted_by_its_sites_manager(table: ManagementTable) -> None:
+    body = {"site_id": "north", "dates": ["2026-04-03"], "description": "Easter"}
+    assert call(manage(), "PUT", "/calendars/easter", SUPERVISOR, body)[0] == 403
+    assert call(manage(), "PUT", "/calendars/easter", SOUTH, body)[0] == 404
+    assert table.get_calendar("easter") is None
+    status, created, headers = call(manage(), "PUT", "/calendars/easter", MANAGER, body)
+    assert (status, created["site_id"], headers["ETag"]) == (201, "north", '"1"')
+    assert headers["Location"] == "/calendars/easter"
+    assert call(manage(), "PUT", "/calendars/easter", MANAGER, body)[0] == 428
+    status, read, headers = call(manage(), "GET", "/calendars/easter", AUDITOR)
+    assert (status, read["dates"], headers["ETag"]) == (200, ["2026-04-03"], '"1"')
+    assert call(manage(), "GET", "/calendars/easter", SOUTH)[0] == 404
+    assert [c["id"] for c in call(manage(), "GET", "/calendars", AUDITOR)[1]["items"]] == ["easter"]
+    assert call(manage(), "GET", "/calendars", SOUTH)[1]["items"] == []
+    status, replaced, headers = call(manage(), "PUT", "/calendars/easter", MANAGER,
+                                     {"dates": ["2026-04-03", "2026-04-06"]}, headers={"If-Match": '"1"'})
+    assert (status, replaced["dates"], headers["ETag"]) == (200, ["2026-04-03", "2026-04-06"], '"2"')
+    status, stale, _ = call(manage(), "PUT", "/calendars/easter", MANAGER, {"dates": []}, headers={"If-Match": '"1"'})
+    assert (status, stale["current_etag"]) == (412, '"2"')
+    assert call(manage(), "DELETE", "/calendars/easter", MANAGER)[0] == 428
+    assert call(manage(), "DELETE", "/calendars/easter", MANAGER, headers={"If-Match": '"2"'})[0] == 204
+    assert table.get_calendar("easter") is None
+
+
+def test_out_of_service_periods_are_recorded_by_a_supervisor_of_the_equipments_site(table: ManagementTable) -> None:
+    period = {"from": "2026-03-03T06:00:00Z", "to": "2026-03-04T06:00:00Z", "reason": "annual service"}
+    assert call(manage(), "POST", "/equipment/FL-1/out-of-service", OPERATOR_NORTH, period)[0] == 403
+    assert call(manage(), "POST", "/equipment/FL-1/out-of-service", SUPERVISOR_SOUTH, period)[0] == 404
+    assert table.out_of_service_of_equipment("FL-1") == []
+    status, recorded, _ = call(manage(), "POST", "/equipment/FL-1/out-of-service", SUPERVISOR, period)
+    assert (status, recorded["recorded_by"], recorded["action"]) == (201, "supervisor-north", "recorded")
+    assert call(manage(), "POST", "/equipment/FL-1/out-of-service", SUPERVISOR, period)[0] == 200  # on record
+    status, page, _ = call(manage(), "GET", "/equipment/FL-1/out-of-service", AUDITOR)
+    assert (status, [p["from"] for p in page["items"]]) == (200, ["2026-03-03T06:00:00Z"])
+    assert call(manage(), "GET", "/equipment/FL-1/out-of-service", OPERATOR_NORTH)[0] == 403
+    now_out = {"from": "2026-03-02T06:00:00Z", "to": "2026-03-02T20:00:00Z", "reason": "flat tyre"}
+    assert call(manage(), "POST", "/equipment/FL-1/out-of-service", SUPERVISOR, now_out)[0] == 201
+    assert call(manage(), "POST", "/equipment/FL-1/back-in-service", AUDITOR)[0] == 403
+    status, ended, _ = call(manage(), "POST", "/equipment/FL-1/back-in-service", SUPERVISOR)
+    assert (status, ended["to"], ended["ended_by"]) == (200, "2026-03-02T12:00:00Z", "supervisor-north"), ended
+
+
+def test_digest_subscriptions_are_a_sites_managers(table: ManagementTable, monkeypatch: pytest.MonkeyPatch) -> None:
+    from missed_checks.api.routes import subscriptions
+    from tests.unit.notifications.test_subscribing_scoped import GroupSchedules
+
+    group = GroupSchedules()
+    monkeypatch.setattr(subscriptions, "schedules", lambda: group)
+    for name, value in (("DIGEST_FUNCTION_ARN", "arn:aws:lambda:eu-west-1:123456789012:function:digest"),
+                        ("DIGEST_SCHEDULER_ROLE_ARN", "arn:aws:iam::123456789012:role/digest-scheduler"),
+                        ("DIGEST_DLQ_ARN", "arn:aws:sqs:eu-west-1:123456789012:notification-dlq"),
+                        ("SCHEDULER_MAX_RETRY_ATTEMPTS", "3")):
+        monkeypatch.setenv(name, value)
+    body = {"id": "north-daily", "site_id": "north", "to": ["lead@example.com"], "period": "daily", "time": "07:00",
+            "timezone": "Europe/Berlin"}
+    assert call(manage(), "POST", "/subscriptions", SUPERVISOR, body)[0] == 403
+    assert call(manage(), "POST", "/subscriptions", SOUTH, body)[0] == 404
+    assert table.get_subscription("north-daily") is None and group.upserted == []
+    status, created, _ = call(manage(), "POST", "/subscriptions", MANAGER, body)
+    assert (status, created["site_id"], created["action"]) == (201, "north", "created")
+    assert [s["subscription_id"] for s in call(manage(), "GET", "/subscriptions", AUDITOR)[1]["items"]] == [
+        "north-daily"]
+    assert call(manage(), "GET", "/subscriptions", OPERATOR_NORTH)[0] == 403
+    assert call(manage(), "GET", "/subscriptions", SOUTH)[1]["items"] == []
+    assert call(manage(), "DELETE", "/subscriptions/north-daily", SOUTH)[0] == 404
+    assert call(manage(), "DELETE", "/subscriptions/north-daily", MANAGER)[0] == 204
+    assert table.get_subscription("north-daily") is None
+
+
+def test_the_notification_log_is_the_callers_sites(table: ManagementTable) -> None:
+    from missed_checks.notifications.notification import Kind, Notification
+
+    for checklist_id in ("daily", "south-daily"):
+        table.claim_notification(Notification(kind=Kind.MISSED, checklist_id=checklist_id,
+                                              window_start="2026-03-01T05:00:00Z", recipient="crew@example.com",
+                                              equipment=("FL-1",), subject="missed", body="missed"),
+                                 NOW, timedelta(minutes=5))
+    query = {"from": "2026-03-02T00:00:00Z", "to": "2026-03-03T00:00:00Z"}
+    status, page, _ = call(manage(), "GET", "/notifications", SUPERVISOR, query=query)
+    assert (status, [r["checklist_id"] for r in page["items"]]) == (200, ["daily"])
+    assert call(manage(), "GET", "/notifications", OPERATOR_NORTH, query=query)[0] == 403
+    assert call(manage(), "GET", "/notifications", SUPERVISOR, query={**query, "site_id": "south"})[0] == 404
