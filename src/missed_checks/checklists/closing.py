@@ -16,7 +16,7 @@ from datetime import date, datetime
 
 from missed_checks.checklists.closure_calendar import ClosureCalendar, validate_calendar_id
 from missed_checks.checklists.ports import CalendarStore
-from missed_checks.errors import NotFound
+from missed_checks.errors import InvalidInput, NotFound
 from missed_checks.paging import Page, page_after
 from missed_checks.permissions.authorizing import authorize
 from missed_checks.permissions.caller import Caller
@@ -70,7 +70,9 @@ def put_calendar(store: CalendarStore, caller: Caller, calendar_id: str, dates: 
         authorize(caller, Action.manage, current.site_id, what=what(calendar_id))
     expected_revision(what(calendar_id), current, if_match=if_match, create=create)
     if current is None:
-        authorize(caller, Action.manage, site_id, what=f"site {site_id!r}" if site_id else what(calendar_id))
+        if site_id is None and not caller.everywhere:  # only an admin or the operator makes one without a site
+            raise InvalidInput("site_id", f"give the site {what(calendar_id)} belongs to (one you manage)")
+        authorize(caller, Action.manage, site_id, what=f"site {site_id!r}")
     return at_revision(what(calendar_id), if_match, _revision_now(store, calendar_id), lambda: store.put_calendar(
         calendar_id, dates, now=now, description=description, by=by or caller.principal, site_id=site_id,
         expected_revision=if_match))

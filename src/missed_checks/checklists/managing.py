@@ -21,7 +21,7 @@ from typing import Any
 from missed_checks.checklists.checklist import Checklist, Status, validate_checklist_id
 from missed_checks.checklists.ports import ChecklistListing, ChecklistManagement
 from missed_checks.checklists.saving import save_checklist
-from missed_checks.errors import NotFound
+from missed_checks.errors import InvalidInput, NotFound
 from missed_checks.paging import Page, page_after
 from missed_checks.permissions.authorizing import authorize, authorize_listing
 from missed_checks.permissions.caller import Caller
@@ -121,7 +121,9 @@ def put_checklist(store: ChecklistManagement, caller: Caller, spec: Mapping[str,
     expected_revision(what(checklist_id), current, if_match=if_match, create=create)
     if current is None:
         site_id = spec.get("site_id")
-        authorize(caller, Action.manage, site_id, what=f"site {site_id!r}" if site_id else what(checklist_id))
+        if site_id is None and not caller.everywhere:  # only an admin or the operator makes one without a site
+            raise InvalidInput("site_id", f"give the site {what(checklist_id)} belongs to (one you manage)")
+        authorize(caller, Action.manage, site_id, what=f"site {site_id!r}")
     return at_revision(what(checklist_id), if_match, _revision_now(store, checklist_id), lambda: save_checklist(
         store, checklist_id, recurrence=str(spec["recurrence"]), now=now, name=spec.get("name") or "",
         timezone=spec.get("timezone"), window=spec.get("window"), grace=spec.get("grace"), validate=not validated,

@@ -241,3 +241,9 @@ def test_assigning_needs_manage_and_reading_read(table: ManagementTable) -> None
         assigning.equipment_of(table, SOUTH, "daily")
     page = assigning.assignments_page(table, MANAGER, "daily", None, 1)
     assert ([a.equipment_id for a in page.items], page.next_position) == (["FL-1"], None)
+
+
+def test_a_caller_with_roles_names_the_site_of_a_new_checklist(table: ManagementTable) -> None:
+    with pytest.raises(InvalidInput) as refused:
+        managing.put_checklist(table, MANAGER, spec(id="new", site_id=None), NOW)
+    assert refused.value.field == "site_id" and table.get_checklist("new") is None
