@@ -19,6 +19,7 @@ from missed_checks.errors import InvalidInput
 from missed_checks.notifications.digest import Subscription, schedule_name, validate_subscription_id
 from missed_checks.notifications.digesting import Digest, build_digest
 from missed_checks.notifications.subscribing import end_subscription, subscribe_at_site
+from missed_checks.permissions.authorizing import at_sites
 from missed_checks.permissions.caller import Caller
 from missed_checks.permissions.role import Action
 from missed_checks_ops.target import StackTarget
@@ -63,7 +64,7 @@ def preview(subscription: Subscription, now: datetime) -> dict[str, Any]:
 def list_digests(target: StackTarget, caller: Caller) -> tuple[list[Subscription], list[str]]:
     """Every subscription the caller may read (by id), and a line for each item that cannot be read."""
     found, problems = subscriptions(target).digest_subscriptions()
-    return [s for s in found if caller.may(Action.read_management, s.site_id)], problems
+    return at_sites(caller, Action.read_management, found, lambda s: s.site_id), problems
 
 
 def get_digest(target: StackTarget, subscription_id: str) -> Subscription:

@@ -18,7 +18,7 @@ from missed_checks.checklists.closure_calendar import ClosureCalendar, validate_
 from missed_checks.checklists.ports import CalendarStore
 from missed_checks.errors import InvalidInput, NotFound
 from missed_checks.paging import Page, page_after
-from missed_checks.permissions.authorizing import authorize
+from missed_checks.permissions.authorizing import at_sites, authorize
 from missed_checks.permissions.caller import Caller
 from missed_checks.permissions.role import Action
 from missed_checks.revisions import at_revision, expected_revision
@@ -45,9 +45,7 @@ def get_calendar(store: CalendarStore, caller: Caller, calendar_id: str, revisio
 
 def list_calendars(store: CalendarStore, caller: Caller, site_id: str | None = None) -> list[ClosureCalendar]:
     """The calendars at the caller's sites (``site_id``: at that one), by id."""
-    sites = caller.sites()
-    return sorted((c for c in store.list_calendars()
-                   if (sites is None or c.site_id in sites) and (site_id is None or c.site_id == site_id)),
+    return sorted(at_sites(caller, Action.read, store.list_calendars(), lambda c: c.site_id, site_id),
                   key=lambda c: c.calendar_id)
 
 

@@ -23,7 +23,7 @@ from missed_checks.checklists.ports import ChecklistListing, ChecklistManagement
 from missed_checks.checklists.saving import save_checklist
 from missed_checks.errors import InvalidInput, NotFound
 from missed_checks.paging import Page, page_after
-from missed_checks.permissions.authorizing import authorize, authorize_listing
+from missed_checks.permissions.authorizing import at_sites, authorize, authorize_listing
 from missed_checks.permissions.caller import Caller
 from missed_checks.permissions.role import Action
 from missed_checks.revisions import at_revision, expected_revision
@@ -60,10 +60,7 @@ def get_checklist(store: ChecklistListing, caller: Caller, checklist_id: str, *,
 
 def list_checklists(store: ChecklistListing, caller: Caller, site_id: str | None = None) -> list[Checklist]:
     """Every checklist at the caller's sites (``site_id``: at that site only), by id."""
-    sites = caller.sites()
-    return sorted((c for c in store.list_checklists()
-                   if (sites is None or c.site_id in sites) and (site_id is None or c.site_id == site_id)),
-                  key=lambda c: c.checklist_id)
+    return sorted(at_sites(caller, Action.read, store.list_checklists(), _site, site_id), key=lambda c: c.checklist_id)
 
 
 def scope_of(store: ChecklistListing, caller: Caller, action: Action,
@@ -76,8 +73,7 @@ def scope_of(store: ChecklistListing, caller: Caller, action: Action,
     authorize_listing(caller, action, site_id, what="checklists")
     if caller.everywhere and site_id is None:
         return None
-    return frozenset(c.checklist_id for c in store.list_checklists()
-                     if caller.may(action, c.site_id) and (site_id is None or c.site_id == site_id))
+    return frozenset(c.checklist_id for c in at_sites(caller, action, store.list_checklists(), _site, site_id))
 
 
 def checklists_page(store: ChecklistManagement, caller: Caller, site_id: str | None, position: str | None,
@@ -176,3 +172,7 @@ def _revision_now(store: ChecklistManagement, checklist_id: str) -> Callable[[],
         checklist = store.get_checklist(checklist_id)
         return None if checklist is None else checklist.revision
     return revision
+
+
+def _site(checklist: Checklist) -> str | None:
+    return checklist.site_id

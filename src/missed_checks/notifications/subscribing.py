@@ -16,7 +16,7 @@ from missed_checks.errors import InvalidInput, NotFound
 from missed_checks.notifications.digest import Subscription, schedule_name, validate_subscription_id
 from missed_checks.notifications.ports import DigestSchedules, SubscriptionStore, SubscriptionWriter
 from missed_checks.paging import Page, page_after
-from missed_checks.permissions.authorizing import authorize, authorize_listing
+from missed_checks.permissions.authorizing import at_sites, authorize, authorize_listing
 from missed_checks.permissions.caller import Caller
 from missed_checks.permissions.role import Action
 from missed_checks.sites.saving import require_site
@@ -74,8 +74,8 @@ def subscriptions_page(store: SubscriptionStore, caller: Caller, site_id: str | 
     when given), by id, after ``position``."""
     authorize_listing(caller, Action.read_management, site_id, what="digest subscriptions")
     found, _ = store.digest_subscriptions()
-    return page_after((s for s in found if caller.may(Action.read_management, s.site_id)
-                       and (site_id is None or s.site_id == site_id)), lambda s: s.subscription_id, position, limit)
+    return page_after(at_sites(caller, Action.read_management, found, lambda s: s.site_id, site_id),
+                      lambda s: s.subscription_id, position, limit)
 
 
 def end_subscription(store: SubscriptionStore, schedules: DigestSchedules, caller: Caller,

@@ -7,11 +7,16 @@ this to it is :class:`Forbidden` (HTTP 403), naming the role, the site and the a
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from typing import TypeVar
+
 from missed_checks.errors import Forbidden, NotFound
 from missed_checks.permissions.caller import Caller
 from missed_checks.permissions.role import ACTION_COVERS, Action
 
-__all__ = ["authorize", "authorize_everywhere", "authorize_listing", "visible"]
+T = TypeVar("T")
+
+__all__ = ["at_sites", "authorize", "authorize_everywhere", "authorize_listing", "visible"]
 
 
 def authorize(caller: Caller, action: Action, site_id: str | None, *, what: str) -> None:
@@ -51,3 +56,11 @@ def authorize_listing(caller: Caller, action: Action, site_id: str | None, *, wh
         roles = ", ".join(f"{role.value} at {site}" for site, role in sorted(caller.roles.items())) or "no role"
         raise Forbidden(f"{what}: {caller.principal} holds {roles}, none of which allows {action.value} "
                         f"({ACTION_COVERS[action]})")
+
+
+def at_sites(caller: Caller, action: Action, items: Iterable[T], site_of: Callable[[T], str | None],
+             site_id: str | None = None) -> list[T]:
+    """The ``items`` at sites where ``caller`` may do ``action`` (at ``site_id`` only, when given), in
+    their order: what a list shows the caller."""
+    return [item for item in items
+            if caller.may(action, site_of(item)) and (site_id is None or site_of(item) == site_id)]

@@ -19,18 +19,11 @@ import pytest
 
 from missed_checks import clock
 from missed_checks.api.routes.context import ManagementTable
-from missed_checks.checklists import managing
 from missed_checks.checklists.recurrence import OccurrenceWindow
-from missed_checks.equipment import assigning
-from missed_checks.equipment.registering import register_equipment
 from missed_checks.evaluation.missed_check import MissedCheck
-from missed_checks.permissions.caller import Caller
-from missed_checks.sites.saving import create_site
-from tests.contract.stores import dynamodb_table, embedded_dynamodb
+from tests.unit.two_sites import NOW, add_checklist, dynamodb, register, two_sites  # noqa: F401
 
-NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 RULE = "DTSTART;TZID=Europe/Berlin:20260223T060000\nRRULE:FREQ=DAILY"
-OPERATOR = Caller.operator("cli:ops")
 
 
 def person(name: str, *groups: str) -> dict[str, Any]:
@@ -45,29 +38,17 @@ SOUTH = person("manager-south", "site_manager@south")
 SUPERVISOR_SOUTH = person("supervisor-south", "supervisor@south")
 
 
-@pytest.fixture(scope="module")
-def dynamodb() -> Iterator[Any]:
-    with embedded_dynamodb() as client:
-        yield client
-
-
 @pytest.fixture
-def table(dynamodb: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[ManagementTable]:
+def table(dynamodb: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[ManagementTable]:  # noqa: F811
     """Sites north and south; FL-1, FL-2 registered at north, FL-9 at south; checklist ``daily`` at
     north (FL-1) and ``south-daily`` at south (FL-9), each with a missed check on 1 March."""
-    with dynamodb_table(dynamodb) as name:
-        monkeypatch.setenv("TABLE_NAME", name)
-        store = ManagementTable(name)
-        create_site(store, OPERATOR, "north", name="North", timezone="Europe/Berlin", now=NOW)
-        create_site(store, OPERATOR, "south", name="South", timezone="America/Chicago", now=NOW)
-        for equipment_id, site in (("FL-1", "north"), ("FL-2", "north"), ("FL-9", "south")):
-            register_equipment(store, OPERATOR, equipment_id, name=equipment_id, kind="forklift", site_id=site,
-                               now=NOW - timedelta(days=30))
+    with two_sites(dynamodb) as store:
+        monkeypatch.setenv("TABLE_NAME", store.name)
+        register(store, ("FL-1", "north"), ("FL-2", "north"), ("FL-9", "south"))
         for checklist_id, site, equipment_id in (("daily", "north", "FL-1"), ("south-daily", "south", "FL-9")):
-            managing.put_checklist(store, OPERATOR, {"id": checklist_id, "recurrence": RULE, "site_id": site,
-                                                     "window": "PT8H"}, NOW - timedelta(days=7))
-            assigning.change_assignments(store, store, OPERATOR, checklist_id, [equipment_id],
-                                         NOW - timedelta(days=7), assign=True)
+            week_ago = NOW - timedelta(days=7)
+            add_checklist(store, checklist_id, site, [equipment_id], recurrence=RULE, timezone=None, window="PT8H",
+                          created_at=week_ago, assigned_at=week_ago)
             start = datetime(2026, 3, 1, 5, 0, tzinfo=UTC)
             window = OccurrenceWindow(start, start + timedelta(hours=8), start + timedelta(hours=8))
             checklist = store.get_checklist(checklist_id)

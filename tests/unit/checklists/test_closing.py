@@ -6,40 +6,23 @@ Forbidden, nothing written on a refusal, a stale revision PreconditionFailed (th
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, date, datetime
+from datetime import date
 from typing import Any
 
 import pytest
 
-from missed_checks.api.routes.context import ManagementTable
+from missed_checks.aws.table import ManagementTable
 from missed_checks.checklists import closing
 from missed_checks.errors import Conflict, Forbidden, NotFound, PreconditionFailed
-from missed_checks.permissions.caller import Caller
-from missed_checks.permissions.role import Role
-from missed_checks.sites.saving import create_site
-from tests.contract.stores import dynamodb_table, embedded_dynamodb
+from tests.unit.two_sites import AUDITOR, MANAGER, NOW, OPERATOR, SOUTH, dynamodb, two_sites  # noqa: F401
 
-NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
-OPERATOR = Caller.operator("cli:ops")
-MANAGER = Caller("manager-north", {"north": Role.site_manager})
-AUDITOR = Caller("auditor-north", {"north": Role.auditor})
-SOUTH = Caller("manager-south", {"south": Role.site_manager})
 DATES = [date(2026, 4, 3), date(2026, 4, 6)]
 
 
-@pytest.fixture(scope="module")
-def dynamodb() -> Iterator[Any]:
-    with embedded_dynamodb() as client:
-        yield client
-
-
 @pytest.fixture
-def table(dynamodb: Any) -> Iterator[ManagementTable]:
+def table(dynamodb: Any) -> Iterator[ManagementTable]:  # noqa: F811  (dynamodb: a fixture)
     """Calendar ``easter`` at north, ``legacy`` made before sites existed."""
-    with dynamodb_table(dynamodb) as name:
-        store = ManagementTable(name)
-        for site in ("north", "south"):
-            create_site(store, OPERATOR, site, name=site, timezone="Europe/Berlin", now=NOW)
+    with two_sites(dynamodb) as store:
         closing.put_calendar(store, MANAGER, "easter", DATES, NOW, site_id="north", create=True)
         closing.put_calendar(store, OPERATOR, "legacy", DATES, NOW)
         yield store

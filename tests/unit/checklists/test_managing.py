@@ -10,52 +10,42 @@ If-Match PreconditionFailed with the current ETag."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import pytest
 
-from missed_checks.api.routes.context import ManagementTable
+from missed_checks.aws.table import ManagementTable
 from missed_checks.checklists import managing
 from missed_checks.checklists.checklist import Checklist, Status
 from missed_checks.equipment import assigning
-from missed_checks.equipment.registering import register_equipment, retire_equipment
+from missed_checks.equipment.registering import retire_equipment
 from missed_checks.errors import Conflict, Forbidden, InvalidInput, NotFound, PreconditionFailed
-from missed_checks.permissions.caller import Caller
-from missed_checks.permissions.role import Role
-from missed_checks.sites.saving import create_site
-from tests.contract.stores import dynamodb_table, embedded_dynamodb
+from tests.unit.two_sites import (  # noqa: F401  (dynamodb: a fixture)
+    AUDITOR,
+    DAILY,
+    MANAGER,
+    NOW,
+    OPERATOR,
+    SOUTH,
+    SUPERVISOR,
+    add_checklist,
+    dynamodb,
+    register,
+    two_sites,
+)
 
-NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
-RULE = "DTSTART:20260302T060000\nRRULE:FREQ=DAILY"
-
-OPERATOR = Caller.operator("cli:ops")
-MANAGER = Caller("manager-north", {"north": Role.site_manager})
-SUPERVISOR = Caller("supervisor-north", {"north": Role.supervisor})
-AUDITOR = Caller("auditor-north", {"north": Role.auditor})
-SOUTH = Caller("manager-south", {"south": Role.site_manager})
-
-
-@pytest.fixture(scope="module")
-def dynamodb() -> Iterator[Any]:
-    with embedded_dynamodb() as client:
-        yield client
+RULE = DAILY
 
 
 @pytest.fixture
-def table(dynamodb: Any) -> Iterator[ManagementTable]:
+def table(dynamodb: Any) -> Iterator[ManagementTable]:  # noqa: F811
     """Sites north (Berlin) and south (Chicago), checklist ``daily`` at north with FL-1 assigned, ``legacy``
     with no site (made before sites existed)."""
-    with dynamodb_table(dynamodb) as name:
-        store = ManagementTable(name)
-        create_site(store, OPERATOR, "north", name="North", timezone="Europe/Berlin", now=NOW)
-        create_site(store, OPERATOR, "south", name="South", timezone="America/Chicago", now=NOW)
-        for equipment_id, site in (("FL-1", "north"), ("FL-2", "north"), ("FL-9", "south")):
-            register_equipment(store, OPERATOR, equipment_id, name=equipment_id, kind="forklift", site_id=site,
-                               now=NOW - timedelta(days=30))
-        managing.put_checklist(store, OPERATOR, spec(), NOW)
-        managing.put_checklist(store, OPERATOR, {"id": "legacy", "recurrence": RULE, "timezone": "UTC"}, NOW)
-        assigning.change_assignments(store, store, OPERATOR, "daily", ["FL-1"], NOW, assign=True)
+    with two_sites(dynamodb) as store:
+        register(store, ("FL-1", "north"), ("FL-2", "north"), ("FL-9", "south"))
+        add_checklist(store, "daily", "north", ["FL-1"], timezone="Europe/Berlin")
+        add_checklist(store, "legacy", None)
         yield store
 
 

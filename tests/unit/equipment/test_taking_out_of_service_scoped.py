@@ -6,51 +6,39 @@ refusal. On the table adapter over moto."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import pytest
 
-from missed_checks.api.routes.context import ManagementTable
-from missed_checks.checklists import managing
-from missed_checks.equipment import assigning
+from missed_checks.aws.table import ManagementTable
 from missed_checks.equipment import taking_out_of_service as periods
-from missed_checks.equipment.registering import register_equipment
 from missed_checks.errors import Forbidden, NotFound
 from missed_checks.permissions.caller import Caller
-from missed_checks.permissions.role import Role
-from missed_checks.sites.saving import create_site
-from tests.contract.stores import dynamodb_table, embedded_dynamodb
+from tests.unit.two_sites import (  # noqa: F401  (dynamodb: a fixture)
+    AUDITOR,
+    NOW,
+    OPERATOR,
+    OPERATOR_NORTH,
+    SUPERVISOR,
+    SUPERVISOR_SOUTH,
+    add_checklist,
+    dynamodb,
+    register,
+    two_sites,
+)
 
-NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
-OPERATOR = Caller.operator("cli:ops")
-SUPERVISOR = Caller("supervisor-north", {"north": Role.supervisor})
-OPERATOR_NORTH = Caller("operator-north", {"north": Role.operator})
-AUDITOR = Caller("auditor-north", {"north": Role.auditor})
-SOUTH = Caller("supervisor-south", {"south": Role.supervisor})
-
-
-@pytest.fixture(scope="module")
-def dynamodb() -> Iterator[Any]:
-    with embedded_dynamodb() as client:
-        yield client
+SOUTH = SUPERVISOR_SOUTH
 
 
 @pytest.fixture
-def table(dynamodb: Any) -> Iterator[ManagementTable]:
+def table(dynamodb: Any) -> Iterator[ManagementTable]:  # noqa: F811
     """FL-1 registered at north, assigned to north's checklist; X-1 assigned to a checklist without a
     site and never registered (made before the registry)."""
-    with dynamodb_table(dynamodb) as name:
-        store = ManagementTable(name)
-        for site in ("north", "south"):
-            create_site(store, OPERATOR, site, name=site, timezone="Europe/Berlin", now=NOW)
-        register_equipment(store, OPERATOR, "FL-1", name="FL-1", kind="forklift", site_id="north",
-                           now=NOW - timedelta(days=9))
-        for checklist_id, site in (("daily", "north"), ("legacy", None)):
-            managing.put_checklist(store, OPERATOR, {"id": checklist_id, "site_id": site, "timezone": "UTC",
-                                                     "recurrence": "DTSTART:20260302T060000\nRRULE:FREQ=DAILY"}, NOW)
-        assigning.change_assignments(store, store, OPERATOR, "daily", ["FL-1"], NOW - timedelta(days=1), assign=True)
-        assigning.change_assignments(store, store, OPERATOR, "legacy", ["X-1"], NOW - timedelta(days=1), assign=True)
+    with two_sites(dynamodb) as store:
+        register(store, ("FL-1", "north"))
+        add_checklist(store, "daily", "north", ["FL-1"], assigned_at=NOW - timedelta(days=1))
+        add_checklist(store, "legacy", None, ["X-1"], assigned_at=NOW - timedelta(days=1))
         yield store
 
 

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import pytest
 
 from missed_checks.aws.table import ManagementTable
-from missed_checks.checklists import managing
 from missed_checks.checklists.schedule import Target
 from missed_checks.errors import Forbidden, InvalidInput, NotFound
 from missed_checks.notifications import digesting, listing, subscribing
@@ -22,16 +21,19 @@ from missed_checks.notifications.digest import Subscription, schedule_name
 from missed_checks.notifications.notification import Kind, Notification
 from missed_checks.permissions.caller import Caller
 from missed_checks.permissions.role import Role
-from missed_checks.sites.saving import create_site
-from tests.contract.stores import dynamodb_table, embedded_dynamodb
 from tests.fakes import InMemorySchedules
+from tests.unit.two_sites import (  # noqa: F401  (dynamodb: a fixture)
+    AUDITOR,
+    MANAGER,
+    NOW,
+    OPERATOR,
+    SOUTH,
+    SUPERVISOR,
+    add_checklist,
+    dynamodb,
+    two_sites,
+)
 
-NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
-OPERATOR = Caller.operator("cli:ops")
-MANAGER = Caller("manager-north", {"north": Role.site_manager})
-AUDITOR = Caller("auditor-north", {"north": Role.auditor})
-SUPERVISOR = Caller("supervisor-north", {"north": Role.supervisor})
-SOUTH = Caller("manager-south", {"south": Role.site_manager})
 WHERE = Target("arn:aws:lambda:eu-west-1:123456789012:function:digest", "arn:aws:iam::123456789012:role/s",
                "arn:aws:sqs:eu-west-1:123456789012:dlq", 3)
 
@@ -43,22 +45,12 @@ class GroupSchedules(InMemorySchedules):
     group_name: str = "missed-checks"
 
 
-@pytest.fixture(scope="module")
-def dynamodb() -> Iterator[Any]:
-    with embedded_dynamodb() as client:
-        yield client
-
-
 @pytest.fixture
-def table(dynamodb: Any) -> Iterator[ManagementTable]:
+def table(dynamodb: Any) -> Iterator[ManagementTable]:  # noqa: F811
     """Checklists ``daily`` at north and ``south-daily`` at south."""
-    with dynamodb_table(dynamodb) as name:
-        store = ManagementTable(name)
-        for site in ("north", "south"):
-            create_site(store, OPERATOR, site, name=site, timezone="Europe/Berlin", now=NOW)
-        for checklist_id, site in (("daily", "north"), ("south-daily", "south")):
-            managing.put_checklist(store, OPERATOR, {"id": checklist_id, "site_id": site, "timezone": "UTC",
-                                                     "recurrence": "DTSTART:20260223T060000\nRRULE:FREQ=DAILY"}, NOW)
+    with two_sites(dynamodb) as store:
+        add_checklist(store, "daily", "north", recurrence="DTSTART:20260223T060000\nRRULE:FREQ=DAILY")
+        add_checklist(store, "south-daily", "south", recurrence="DTSTART:20260223T060000\nRRULE:FREQ=DAILY")
         yield store
 
 

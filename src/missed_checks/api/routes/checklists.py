@@ -10,7 +10,7 @@ the checklist moved on). Lists answer ``{"items": [...], "next_cursor": ...}``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import quote, unquote
@@ -155,18 +155,19 @@ def delete_checklist(checklist_id: str) -> Response[str]:
 
 @router.post("/checklists/<checklist_id>/pause")
 def pause_checklist(checklist_id: str) -> Response[str]:
-    http_api.query_parameters(router)
-    revision = etags.if_match(router)
-    return _tagged(managing.pause_checklist(table(), caller(router), _path_id(checklist_id), clock.now(),
-                                            if_match=revision))
+    return _change_status(managing.pause_checklist, checklist_id)
 
 
 @router.post("/checklists/<checklist_id>/resume")
 def resume_checklist(checklist_id: str) -> Response[str]:
+    return _change_status(managing.resume_checklist, checklist_id)
+
+
+def _change_status(change: Callable[..., Checklist], checklist_id: str) -> Response[str]:
+    """Pause or resume, with the If-Match the edit names."""
     http_api.query_parameters(router)
     revision = etags.if_match(router)
-    return _tagged(managing.resume_checklist(table(), caller(router), _path_id(checklist_id), clock.now(),
-                                             if_match=revision))
+    return _tagged(change(table(), caller(router), _path_id(checklist_id), clock.now(), if_match=revision))
 
 
 def assignment_document(assignment: Assignment) -> dict[str, Any]:
