@@ -12,7 +12,6 @@ is conditional on it, and a stale one is :class:`PreconditionFailed` carrying th
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -20,7 +19,7 @@ from typing import Any
 
 from missed_checks.checklists.checklist import Checklist, Status, validate_checklist_id
 from missed_checks.checklists.ports import ChecklistListing, ChecklistManagement
-from missed_checks.checklists.saving import save_checklist
+from missed_checks.checklists.saving import save_checklist, zone_at
 from missed_checks.errors import InvalidInput, NotFound
 from missed_checks.paging import Page, page_after
 from missed_checks.permissions.authorizing import at_sites, authorize, authorize_listing
@@ -29,8 +28,6 @@ from missed_checks.permissions.role import Action
 from missed_checks.revisions import at_revision, expected_revision
 from missed_checks.sites.ports import SiteReader
 from missed_checks.sites.saving import require_site
-
-_NAMES_ZONE = re.compile(r"^DTSTART;[^:\n]*TZID=", re.MULTILINE | re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -88,9 +85,7 @@ def with_site_defaults(sites: SiteReader, spec: Mapping[str, Any]) -> dict[str, 
     spec = dict(spec)
     if spec.get("site_id") is None:
         return spec
-    site = require_site(sites, spec["site_id"])
-    if not spec.get("timezone") and not _NAMES_ZONE.search(str(spec.get("recurrence") or "")):
-        spec["timezone"] = site.timezone
+    spec["timezone"] = zone_at(require_site(sites, spec["site_id"]), spec.get("timezone"), spec.get("recurrence"))
     return spec
 
 

@@ -67,8 +67,7 @@ def save_checklist(
     # If-Match (#31): the write below is conditional on the revision read, so a change meanwhile is refused too
     expected_revision(f"checklist {checklist_id!r}", current, if_match=if_match)
     site = _site(store, checklist_id, current, site_id)
-    if site is not None and not timezone and _TZID.search(recurrence if isinstance(recurrence, str) else "") is None:
-        timezone = site.timezone
+    timezone = zone_at(site, timezone, recurrence)
     base = current or Checklist(checklist_id=checklist_id, recurrence=recurrence, created_at=now,
                                 effective_from=now)
     updated = base.with_changes(
@@ -109,6 +108,14 @@ def save_checklist(
 
 
 _TZID = re.compile(r"^DTSTART;[^:\n]*TZID=", re.IGNORECASE | re.MULTILINE)
+
+
+def zone_at(site: Site | None, timezone: str | None, recurrence: object) -> str | None:
+    """The time zone of a checklist at ``site``: its own ``timezone``, else, when DTSTART names no
+    TZID either, the site's (None: no site, the rule's own or UTC's)."""
+    if site is not None and not timezone and _TZID.search(recurrence if isinstance(recurrence, str) else "") is None:
+        return site.timezone
+    return timezone
 
 
 def _site(store: ChecklistStore, checklist_id: str, current: Checklist | None, site_id: object) -> Site | None:
