@@ -45,6 +45,12 @@ def get_checklist(target: StackTarget, checklist_id: str, field: str = "checklis
                                   field=field)
 
 
+def site_defaults(target: StackTarget, spec: Mapping[str, Any]) -> dict[str, Any]:
+    """The spec of a checklist at a site (``site_id``, which must exist) with the site's zone when it
+    names none (:func:`missed_checks.checklists.managing.with_site_defaults`)."""
+    return managing.with_site_defaults(target.table(), spec)
+
+
 def list_checklists(target: StackTarget, caller: Caller) -> list[Checklist]:
     return managing.list_checklists(target.table(), caller)
 

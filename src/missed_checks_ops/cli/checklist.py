@@ -34,6 +34,7 @@ from missed_checks_ops.checklists import (
     record_check,
     refused_checks,
     resume_checklist,
+    site_defaults,
     validate_rule,
 )
 from missed_checks_ops.cli.common import (
@@ -106,6 +107,9 @@ def _register_checklist(subparsers: Any) -> None:
     put.add_argument("--closed-on", action="append", metavar="CALENDAR",  # closure calendars (#23 item 2)
                      help="a closure calendar whose dates close this checklist's windows (repeat for several; "
                           "each must exist: missed-checks calendar put)")
+    put.add_argument("--site", metavar="SITE",  # sites (#31)
+                     help="the site a new checklist belongs to (its time zone is the default); a person (--as) "
+                          "names one of the sites they manage")
     put.add_argument("--dry-run", action="store_true", help="validate and show, write nothing")
     # notifications (#18): who is told; any of these replaces the checklist's notify block, none keeps it
     notify = put.add_argument_group("who is told (docs/notifications.md); without these flags a put keeps them")
@@ -159,6 +163,7 @@ def _rule_args(args: argparse.Namespace) -> list[dict[str, Any]]:
         "window": args.window,
         "grace": args.grace,
         "closed_on": args.closed_on,
+        "site_id": args.site,  # sites (#31)
     }
     if args.file:
         specs = checklist_specs(args.file)
@@ -186,6 +191,8 @@ def checklist_put(args: argparse.Namespace) -> int:
     flags = _notify_flags(args)
     now = clock.now()
     rules = []
+    if args.site and not args.dry_run:  # sites (#31): the site exists, and its zone is the default
+        specs = [site_defaults(target_of(args), spec) for spec in specs]
     for spec in specs:  # validate every one before writing any
         if not spec.get("id"):
             raise InvalidInput("id", "every checklist needs an id")
