@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from missed_checks.checklists.ports import ChecklistStore
@@ -154,8 +154,9 @@ def _marked(rule: Recurrence, now: datetime, windows: list[OccurrenceWindow]) ->
         if offset != previous:
             marks.append(f"the UTC offset changes from {previous} to {offset} before this window")
         if _offset(window.end) != offset:
-            marks.append(f"the UTC offset changes from {offset} to {_offset(window.end)} during this window "
-                         f"(it lasts {window.end - window.start} of elapsed time)")
+            elapsed = window.end.astimezone(UTC) - window.start.astimezone(UTC)  # same zone: naive subtraction
+            marks.append(f"the UTC offset changes from {offset} to {_offset(window.end)} during this window (it "
+                         f"ends at {window.end.strftime('%H:%M')} local, {elapsed} after it starts)")
         previous = offset
         yield WindowShown(window, wall, "; ".join(marks) or None)
 
