@@ -234,9 +234,9 @@ def batch_records(streams: Any, batch: Mapping[str, Any]) -> Iterator[dict[str, 
 def audit_entry_item(entry: AuditEntry) -> dict[str, Any]:
     """The entry's item: its object's trail, and its site's (ByPeriod)."""
     changed_at = to_utc_iso_micro(entry.changed_at)
-    return {**keys.audit_key(entry.kind, entry.object_id, changed_at, entry.sequence, entry.event_id),
+    return {**keys.audit_key(entry.kind, entry.object_id, entry.sequence, entry.event_id),
             "type": ITEM_TYPE, "gsi2pk": keys.audit_site_pk(entry.site_id),
-            "gsi2sk": keys.audit_site_sk(entry.kind, entry.object_id, changed_at, entry.sequence, entry.event_id),
+            "gsi2sk": keys.audit_site_sk(entry.kind, entry.object_id, entry.sequence, entry.event_id),
             "kind": entry.kind, "object_id": entry.object_id, "site_id": entry.site_id, "changed_at": changed_at,
             "changed_by": entry.changed_by, "action": entry.action.value,
             "before": _storable(entry.before), "after": _storable(entry.after),

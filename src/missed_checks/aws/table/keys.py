@@ -267,11 +267,13 @@ def audit_pk(kind: str, object_id: str) -> str:
     return f"{AUDIT_PREFIX}{kind}#{object_id}"
 
 
-def audit_key(kind: str, object_id: str, changed_at: str, sequence: str, event_id: str) -> dict[str, str]:
-    """One entry: sorted by when the change was written (UTC ISO with microseconds), then the stream's
-    sequence number (zero-padded to 40 digits: the order of two writes in one microsecond), then the
-    stream record's id (what makes a replay find its entry)."""
-    return {"pk": audit_pk(kind, object_id), "sk": f"{changed_at}#{sequence}#{event_id}"}
+def audit_key(kind: str, object_id: str, sequence: str, event_id: str) -> dict[str, str]:
+    """One entry: sorted by the stream's sequence number (zero-padded to 40 digits), which is the order
+    the table committed the changes in, then the stream record's id (what makes a replay find its
+    entry). Not by ``changed_at``: that is the writer's clock, and two writers' clocks disagree (two
+    Lambda hosts by milliseconds, the local runtime's workers by more), so an edit made after another
+    could sort before it; ``changed_at`` is kept on the entry as what the writer said."""
+    return {"pk": audit_pk(kind, object_id), "sk": f"{sequence}#{event_id}"}
 
 
 def audit_site_pk(site_id: str | None) -> str:
@@ -279,6 +281,7 @@ def audit_site_pk(site_id: str | None) -> str:
     return f"{AUDIT_PREFIX}SITE#{site_id or NO_SITE}"
 
 
-def audit_site_sk(kind: str, object_id: str, changed_at: str, sequence: str, event_id: str) -> str:
-    """ByPeriod sort key of an entry: when, then which object, then the record."""
-    return f"{changed_at}#{sequence}#{kind}#{object_id}#{event_id}"
+def audit_site_sk(kind: str, object_id: str, sequence: str, event_id: str) -> str:
+    """ByPeriod sort key of an entry: the table's commit order (the stream's sequence number, as
+    :func:`audit_key`), then which object, then the record."""
+    return f"{sequence}#{kind}#{object_id}#{event_id}"
