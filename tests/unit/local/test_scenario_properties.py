@@ -62,7 +62,9 @@ def test_a_hostile_scenario_is_refused_naming_the_event_and_field_or_read_as_giv
             assert (args["checklist"], args["equipment"]) == (raw["checklist"], given_ids)
         elif parsed.action == "performed":
             assert (args["checklist"], args["equipment"]) == (raw["checklist"], raw["equipment"])
-            assert args["performed_at"] == given_instant(raw.get("performed_at", raws[parsed.index]["at"]))
+            # performed_at absent or null: the event's own instant (as the player reads it)
+            given = raw.get("performed_at")
+            assert args["performed_at"] == given_instant(raws[parsed.index]["at"] if given is None else given)
             assert args["by"] == raw.get("by", "scenario")
         elif parsed.action == "out_of_service":
             assert isinstance(args, OutOfServicePeriod)
