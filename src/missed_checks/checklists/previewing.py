@@ -114,7 +114,9 @@ def preview(rule: Recurrence, now: datetime, count: int = 5) -> Preview:
 def preview_at_site(caller: Caller, site_id: str | None, rule: Recurrence, now: datetime, count: int = 5) -> Preview:
     """:func:`preview` for a caller allowed to ``read`` at ``site_id`` (the site the checklist would
     belong to; NotFound for a site the caller holds no role at)."""
-    authorize(caller, Action.read, site_id, what=f"site {site_id!r}" if site_id else "a checklist without a site")
+    if site_id is None and not caller.everywhere:
+        raise InvalidInput("site_id", "give the site the checklist would belong to (its calendars, its time zone)")
+    authorize(caller, Action.read, site_id, what=f"site {site_id!r}")
     if not 0 <= count <= MAX_WINDOWS:
         raise InvalidInput("windows", f"is {count}: give 0 to {MAX_WINDOWS}")
     return preview(rule, now, count)

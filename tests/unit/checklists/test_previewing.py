@@ -58,3 +58,7 @@ def test_a_preview_at_a_site_needs_a_role_there_and_a_sane_count() -> None:
     with pytest.raises(InvalidInput) as refused:
         preview_at_site(operator, "north", rule, now, 101)
     assert refused.value.field == "windows"
+    with pytest.raises(InvalidInput) as no_site:
+        preview_at_site(operator, None, rule, now, 2)
+    assert no_site.value.field == "site_id"
+    assert len(preview_at_site(Caller.operator("cli:ops"), None, rule, now, 2).windows) == 2
