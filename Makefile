@@ -12,7 +12,7 @@
 #   make check-layer - build, then check the layer's contents and size
 #   make invoke FUNCTION=PlanEvaluationFunction EVENT=events/plan_evaluation.json - the real sam local invoke, in podman (docs/sam-local-invoke.md)
 #   make sam-local - what make invoke needs: podman (apt-get), the Lambda base image, this machine's build
-#   make browser - Debian's chromium for the HTML report's browser test (apt-get, when missing)
+#   make browser - Debian's chromium for the browser tests (apt-get, when missing) and axe-core (npm ci)
 #   make screenshot - the demo's HTML report, opened in headless Chromium, into docs/report-demo.png
 #   make aws-cli - the AWS CLI (v1, from PyPI) in .venv-aws: tests read what the stack holds back through it
 SHELL := /bin/bash
@@ -23,6 +23,8 @@ BIN := $(VENV)/bin
 SAM_VENV := .venv-sam
 AWS_VENV := .venv-aws
 ASL_VALIDATOR := tools/node_modules/.bin/asl-validator
+# axe-core's browser script: the web app's browser test injects it into each page (tests/e2e/test_webapp_browser.py)
+AXE := tools/node_modules/axe-core/axe.min.js
 
 .PHONY: demo test quick lint typecheck unit bench chaos build runtime artifacts check-layer browser screenshot clean help FORCE \
 	invoke sam-local sam-local-engine sam-local-image sam-local-for-tests aws-cli
@@ -50,9 +52,9 @@ $(AWS_VENV)/.installed:
 
 aws-cli: $(AWS_VENV)/.installed
 
-$(ASL_VALIDATOR): tools/package.json tools/package-lock.json
+$(ASL_VALIDATOR) $(AXE) &: tools/package.json tools/package-lock.json
 	cd tools && npm ci --no-audit --no-fund --loglevel=error
-	touch $@
+	touch $(ASL_VALIDATOR) $(AXE)
 
 demo: $(BIN)/.installed artifacts
 	$(BIN)/missed-checks local demo
@@ -214,7 +216,8 @@ invoke:
 
 # Debian's chromium, installed with apt-get when /usr/bin/chromium is missing (as root or through
 # passwordless sudo); when that is impossible it says why and the browser test fails saying so.
-browser:
+# And axe-core (tools/package.json, npm ci), which the web app's browser test runs in each page.
+browser: $(AXE)
 	@tools/install_chromium
 
 screenshot: $(BIN)/.installed artifacts browser
