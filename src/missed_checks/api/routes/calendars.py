@@ -19,7 +19,10 @@ from missed_checks.api.routes.context import caller, table
 from missed_checks.checklists import closing
 from missed_checks.checklists.closure_calendar import ClosureCalendar, parse_dates, validate_description
 from missed_checks.errors import Conflict, InvalidInput
+from missed_checks.permissions.authorizing import authorize
+from missed_checks.permissions.role import Action
 from missed_checks.sites.saving import require_site
+from missed_checks.sites.site import validate_site_id
 
 router = Router()  # type: ignore[no-untyped-call]  # Powertools leaves __init__ unannotated
 
@@ -66,7 +69,10 @@ def put_calendar(calendar_id: str) -> Response[str]:
     if body.get("site_id") is None:
         raise InvalidInput("site_id", "give the site the new calendar belongs to (GET /sites lists yours); to "
                                       "replace an existing calendar's dates, send If-Match with its ETag")
-    site_id = require_site(table(), body["site_id"]).site_id
+    site_id = validate_site_id(body["site_id"])
+    # before the site is read: a site the caller holds no role at is 404 whether it exists or not
+    authorize(who, Action.manage, site_id, what=f"site {site_id!r}")
+    require_site(table(), site_id)
     try:
         written = closing.put_calendar(table(), who, calendar_id, dates, now, description=description,
                                        site_id=site_id, create=True)

@@ -103,8 +103,13 @@ def create_checklist() -> Response[str]:
     checklist_id = validate_checklist_id(body.get("id"), "id")
     if body.get("site_id") is None:
         raise InvalidInput("site_id", "give the site the checklist belongs to (GET /sites lists yours)")
-    spec, _ = _spec(body, checklist_id, body["site_id"])
-    written = managing.put_checklist(table(), caller(router), spec, clock.now(), validated=True, create=True)
+    who = caller(router)
+    site_id = validate_site_id(body["site_id"])
+    # before the site is read for its time zone: a site the caller holds no role at is 404 whether it
+    # exists or not (the read would answer 400 "there is no site" for a missing one only)
+    authorize(who, Action.manage, site_id, what=f"site {site_id!r}")
+    spec, _ = _spec(body, checklist_id, site_id)
+    written = managing.put_checklist(table(), who, spec, clock.now(), validated=True, create=True)
     return _tagged(written, HTTPStatus.CREATED, created=True)
 
 

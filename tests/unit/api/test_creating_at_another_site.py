@@ -1,0 +1,54 @@
+"""Creating at a site the caller holds no role at (#31, review): a checklist, a closure calendar,
+registered equipment and a digest subscription are each refused as 404 naming the site, the same
+answer whether that site exists (another site's) or not, so a create never tells a caller which
+sites exist; and nothing is written."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from missed_checks.api.routes.context import ManagementTable
+from tests.unit.api.test_scoped_routes import MANAGER, OPERATOR_NORTH, call, manage, table  # noqa: F401
+from tests.unit.two_sites import dynamodb  # noqa: F401
+
+RULE = "DTSTART:20260302T060000\nRRULE:FREQ=DAILY"
+
+
+def _creates(site_id: str) -> dict[str, tuple[str, str, dict[str, Any]]]:
+    return {
+        "checklist": ("POST", "/checklists", {"id": "new-one", "site_id": site_id, "recurrence": RULE}),
+        "calendar": ("PUT", "/calendars/new-one", {"site_id": site_id, "dates": ["2026-12-25"]}),
+        "equipment": ("POST", "/equipment", {"equipment_id": "NEW-1", "site_id": site_id, "name": "n", "kind": "k"}),
+    }
+
+
+@pytest.mark.parametrize("what", ["checklist", "calendar", "equipment"])
+@pytest.mark.parametrize("who", [MANAGER, OPERATOR_NORTH], ids=["manager-north", "operator-north"])
+def test_another_sites_and_a_missing_site_are_one_answer(table: ManagementTable, what: str,  # noqa: F811
+                                                         who: dict[str, Any]) -> None:
+    answers = {}
+    for site_id in ("south", "nowhere"):
+        method, path, body = _creates(site_id)[what]
+        status, problem, _ = call(manage(), method, path, who, body)
+        answers[site_id] = (status, problem["detail"].replace(site_id, "<site>"))
+    assert answers["south"] == answers["nowhere"] == (404, "site '<site>' does not exist")
+    assert table.get_checklist("new-one") is None and table.get_calendar("new-one") is None
+    assert table.get_registered("NEW-1") is None
+
+
+def test_a_weak_role_at_its_own_site_is_403_before_the_rule_is_read(table: ManagementTable) -> None:  # noqa: F811
+    status, problem, _ = call(manage(), "POST", "/checklists", OPERATOR_NORTH,
+                              {"id": "new-one", "site_id": "north", "recurrence": "not a rule"})
+    assert status == 403 and "operator at site north does not allow manage" in problem["detail"]
+    assert table.get_checklist("new-one") is None
+
+
+def test_a_manager_still_gets_400_naming_the_field_for_a_bad_site_id(table: ManagementTable) -> None:  # noqa: F811
+    status, problem, _ = call(manage(), "POST", "/checklists", MANAGER,
+                              {"id": "new-one", "site_id": "no such/site", "recurrence": RULE})
+    assert (status, problem["field"]) == (400, "site_id")
+    status, problem, _ = call(manage(), "PUT", "/calendars/new-one", MANAGER,
+                              {"site_id": ["north"], "dates": []})
+    assert (status, problem["field"]) == (400, "site_id")
