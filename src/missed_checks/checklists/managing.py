@@ -19,6 +19,7 @@ from typing import Any
 
 from missed_checks.checklists.checklist import Checklist, Status, validate_checklist_id
 from missed_checks.checklists.ports import ChecklistListing, ChecklistManagement
+from missed_checks.checklists.previewing import closures_of
 from missed_checks.checklists.saving import save_checklist, zone_at
 from missed_checks.errors import InvalidInput, NotFound
 from missed_checks.paging import Page, page_after
@@ -115,6 +116,9 @@ def put_checklist(store: ChecklistManagement, caller: Caller, spec: Mapping[str,
         if site_id is None and not caller.everywhere:  # only an admin or the operator makes one without a site
             raise InvalidInput("site_id", f"give the site {what(checklist_id)} belongs to (one you manage)")
         authorize(caller, Action.manage, site_id, what=f"site {site_id!r}")
+    if not caller.everywhere and spec.get("closed_on"):
+        # another site's calendar is refused as a missing one (never confirmed to exist), as the preview does
+        closures_of(store, list(spec["closed_on"]), current.site_id if current is not None else spec.get("site_id"))
     return at_revision(what(checklist_id), if_match, _revision_now(store, checklist_id), lambda: save_checklist(
         store, checklist_id, recurrence=str(spec["recurrence"]), now=now, name=spec.get("name") or "",
         timezone=spec.get("timezone"), window=spec.get("window"), grace=spec.get("grace"), validate=not validated,

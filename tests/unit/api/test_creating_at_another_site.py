@@ -11,7 +11,7 @@ import pytest
 
 from missed_checks.api.routes.context import ManagementTable
 from tests.unit.api.test_scoped_routes import MANAGER, OPERATOR_NORTH, call, manage, table  # noqa: F401
-from tests.unit.two_sites import dynamodb  # noqa: F401
+from tests.unit.two_sites import NOW, dynamodb  # noqa: F401
 
 RULE = "DTSTART:20260302T060000\nRRULE:FREQ=DAILY"
 
@@ -52,3 +52,29 @@ def test_a_manager_still_gets_400_naming_the_field_for_a_bad_site_id(table: Mana
     status, problem, _ = call(manage(), "PUT", "/calendars/new-one", MANAGER,
                               {"site_id": ["north"], "dates": []})
     assert (status, problem["field"]) == (400, "site_id")
+
+
+def test_another_sites_calendar_named_by_a_checklist_is_answered_as_a_missing_one(
+        table: ManagementTable) -> None:  # noqa: F811
+    """A checklist put naming another site's closure calendar is refused exactly as one naming no
+    calendar at all (as the preview already does): the answer never says that calendar exists, nor
+    at which site; nothing is written."""
+    table.put_calendar("south-holidays", [], now=NOW, by="cli:ops", site_id="south")
+    table.put_calendar("shared", [], now=NOW, by="cli:ops")  # made before sites: any checklist's
+    problems = {}
+    for calendar_id in ("south-holidays", "no-such-calendar"):
+        status, problem, _ = call(manage(), "POST", "/checklists", MANAGER,
+                                  {"id": "new-one", "site_id": "north", "recurrence": RULE,
+                                   "closed_on": ["shared", calendar_id]})
+        problems[calendar_id] = (status, problem["field"], problem["detail"].replace(calendar_id, "<id>"))
+    assert problems["south-holidays"] == problems["no-such-calendar"]
+    assert problems["south-holidays"][:2] == (400, "closed_on[1]")
+    assert "south" not in problems["south-holidays"][2], problems
+    assert table.get_checklist("new-one") is None
+    edit = {"recurrence": RULE, "closed_on": ["south-holidays"]}
+    status, problem, _ = call(manage(), "PUT", "/checklists/daily", MANAGER, edit, headers={"If-Match": "*"})
+    assert (status, problem["field"]) == (400, "closed_on[0]") and "south" not in problem["detail"].replace(
+        "south-holidays", "<id>")
+    status, created, _ = call(manage(), "POST", "/checklists", MANAGER,
+                              {"id": "new-one", "site_id": "north", "recurrence": RULE, "closed_on": ["shared"]})
+    assert (status, created["closed_on"]) == (201, ["shared"])
