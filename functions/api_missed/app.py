@@ -27,12 +27,8 @@ from missed_checks.aws.observability import lambda_handler
 from missed_checks.aws.table import ChecklistTable, Conflict, NotFound
 from missed_checks.aws.table.windows import MissedPosition, missed_position, missed_position_of
 from missed_checks.checklists.checklist import validate_checklist_id
-from missed_checks.checklists.managing import get_checklist, scope_of
 from missed_checks.equipment.assignments import validate_equipment_id
-from missed_checks.errors import InvalidInput
-from missed_checks.evaluation import dismissing
-from missed_checks.permissions.role import Action
-from missed_checks.sites.site import validate_site_id
+from missed_checks.evaluation import dismissing, listing
 from missed_checks.timefmt import parse_instant, to_utc_iso
 
 app = APIGatewayHttpResolver()
@@ -42,7 +38,6 @@ MAX_RANGE_DAYS = 366
 """A range spans at most this many days (of 24 hours: its bounds are instants in UTC)."""
 DISMISSAL_FIELDS = ("checklist_id", "equipment_id", "window_start", "reason")
 """A dismissal's body, closed (``additionalProperties: false``): who dismissed is the caller, when is now."""
-MAX_REASON_CHARS = 1000
 DEFAULT_PAGE = 500
 """Missed checks in a page when ``limit`` is not given."""
 MAX_PAGE = 1000
@@ -76,15 +71,11 @@ def list_missed() -> dict[str, Any]:
     store = table()
     # a caller with roles (#31): the missed checks of the checklists at their sites where they may read them
     caller = caller_of(app.current_event.raw_event, store)
-    scope = scope_of(store, caller, Action.read_records, None if site is None else validate_site_id(site))
-    if checklist is not None and scope is not None and checklist not in scope:
-        get_checklist(store, caller, checklist, action=Action.read_records)  # another site's: 404; a weak role: 403
-        scope = frozenset()  # a deleted checklist's (no site any more), or another site's named by site_id
+    scope = listing.missed_scope(store, caller, checklist, site)
     items, following = store.missed_checks_page(start, end, limit=limit, checklist_id=checklist, after=after,
                                                 deadline=time.monotonic() + PAGE_SECONDS)
     rows, following = _bounded(items, following, fleet=checklist is None)
-    if scope is not None:  # a page may come out short: next_cursor goes on where the table's page ended
-        rows = [row for row in rows if row["checklist_id"] in scope]
+    rows = listing.in_scope(rows, scope)  # a page may come out short: next_cursor goes on where the table's page ended
     return {**query, "missed": rows,
             "next_cursor": None if following is None else parameters.next_cursor(following._asdict(), query)}
 
@@ -108,11 +99,7 @@ def _bounded(items: list[dict[str, Any]], following: MissedPosition | None, *, f
 def dismiss() -> Response[Any]:
     http_api.query_parameters(app)
     body = http_api.fields(http_api.json_body(app), DISMISSAL_FIELDS, what="a dismissal")
-    reason = body.get("reason")
-    if not isinstance(reason, str) or not reason.strip():
-        raise InvalidInput("reason", "give the reason the check was missed, as text")
-    if len(reason) > MAX_REASON_CHARS:
-        raise InvalidInput("reason", f"keep the reason to {MAX_REASON_CHARS} characters at most")
+    reason = dismissing.validate_reason(body.get("reason"))
     checklist_id = validate_checklist_id(body.get("checklist_id"), "checklist_id")
     window_start = parse_instant(body.get("window_start"), "window_start")  # type: ignore[arg-type]
     equipment_id = validate_equipment_id(body.get("equipment_id"), "equipment_id")

@@ -10,9 +10,23 @@ from datetime import datetime
 from typing import Any
 
 from missed_checks.checklists.managing import get_checklist
+from missed_checks.errors import InvalidInput
 from missed_checks.evaluation.ports import Dismissals
 from missed_checks.permissions.caller import Caller
 from missed_checks.permissions.role import Action
+
+MAX_REASON_CHARS = 1000
+"""A dismissal's reason, given through the HTTP API or the web app, is at most this long."""
+
+
+def validate_reason(value: object) -> str:
+    """A dismissal's reason as a person gives it: text, not blank, at most :data:`MAX_REASON_CHARS`;
+    InvalidInput naming ``reason`` otherwise."""
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInput("reason", "give the reason the check was missed, as text")
+    if len(value) > MAX_REASON_CHARS:
+        raise InvalidInput("reason", f"keep the reason to {MAX_REASON_CHARS} characters at most")
+    return value
 
 
 def dismiss(store: Dismissals, caller: Caller, checklist_id: str, window_start: datetime, equipment_id: str, *,
