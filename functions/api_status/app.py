@@ -18,8 +18,7 @@ from missed_checks.aws.observability import lambda_handler
 from missed_checks.aws.table import EvaluationTable, NotFound
 from missed_checks.aws.table.grants import GrantItems
 from missed_checks.equipment.assignments import validate_equipment_id
-from missed_checks.equipment.status import status_of
-from missed_checks.permissions.role import Action
+from missed_checks.equipment.status import status_for
 from missed_checks.timefmt import to_utc_iso
 
 app = APIGatewayHttpResolver()
@@ -44,7 +43,7 @@ def equipment_status(equipment_id: str) -> dict[str, Any]:
     store = table()
     caller = caller_of(app.current_event.raw_event, store)
     # a caller with roles (#31): only the checklists at their sites; none of them is a 404, as unknown equipment
-    statuses = [s for s in status_of(store, equipment_id, now) if caller.may(Action.read, s.checklist.site_id)]
+    statuses = status_for(store, caller, equipment_id, now)
     if not statuses:
         raise NotFound(f"equipment {equipment_id!r} is not assigned to any checklist now: check the id "
                        "(equipment list --checklist ...)")

@@ -26,6 +26,8 @@ from missed_checks.checklists.recurrence import OccurrenceWindow, Recurrence
 from missed_checks.checklists.recurrence.limits import iso
 from missed_checks.equipment.assignments import Assignment
 from missed_checks.performed_checks.performed_check import counting_windows, timeliness
+from missed_checks.permissions.caller import Caller
+from missed_checks.permissions.role import Action
 from missed_checks.reporting.report import MissedRecord
 from missed_checks.timefmt import parse_instant, to_utc_iso
 
@@ -118,6 +120,12 @@ def status_of(reader: StatusReader, equipment_id: str, now: datetime) -> list[Ch
         count, since = _open_misses(reader, equipment_id, checklist.checklist_id, low, now)
         statuses.append(ChecklistStatus(checklist, rule.timezone, state, window, done_at, count, since))
     return statuses
+
+
+def status_for(reader: StatusReader, caller: Caller, equipment_id: str, now: datetime) -> list[ChecklistStatus]:
+    """:func:`status_of` on the checklists at the sites where ``caller`` may ``read`` (#31): what
+    ``GET /equipment/{id}/status`` and the web app's equipment page show."""
+    return [s for s in status_of(reader, equipment_id, now) if caller.may(Action.read, s.checklist.site_id)]
 
 
 def _open_misses(reader: StatusReader, equipment_id: str, checklist_id: str, low: datetime,
