@@ -1,6 +1,6 @@
 """What the fleet report's pictures show, computed from its window outcomes (plain Python, no I/O).
 
-The HTML report (``missed_checks_ops.html_report``) draws these; nothing here knows about HTML.
+The report's HTML sections (``missed_checks.reporting.report_html``) draw these; nothing here knows about HTML.
 Every figure comes from :class:`missed_checks.reporting.report.WindowOutcome` records, the same
 classification that makes the report's rows, so the pictures and the table cannot disagree.
 
