@@ -256,6 +256,14 @@ def grant_key(principal: str) -> dict[str, str]:
     return {"pk": f"GRANT#{principal}", "sk": GRANT_SK}
 
 
+SESSION_SK = "SESSION"
+
+
+def session_key(key: str) -> dict[str, str]:
+    """A web app session (#32), named by the SHA-256 of its id (never the id itself)."""
+    return {"pk": f"SESSION#{key}", "sk": SESSION_SK}
+
+
 # -- the audit trail (#31, docs/audit.md): one entry per change, written once, never updated ----------
 AUDIT_PREFIX = "AUDIT#"
 NO_SITE = "-"
