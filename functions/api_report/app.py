@@ -26,12 +26,9 @@ from missed_checks.aws import settings
 from missed_checks.aws.observability import lambda_handler
 from missed_checks.aws.table import EvaluationTable, NotFound
 from missed_checks.aws.table.grants import GrantItems
-from missed_checks.checklists.managing import get_checklist, scope_of
 from missed_checks.errors import InvalidInput
-from missed_checks.permissions.role import Action
-from missed_checks.reporting.fleet_report import Report, build_report
+from missed_checks.reporting.reading import report_for
 from missed_checks.reporting.report_formats import csv_text, json_text
-from missed_checks.sites.site import validate_site_id
 
 app = APIGatewayHttpResolver()
 http_api.install_problems(app, not_found_errors=(NotFound,))
@@ -82,21 +79,10 @@ def report() -> Response[str]:
     checklists = parameters.id_list(given.get("checklist"), "checklist", "checklist id", MAX_IDS)
     equipment = parameters.id_list(given.get("equipment"), "equipment", "equipment id", MAX_IDS)
     store = table()
-    caller = caller_of(app.current_event.raw_event, store)
-    site = given.get("site_id")
     # a caller with roles (#31): the rows of the checklists at their sites where they may read records
-    scope = scope_of(store, caller, Action.read_records, None if site is None else validate_site_id(site))
-    for checklist_id in checklists:
-        if scope is not None and checklist_id not in scope:
-            get_checklist(store, caller, checklist_id, action=Action.read_records, field="checklist")
-            raise NotFound(f"checklist {checklist_id!r} does not exist")  # at another site than site_id
-    now = clock.now()
-    if scope is not None and not scope:
-        built = Report(start, end, now, [], outcomes=[] if fmt == "json" else None)
-    else:
-        built = build_report(store, start, end, now=now, checklist_ids=checklists or sorted(scope or ()),
-                             equipment_ids=equipment, detail=fmt == "json",
-                             progress=_within(time.monotonic() + REPORT_SECONDS))
+    built = report_for(store, caller_of(app.current_event.raw_event, store), start, end, now=clock.now(),
+                       site_id=given.get("site_id"), checklist_ids=checklists, equipment_ids=equipment,
+                       detail=fmt == "json", progress=_within(time.monotonic() + REPORT_SECONDS))
     body = json_text(built) if fmt == "json" else csv_text(built)
     if len(body.encode("utf-8")) > MAX_ANSWER_BYTES:
         raise http_api.TooLarge("to", "the report is larger than an answer of the API can be: ask for a "

@@ -21,6 +21,7 @@ import pytest
 
 from missed_checks.api.http_api import MAX_BODY_BYTES
 from missed_checks.permissions.caller import Caller
+from missed_checks.reporting import reading
 from tests.unit.api.test_http_api_contract import DOCUMENT
 
 CHECK = {"checklist_id": "forklift-daily", "equipment_id": "fl-001", "performed_at": "2026-03-02T06:12:00Z"}
@@ -192,7 +193,7 @@ def test_a_range_of_exactly_366_days_is_one_the_report_reads(functions: dict[str
         read.append((start, end))
         raise LookupError("read")
 
-    monkeypatch.setattr(functions["report"], "build_report", build_report)
+    monkeypatch.setattr(reading, "build_report", build_report)  # the scoped use case GET /report calls
     monkeypatch.setattr(functions["report"], "table", lambda: None)
     # an IAM caller without a grant record (#31: scoped callers are tests/unit/api/test_scoped_routes.py's)
     monkeypatch.setattr(functions["report"], "caller_of", lambda _event, _grants: Caller.operator("iam"))
