@@ -85,15 +85,21 @@ def build_digests(table: ReportReader, subscription: Subscription, instant: date
     none: the checklists at that site now), worst first. ``table``:
     what ``build_report`` reads."""
     start, end = subscription.period_ending(instant)
-    gone = [c for c in subscription.checklists if table.get_checklist(c) is None]
-    kept = [c for c in subscription.checklists if c not in gone]
+    found = {c: table.get_checklist(c) for c in subscription.checklists}
+    gone = [c for c, checklist in found.items() if checklist is None]
+    # a site's subscription (#31): a checklist deleted and made again at another site is not its site's any more
+    elsewhere = {c: checklist.site_id for c, checklist in found.items() if checklist is not None
+                 and subscription.site_id is not None and checklist.site_id != subscription.site_id}
+    kept = [c for c in subscription.checklists if c not in gone and c not in elsewhere]
     if subscription.site_id is not None and not subscription.checklists:  # a site's whole fleet (#31)
         kept = sorted(c.checklist_id for c in table.list_checklists() if c.site_id == subscription.site_id)
     if (subscription.checklists or subscription.site_id is not None) and not kept:
         report = Report(start, end, instant, [], outcomes=[])
     else:
         report = build_report(table, start, end, now=instant, checklist_ids=kept, detail=True)
-    report.warnings[:0] = [f"checklist {c} no longer exists; it is not in this digest" for c in gone]
+    report.warnings[:0] = [f"checklist {c} no longer exists; it is not in this digest" for c in gone] + [
+        f"checklist {c} is at site {site} now, not {subscription.site_id}; it is not in this digest"
+        for c, site in elsewhere.items()]
     missed = tuple(dict.fromkeys(row.equipment_id for row in worst_first(report.rows) if row.missed))
     digests = []
     for address in subscription.addresses:
