@@ -250,6 +250,8 @@ class StackOutputs:
     AuditDeadLetterQueueUrl: str = ""
     UserPoolId: str = ""
     UserPoolClientId: str = ""
+    # the fleet manager's web app (#32); empty before it
+    WebAppUrl: str = ""
 
 
 # -- parsing and dumping ----------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import json
 import re
 import shutil
 import subprocess
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -149,12 +150,18 @@ def test_every_setting_a_function_reads_is_set_on_it_by_the_template():
     for name, resource in functions().items():
         props = resource["Properties"]
         source = (ROOT / props["CodeUri"] / "app.py").read_text()
+        webapp = ROOT / "src" / "missed_checks" / "webapp"  # the web app's pages and what they share (#32)
+        pages = r"^from missed_checks\.webapp\.pages import (\([\w,\s]+\)|[\w, ]+$)"
+        for listed in re.findall(pages, source, flags=re.M):
+            modules = [name.strip() for name in listed.strip("()").split(",") if name.strip()]
+            source += "".join((webapp / "pages" / f"{module}.py").read_text() for module in modules)
+            source += (webapp / "context.py").read_text()
         routes = ROOT / "src" / "missed_checks" / "api" / "routes"  # the management function's routers (#31)
         imports = r"^from missed_checks\.api\.routes import (\([\w,\s]+\)|[\w, ]+$)"
         for listed in re.findall(imports, source, flags=re.M):
             modules = [name.strip() for name in listed.strip("()").split(",") if name.strip()]
             source += "".join((routes / f"{module}.py").read_text() for module in [*modules, "context"])
-        read = set(re.findall(r"settings\.required(?:_int)?\(\"([A-Z_]+)\"\)", source))
+        read = set(re.findall(r"settings\.(?:required|required_int|optional)\(\"([A-Z_]+)\"\)", source))
         assert read, name
         given = shared | set(props.get("Environment", {}).get("Variables", {}))
         assert read <= given, (name, read - given)
@@ -168,6 +175,22 @@ def test_table_keys_and_indexes_match_the_code():
     assert props["SSESpecification"]["SSEEnabled"] is True
     indexes = {i["IndexName"]: [k["AttributeName"] for k in i["KeySchema"]] for i in props["GlobalSecondaryIndexes"]}
     assert indexes == {keys.BY_EQUIPMENT_INDEX: ["gsi1pk", "gsi1sk"], keys.BY_PERIOD_INDEX: ["gsi2pk", "gsi2sk"]}
+
+
+def test_the_web_apps_sessions_expire_by_the_tables_ttl_and_it_signs_in_at_the_stacks_pool_client() -> None:
+    """#32: the session item's ``expires_at`` is the table's TTL attribute (aws/table/sessions.py writes
+    it); the web app's function is given the pool's app client, empty when JwtIssuer replaces the pool."""
+    from missed_checks.aws.table.sessions import session_item
+    from missed_checks.webapp.session import Session
+
+    ttl = RESOURCES["ChecklistsTable"]["Properties"]["TimeToLiveSpecification"]
+    assert ttl == {"AttributeName": "expires_at", "Enabled": True}
+    now = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
+    item = session_item(Session("ab" * 32, "manager-north", "Manager", (), "token", now, now))
+    assert item[ttl["AttributeName"]] == int((now + timedelta(minutes=30)).timestamp())
+    variables = RESOURCES["WebAppFunction"]["Properties"]["Environment"]["Variables"]
+    assert variables["USER_POOL_CLIENT_ID"] == {"Fn::If": ["CreateUserPool", {"Ref": "UserPoolClient"}, ""]}
+    assert RESOURCES["WebAppFunction"]["Properties"]["Role"] == {"Fn::GetAtt": ["WebAppRole", "Arn"]}
 
 
 def test_dead_letter_queues_are_encrypted_and_keep_messages_fourteen_days():

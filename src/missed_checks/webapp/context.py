@@ -12,6 +12,7 @@ from missed_checks.aws import settings
 from missed_checks.aws.table import ManagementTable
 from missed_checks.aws.table.sessions import SessionItems
 from missed_checks.aws.user_pool import UserPool
+from missed_checks.errors import Forbidden
 
 __all__ = ["WebAppTable", "resolver", "table", "user_pool"]
 
@@ -26,8 +27,13 @@ def table() -> WebAppTable:
 
 
 def user_pool() -> UserPool:
-    """The stack's user pool, through its app client (``USER_POOL_CLIENT_ID``)."""
-    return UserPool(settings.required("USER_POOL_CLIENT_ID"))
+    """The stack's user pool, through its app client (``USER_POOL_CLIENT_ID``). Forbidden, said on the
+    sign-in page, when the stack has none (deployed with ``JwtIssuer``: people sign in elsewhere)."""
+    client_id = settings.optional("USER_POOL_CLIENT_ID")
+    if not client_id:
+        raise Forbidden("This stack signs people in with another identity provider (its JwtIssuer), not a user "
+                        "pool of its own: the web app cannot sign anyone in with a password here.")
+    return UserPool(client_id)
 
 
 def resolver(router: Router) -> APIGatewayHttpResolver:

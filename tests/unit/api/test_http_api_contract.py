@@ -64,6 +64,8 @@ def test_every_http_api_event_names_an_api_and_its_people_twin_is_named_after_it
     for logical_id, resource in TEMPLATE["Resources"].items():
         events = {name: event["Properties"] for name, event in (resource.get("Properties", {}).get("Events") or {}
                                                                 ).items() if event.get("Type") == "HttpApi"}
+        if logical_id == "WebAppFunction":  # the web app's own API (#32): test_the_web_app_is_its_own_api
+            continue
         for name, event in events.items():
             assert event.get("ApiId") in ({"Ref": "HttpApi"}, {"Ref": "PeopleApi"}), (logical_id, name)
             if event["ApiId"] == {"Ref": "HttpApi"}:
@@ -73,6 +75,20 @@ def test_every_http_api_event_names_an_api_and_its_people_twin_is_named_after_it
                     {"Ref": "PeopleApi"}, event["Method"], event["Path"]), (logical_id, name)
             else:
                 assert name.endswith("People") and name.removesuffix("People") in events, (logical_id, name)
+
+
+def test_the_web_app_is_its_own_api_with_one_default_route_to_its_function() -> None:
+    """The web app (#32): no authorizer on its API (a browser sends cookies, not a bearer token; the
+    function requires a session), every request to WebAppFunction, and no other function on it."""
+    on_web_app = [(logical_id, name, event["Properties"]) for logical_id, resource in TEMPLATE["Resources"].items()
+                  for name, event in (resource.get("Properties", {}).get("Events") or {}).items()
+                  if event.get("Type") == "HttpApi" and event["Properties"].get("ApiId") == {"Ref": "WebApp"}]
+    assert on_web_app == [("WebAppFunction", "Pages", {"ApiId": {"Ref": "WebApp"}, "Method": "ANY",
+                                                       "Path": "$default"})]
+    assert set(TEMPLATE["Resources"]["WebAppFunction"]["Properties"]["Events"]) == {"Pages"}
+    properties = TEMPLATE["Resources"]["WebApp"]["Properties"]
+    assert "Auth" not in properties and "DefinitionBody" not in properties
+    assert set(properties["DefaultRouteSettings"]) == {"ThrottlingBurstLimit", "ThrottlingRateLimit"}
 
 
 def test_every_route_is_authorized_iam_on_one_api_and_jwt_on_the_other() -> None:
