@@ -31,7 +31,7 @@ from missed_checks.permissions.role import Action
 from missed_checks.sites.saving import require_site
 from missed_checks.sites.site import validate_site_id
 from missed_checks.webapp.context import table
-from missed_checks.webapp.pages.checklists import managed_sites, opened_revision, typed_list
+from missed_checks.webapp.pages.checklists import control_errors, managed_sites, opened_revision, typed_list
 from missed_checks.webapp.rendering import page
 from missed_checks.webapp.sessions import Person, form, redirect, signed_in
 
@@ -45,12 +45,6 @@ STALE = "changed since you opened it: below are its current dates; make your cha
 
 def _link(calendar_id: str) -> str:
     return f"/calendars/{quote(calendar_id, safe='')}"
-
-
-def _errors(problem: InvalidInput, fields: tuple[str, ...]) -> dict[str, str]:
-    """The message next to its control (``dates[2]`` is the ``dates`` control), else atop the form."""
-    control = problem.field.split("[", 1)[0]
-    return {control: problem.message} if control in fields else {"_form": str(problem)}
 
 
 def values_of(calendar: ClosureCalendar) -> dict[str, str]:
@@ -93,7 +87,8 @@ def create_calendar() -> Response[str]:
         closing.put_calendar(table(), who, calendar_id, dates, clock.now(), description=description,
                              site_id=site_id, create=True)
     except InvalidInput as problem:
-        return _list_page(person, values=values, errors=_errors(problem, NEW_FIELDS), status=HTTPStatus.BAD_REQUEST)
+        return _list_page(person, values=values, errors=control_errors(problem, NEW_FIELDS),
+                          status=HTTPStatus.BAD_REQUEST)
     except Conflict:
         taken = {"id": f"there is a calendar {shorten(calendar_id)} already: choose another id, or change its dates "
                        "on its page"}
@@ -131,7 +126,7 @@ def replace_dates(calendar_id: str) -> Response[str]:
         closing.put_calendar(table(), who, current.calendar_id, dates, clock.now(), description=description,
                              if_match=revision, create=False)
     except InvalidInput as problem:
-        return _calendar_page(person, current, values, errors=_errors(problem, EDIT_FIELDS),
+        return _calendar_page(person, current, values, errors=control_errors(problem, EDIT_FIELDS),
                               status=HTTPStatus.BAD_REQUEST)
     except PreconditionFailed:
         now = closing.get_calendar(table(), who, current.calendar_id, action=Action.manage)

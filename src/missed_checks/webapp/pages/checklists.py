@@ -17,7 +17,7 @@ message next to its field (the problem's ``field``).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
@@ -135,15 +135,19 @@ def rule_spec(values: Mapping[str, str], checklist_id: str, site_id: str | None)
                                           spec.get("grace"))
 
 
-def error_of(problem: InvalidInput, values: Mapping[str, str]) -> dict[str, str]:
-    """The message by the control it belongs next to (``closed_on[1]`` is the ``closed_on`` control; the
-    rule made of the few fields is wrong as a whole next to them)."""
+def control_errors(problem: InvalidInput, controls: Collection[str]) -> dict[str, str]:
+    """A refusal as a form's errors: the message next to the control it names (``closed_on[1]`` is the
+    ``closed_on`` control), else atop the form (``_form``) with the field named."""
     control = problem.field.split("[", 1)[0]
-    if control == "recurrence" and values.get("rule_as") == "fields":
-        control = "rule_fields"
-    if control in {*FORM_FIELDS, "rule_fields", "days"}:
-        return {control: problem.message}
-    return {"_form": str(problem)}
+    return {control: problem.message} if control in controls else {"_form": str(problem)}
+
+
+def error_of(problem: InvalidInput, values: Mapping[str, str]) -> dict[str, str]:
+    """:func:`control_errors` of the checklist form, where a rule made of the few fields is wrong as a
+    whole next to them."""
+    if problem.field == "recurrence" and values.get("rule_as") == "fields":
+        return {"rule_fields": problem.message}
+    return control_errors(problem, {*FORM_FIELDS, "days"})
 
 
 def _form_page(person: Person, state: FormState, *, status: int = HTTPStatus.OK,
@@ -306,8 +310,7 @@ def _refused(person: Person, checklist_id: str, problem: InvalidInput | Precondi
         return _checklist_page(person, checklist, assignments, status=HTTPStatus.CONFLICT,
                                notice=f"Nothing was changed: checklist {checklist.checklist_id} {STALE}.")
     return _checklist_page(person, checklist, assignments, status=HTTPStatus.BAD_REQUEST,
-                           errors={problem.field.split("[", 1)[0]: problem.message},
-                           notice=f"Nothing was changed: {problem}")
+                           errors=control_errors(problem, ASSIGN_FIELDS))
 
 
 @router.get("/checklists/<checklist_id>/delete")
