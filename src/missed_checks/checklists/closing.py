@@ -44,7 +44,10 @@ def get_calendar(store: CalendarStore, caller: Caller, calendar_id: str, revisio
 
 
 def list_calendars(store: CalendarStore, caller: Caller, site_id: str | None = None) -> list[ClosureCalendar]:
-    """The calendars at the caller's sites (``site_id``: at that one), by id."""
+    """The calendars at the caller's sites (``site_id``: at that one, NotFound when the caller holds no
+    role there, as for a site that does not exist), by id."""
+    if site_id is not None:
+        authorize(caller, Action.read, site_id, what=f"site {site_id!r}")
     return sorted(at_sites(caller, Action.read, store.list_calendars(), lambda c: c.site_id, site_id),
                   key=lambda c: c.calendar_id)
 

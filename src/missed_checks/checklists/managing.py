@@ -57,7 +57,10 @@ def get_checklist(store: ChecklistListing, caller: Caller, checklist_id: str, *,
 
 
 def list_checklists(store: ChecklistListing, caller: Caller, site_id: str | None = None) -> list[Checklist]:
-    """Every checklist at the caller's sites (``site_id``: at that site only), by id."""
+    """Every checklist at the caller's sites (``site_id``: at that site only, NotFound when the caller
+    holds no role there, as for a site that does not exist), by id."""
+    if site_id is not None:
+        authorize(caller, Action.read, site_id, what=f"site {site_id!r}")
     return sorted(at_sites(caller, Action.read, store.list_checklists(), _site, site_id), key=lambda c: c.checklist_id)
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from missed_checks.api.routes.context import ManagementTable
-from tests.unit.api.test_scoped_routes import MANAGER, OPERATOR_NORTH, call, manage, table  # noqa: F401
+from tests.unit.api.test_scoped_routes import MANAGER, OPERATOR_NORTH, call, manage, person, table  # noqa: F401
 from tests.unit.two_sites import NOW, dynamodb  # noqa: F401
 
 RULE = "DTSTART:20260302T060000\nRRULE:FREQ=DAILY"
@@ -78,3 +78,19 @@ def test_another_sites_calendar_named_by_a_checklist_is_answered_as_a_missing_on
     status, created, _ = call(manage(), "POST", "/checklists", MANAGER,
                               {"id": "new-one", "site_id": "north", "recurrence": RULE, "closed_on": ["shared"]})
     assert (status, created["closed_on"]) == (201, ["shared"])
+
+
+@pytest.mark.parametrize("path", ["/checklists", "/calendars", "/equipment"])
+def test_a_list_filtered_by_a_site_the_caller_holds_no_role_at_is_404(table: ManagementTable,  # noqa: F811
+                                                                      path: str) -> None:
+    """``site_id=`` narrows a list to one of the caller's sites; another site, or one that does not
+    exist, is 404 naming it, on every list (docs/http-api.md "Lists come in pages")."""
+    table.put_calendar("north-holidays", [], now=NOW, by="cli:ops", site_id="north")
+    table.put_calendar("south-holidays", [], now=NOW, by="cli:ops", site_id="south")
+    for site_id in ("south", "nowhere"):
+        status, problem, _ = call(manage(), "GET", path, MANAGER, query={"site_id": site_id})
+        assert (status, problem["detail"]) == (404, f"site {site_id!r} does not exist")
+    status, page, _ = call(manage(), "GET", path, MANAGER, query={"site_id": "north"})
+    assert status == 200 and page["items"] and all(item["site_id"] == "north" for item in page["items"])
+    status, page, _ = call(manage(), "GET", path, person("root", "admin"), query={"site_id": "south"})
+    assert status == 200 and page["items"] and all(item["site_id"] == "south" for item in page["items"])
