@@ -9,8 +9,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from html import unescape
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import pytest
+
+from missed_checks.aws.table.windows import WindowItems
 from missed_checks.checklists.recurrence import OccurrenceWindow
 from missed_checks.equipment.out_of_service import OutOfServicePeriod
 from missed_checks.evaluation.missed_check import MissedCheck
@@ -65,6 +69,22 @@ def test_each_role_sees_its_sites_missed_checks_and_may_dismiss_only_where_it_su
     assert sorted(_rows(admin)) == ["FL-1", "FL-9"]
     operator = web.browser("operator-north").get("/missed")
     assert operator.status == 403 and "none of which allows read_records" in unescape(operator.text)
+
+
+def test_a_fleet_page_reads_only_the_persons_checklists(web: Web, monkeypatch: pytest.MonkeyPatch) -> None:
+    read: list[str] = []
+    query = WindowItems._missed_query
+
+    def recorded(self: WindowItems, pk: str, *args: Any, **kwargs: Any) -> Any:
+        read.append(pk)
+        return query(self, pk, *args, **kwargs)
+
+    monkeypatch.setattr(WindowItems, "_missed_query", recorded)
+    assert _rows(web.browser("supervisor-north").get("/missed")) == ["FL-1"]
+    assert read and all(pk.startswith("MISSED#daily#") for pk in read), read[:3]  # none of south-daily's
+    read.clear()
+    assert sorted(_rows(web.browser("admin").get("/missed"))) == ["FL-1", "FL-9"]
+    assert any(pk.startswith("MISSED#south-daily#") for pk in read)
 
 
 def test_another_sites_checklist_or_site_is_a_404_page(web: Web) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import heapq
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -187,6 +187,7 @@ class WindowItems(TableClient):
 
     def missed_checks_page(self, start: datetime, end: datetime, *, limit: int, checklist_id: str | None = None,
                            after: MissedPosition | None = None, deadline: float | None = None,
+                           only: Collection[str] | None = None,
                            ) -> tuple[list[dict[str, Any]], MissedPosition | None]:
         """One page of :meth:`missed_checks_of_checklist` (``checklist_id`` given) or of
         :meth:`missed_checks_of_fleet`: at most ``limit`` missed checks whose window started in
@@ -197,12 +198,13 @@ class WindowItems(TableClient):
         never the whole range's. Each checklist's missed checks are its write partitions merged
         (:meth:`_missed_range`), asking for one item more than the page still needs, so the last page
         says it is the last. Past ``deadline``
-        (:func:`time.monotonic`) the page ends early, shorter or empty, with where to go on."""
+        (:func:`time.monotonic`) the page ends early, shorter or empty, with where to go on. ``only``:
+        the fleet's checklists among these alone (a caller's scope: the others' partitions are not read)."""
         low, high = to_utc_iso(start), to_utc_iso(end)
         items: list[dict[str, Any]] = []
         queried = False
         for month, checklist, segment_low, segment_high, exclusive in self._missed_segments(
-                low, high, checklist_id, after):
+                low, high, checklist_id, after, only):
             if queried and deadline is not None and time.monotonic() > deadline:
                 return items, MissedPosition(month, checklist, exclusive)
             queried = True
@@ -214,6 +216,7 @@ class WindowItems(TableClient):
         return items, None
 
     def _missed_segments(self, low: str, high: str, checklist_id: str | None, after: MissedPosition | None,
+                         only: Collection[str] | None = None,
                          ) -> Iterator[tuple[str | None, str, str, str, str | None]]:
         """(month, checklist, low, high, exclusive start sort key) of each Query a page may make, from
         ``after`` on: one checklist's whole range, or each month's judged checklists in that month."""
@@ -225,7 +228,7 @@ class WindowItems(TableClient):
                 continue
             month_low = max(low, f"{month}-01T00:00:00Z")
             month_high = min(high, f"{_month_after(month)}-01T00:00:00Z")
-            for checklist in sorted(self._judged_in(month, low, high)):
+            for checklist in sorted(c for c in self._judged_in(month, low, high) if only is None or c in only):
                 place = (month, checklist)
                 if after is not None and place < (str(after.month), after.checklist_id):
                     continue

@@ -6,9 +6,11 @@ Thin, as ``GET /missed`` and ``POST /missed/dismissals`` of the HTTP API: which 
 checks the person reads is :func:`missed_checks.evaluation.listing.missed_scope` (``read_records`` at
 the checklist's site: another site's checklist is a 404 page, a role without the action a 403 page),
 a page of the fleet or of one checklist is the table's :meth:`missed_checks_page` (the API's pages,
-its cursor), a dismissal is :func:`missed_checks.evaluation.dismissing.dismiss` (``supervise``) with
-the reason checked by :func:`~missed_checks.evaluation.dismissing.validate_reason`. A dismissal that
-cannot be made comes back as the list with the message next to that row's reason, nothing written.
+its cursor; a fleet page reads the partitions of the person's checklists only: ``only``), of one piece
+of equipment its missed checks on the checklists it was assigned to; a dismissal is
+:func:`missed_checks.evaluation.dismissing.dismiss` (``supervise``) with the reason checked by
+:func:`~missed_checks.evaluation.dismissing.validate_reason`. A dismissal that cannot be made comes
+back as the list with the message next to that row's reason, nothing written.
 
 Each row says its outcome as the report does (:mod:`missed_checks.reporting.report`): **dismissed**
 (by whom, when, why), **recorded late** (a check of that equipment on that checklist performed within
@@ -118,6 +120,19 @@ def equipment_href(equipment_id: str) -> str:
     return f"/equipment/{quote(equipment_id, safe='')}"
 
 
+@dataclass(frozen=True)
+class ListedOnce:
+    """The table's checklists, read once for a page: the scope and the filter's choices both read them."""
+
+    checklists: Sequence[Checklist]
+
+    def get_checklist(self, checklist_id: str) -> Checklist | None:
+        return next((c for c in self.checklists if c.checklist_id == checklist_id), None)
+
+    def list_checklists(self) -> list[Checklist]:
+        return list(self.checklists)
+
+
 def anchor_of(checklist_id: str, window_start: str, equipment_id: str) -> str:
     """A row's stable id on the page (a dismissal comes back to it)."""
     digest = hashlib.sha256(f"{checklist_id}\n{window_start}\n{equipment_id}".encode()).hexdigest()[:12]
@@ -200,7 +215,7 @@ def _missed_items(store: WebAppTable, filters: Filters,
         after = None if state is None else missed_position(state, filters.start, filters.end, filters.checklist)
         items, following = store.missed_checks_page(filters.start, filters.end, limit=PAGE_SIZE,
                                                     checklist_id=filters.checklist, after=after,
-                                                    deadline=time.monotonic() + PAGE_SECONDS)
+                                                    deadline=time.monotonic() + PAGE_SECONDS, only=scope)
         cursor = None if following is None else parameters.next_cursor(following._asdict(), query)
         return listing.in_scope(items, scope), cursor
     # one piece of equipment: its missed checks on the checklists it was assigned to, in scope
@@ -305,13 +320,14 @@ def missed_page(person: Person, given: Mapping[str, str], *, status: int = 200,
     now = clock.now()
     filters = read_filters(person, given, now)
     store = table()
-    checklists = {c.checklist_id: c for c in list_checklists(store, caller)}
+    listed = ListedOnce(store.list_checklists())
+    checklists = {c.checklist_id: c for c in list_checklists(listed, caller)}
     rows: list[Row] = []
     periods: list[OutOfServicePeriod] = []
     next_cursor = None
     errors = dict(filters.errors)
     if not errors:
-        scope = listing.missed_scope(store, caller, filters.checklist, filters.site)
+        scope = listing.missed_scope(listed, caller, filters.checklist, filters.site)
         try:
             items, next_cursor = _missed_items(store, filters, scope)
         except InvalidInput as error:
