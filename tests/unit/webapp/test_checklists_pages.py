@@ -35,6 +35,10 @@ def test_a_site_manager_creates_a_checklist_from_a_few_fields(web: Web) -> None:
     assert shown.status == 200 and "Fri 6 Mar 2026, 06:30 CET" in shown.text and "Weekly walk-round" in shown.text
     listed = browser.get("/checklists")
     assert 'href="/checklists/weekly"' in listed.text and 'href="/checklists/south-daily"' not in listed.text
+    edit = browser.get("/checklists/weekly/edit")  # the few fields again, filled from the text
+    assert 'id="rule_as-fields" name="rule_as" value="fields" checked' in edit.text
+    assert 'name="day_MO" value="on" checked' in edit.text and 'name="day_TU" value="on">' in edit.text
+    assert 'name="time" type="time" value="06:30"' in edit.text and edit.field("revision") == "1"
 
 
 def test_a_wrong_field_is_said_next_to_it_and_nothing_is_written(web: Web) -> None:
