@@ -19,10 +19,10 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from missed_checks.aws.observability import lambda_handler
 from missed_checks.webapp import rendering
-from missed_checks.webapp.pages import calendars, checklists, equipment, missed, report, sign_in, static
+from missed_checks.webapp.pages import calendars, checklists, equipment, missed, record, report, sign_in, static, today
 
-ROUTERS = (sign_in.router, static.router, checklists.router, missed.router, equipment.router, calendars.router,
-           report.router)
+ROUTERS = (sign_in.router, static.router, today.router, record.router, checklists.router, missed.router,
+           equipment.router, calendars.router, report.router)
 """Every page's routes, listed (not discovered): a router that is not here is not served."""
 
 app = APIGatewayHttpResolver()

@@ -4,9 +4,9 @@ keeps them, forms sent urlencoded with the page's CSRF token.
 
 The ``web`` fixture is the stack on moto: the two sites of :mod:`tests.unit.two_sites` (FL-1 and FL-2
 registered at north, FL-9 at south; checklist ``daily`` at north on FL-1 and ``south-daily`` at south
-on FL-9, each with a missed check on 1 March) and a user pool whose people sign in with
-:data:`PASSWORD`: ``manager-north``, ``supervisor-north``, ``auditor-north``, ``operator-north``,
-``manager-south`` (their role at their site) and ``admin``. A page test::
+on FL-9, each with a missed check on 1 March, its window judged as the evaluation leaves it) and a
+user pool whose people sign in with :data:`PASSWORD`: ``manager-north``, ``supervisor-north``,
+``auditor-north``, ``operator-north``, ``manager-south`` (their role at their site) and ``admin``. A page test::
 
     def test_my_page(web: Web) -> None:
         browser = web.browser("manager-north")       # signed in
@@ -32,6 +32,7 @@ import pytest
 from missed_checks import clock
 from missed_checks.checklists.recurrence import OccurrenceWindow
 from missed_checks.evaluation.missed_check import MissedCheck
+from missed_checks.evaluation.ports import JudgedWindow
 from missed_checks.webapp import sessions
 from missed_checks.webapp.context import WebAppTable
 from tests.unit.two_sites import NOW, add_checklist, dynamodb, register, two_sites  # noqa: F401
@@ -181,6 +182,7 @@ def web(dynamodb: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Web]:  # noq
             checklist = store.get_checklist(checklist_id)
             assert checklist is not None
             store.open_window(checklist_id, window, checklist.judged_by())
+            store.claim_window(checklist_id, JudgedWindow(window, 1, 0, 1, 1, 0, NOW - timedelta(days=1)), "run")
             store.put_missed_check(MissedCheck(checklist_id, equipment_id, window, NOW - timedelta(days=1), "run"))
         clock.set_source(lambda: NOW)
         monkeypatch.setattr(sessions, "wall_clock", lambda: NOW)
