@@ -19,10 +19,22 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from missed_checks.aws.observability import lambda_handler
 from missed_checks.webapp import rendering
-from missed_checks.webapp.pages import calendars, checklists, equipment, missed, record, report, sign_in, static, today
+from missed_checks.webapp.pages import (
+    audit,
+    calendars,
+    checklists,
+    equipment,
+    missed,
+    record,
+    report,
+    sign_in,
+    static,
+    subscriptions,
+    today,
+)
 
 ROUTERS = (sign_in.router, static.router, today.router, record.router, checklists.router, missed.router,
-           equipment.router, calendars.router, report.router)
+           equipment.router, calendars.router, report.router, subscriptions.router, audit.router)
 """Every page's routes, listed (not discovered): a router that is not here is not served."""
 
 app = APIGatewayHttpResolver()
