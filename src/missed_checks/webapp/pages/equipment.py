@@ -16,7 +16,7 @@ nothing written.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from urllib.parse import unquote, urlencode
 from zoneinfo import ZoneInfo
@@ -139,37 +139,44 @@ def _zone_of(person: Person, equipment_id: str) -> tuple[RegisteredEquipment, st
     return equipment, site_zone(store, person, equipment)
 
 
+def _change_periods(equipment_id: str, fields: tuple[str, ...],
+                    change: Callable[[Person, str, Mapping[str, str], str, datetime], object]) -> Response[str]:
+    """A period form of the equipment's page: ``change`` (the person, the equipment id, the form's
+    values, the site's zone, now); refused, the page again with the message next to its field, nothing
+    written (NotFound here: no period to end then, the equipment itself was read first; Conflict: a
+    period recorded meanwhile)."""
+    person = signed_in(router)
+    values = form(router, fields)
+    equipment, zone = _zone_of(person, _path_id(equipment_id))
+    try:
+        change(person, equipment.equipment_id, values, zone, clock.now())
+    except (InvalidInput, NotFound, Conflict) as error:
+        if isinstance(error, InvalidInput):
+            where, message = (error.field if error.field in fields else "_form"), error.message
+        else:
+            where, message = fields[0], str(error)
+        return equipment_page(person, equipment.equipment_id, status=409 if isinstance(error, Conflict) else 400,
+                              errors={where: message}, values=values)
+    return redirect(f"{equipment_href(equipment.equipment_id)}#out-of-service")
+
+
+def _record(person: Person, equipment_id: str, values: Mapping[str, str], zone: str, now: datetime) -> object:
+    start = local_instant(values["from"], "from", zone) or now
+    end = local_instant(values["to"], "to", zone)
+    return periods.take_out_of_service(table(), person.caller, equipment_id, start, end, reason=values["reason"],
+                                       now=now)
+
+
+def _end(person: Person, equipment_id: str, values: Mapping[str, str], zone: str, now: datetime) -> object:
+    at = local_instant(values["at"], "at", zone) or now
+    return periods.back_in_service(table(), person.caller, equipment_id, at, now=now)
+
+
 @router.post("/equipment/<equipment_id>/out-of-service")
 def take_out_of_service(equipment_id: str) -> Response[str]:
-    person = signed_in(router)
-    values = form(router, PERIOD_FIELDS)
-    equipment, zone = _zone_of(person, _path_id(equipment_id))
-    now = clock.now()
-    try:
-        start = local_instant(values["from"], "from", zone) or now
-        end = local_instant(values["to"], "to", zone)
-        periods.take_out_of_service(table(), person.caller, equipment.equipment_id, start, end,
-                                    reason=values["reason"], now=now)
-    except InvalidInput as error:
-        where = error.field if error.field in PERIOD_FIELDS else "_form"
-        return equipment_page(person, equipment.equipment_id, status=400, errors={where: error.message},
-                              values=values)
-    except Conflict as error:  # a period recorded meanwhile
-        return equipment_page(person, equipment.equipment_id, status=409, errors={"from": str(error)}, values=values)
-    return redirect(f"{equipment_href(equipment.equipment_id)}#out-of-service")
+    return _change_periods(equipment_id, PERIOD_FIELDS, _record)
 
 
 @router.post("/equipment/<equipment_id>/back-in-service")
 def back_in_service(equipment_id: str) -> Response[str]:
-    person = signed_in(router)
-    values = form(router, BACK_FIELDS)
-    equipment, zone = _zone_of(person, _path_id(equipment_id))
-    now = clock.now()
-    try:
-        at = local_instant(values["at"], "at", zone) or now
-        periods.back_in_service(table(), person.caller, equipment.equipment_id, at, now=now)
-    except (InvalidInput, NotFound) as error:  # NotFound: not out of service then (the equipment was read above)
-        message = error.message if isinstance(error, InvalidInput) else str(error)
-        return equipment_page(person, equipment.equipment_id, status=400, errors={"at": message},
-                              values={"at": values["at"]})
-    return redirect(f"{equipment_href(equipment.equipment_id)}#out-of-service")
+    return _change_periods(equipment_id, BACK_FIELDS, _end)
