@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+import missed_checks
 import missed_checks_ops
 from missed_checks.reporting.fleet_report import ChecklistInfo, Report
 from missed_checks.reporting.report import Dismissal, ReportRow, WindowOutcome, checklist_report, why_no_compliance
@@ -206,10 +207,17 @@ def test_the_template_ships_as_package_data() -> None:
     templates = [p.relative_to(package).as_posix() for p in (package / "templates").rglob("*") if p.is_file()]
     assert "templates/report.html.j2" in templates
     assert all(any(fnmatch(t, pattern) for pattern in patterns) for t in templates), (templates, patterns)
+    # the sections and their stylesheet are the product's (#32: the web app's report page shows them too)
+    product = Path(missed_checks.__file__).parent
+    patterns = config["tool"]["setuptools"]["package-data"]["missed_checks"]
+    shared = [p.relative_to(product).as_posix() for p in (product / "reporting" / "templates").rglob("*")
+              if p.is_file()]
+    assert {"reporting/templates/report_sections.html.j2", "reporting/templates/report.css"} <= set(shared)
+    assert all(any(fnmatch(t, pattern) for pattern in patterns) for t in shared), (shared, patterns)
     dependencies = config["project"]["dependencies"]
     assert any(d.lower().startswith("jinja2") for d in dependencies)
     layer = (ROOT / "src" / "layer-requirements.txt").read_text(encoding="utf-8").lower()
-    assert "jinja2" not in layer  # the HTML report is the operator's, never the Lambda layer's
+    assert "jinja2==" in layer  # the product renders the sections in the web app's Lambda (#32)
 
 
 def test_the_report_command_offers_html_with_an_example(capsys: pytest.CaptureFixture[str]) -> None:
