@@ -50,11 +50,13 @@ class LocalServer:
         clock: SimulatedClock | None = None,
         api_port: int | None = None,
         people_api_port: int | None = None,
+        web_port: int | None = None,
     ) -> None:
         """``clock``: a simulated clock the caller moves (a test drives time instead of racing the
         wall clock); by default the clock runs from ``start`` at ``speed``. ``api_port``: where the
         stack's HTTP API (IAM) answers (default ``port + 1``; 0 picks a free port), see :attr:`api_url`;
-        ``people_api_port``: the people's API (JWT, #31; default ``port + 2``), :attr:`people_api_url`."""
+        ``people_api_port``: the people's API (JWT, #31; default ``port + 2``), :attr:`people_api_url`;
+        ``web_port``: the fleet manager's web app (#32; default ``port + 3``), :attr:`web_url`."""
         self.host, self.port = host, port
         self.endpoint = f"http://{host}:{port}"
         self._start, self._speed = start, speed
@@ -79,6 +81,10 @@ class LocalServer:
         self.people_api_port = port + 2 if people_api_port is None else people_api_port
         self._people_api_port_given = people_api_port is not None
         self.people_api: Any = None
+        # the web app (#32): its own HTTP API (no authorizer: the function signs people in)
+        self.web_port = port + 3 if web_port is None else web_port
+        self._web_port_given = web_port is not None
+        self.web_app: Any = None
         self.people: Any = None
         """The :class:`~missed_checks_local.cognitoidp.users.LocalPeople` of the user pool (None: none)."""
         self._user_pool: Any = None
@@ -124,14 +130,17 @@ class LocalServer:
         return self.stack
 
     def _start_http_api(self) -> None:
-        """Answer the stack's HTTP API (``HttpApi``, IAM) on :attr:`api_port` and its people's API
-        (``PeopleApi``, JWT) on :attr:`people_api_port`."""
+        """Answer the stack's HTTP API (``HttpApi``, IAM) on :attr:`api_port`, its people's API
+        (``PeopleApi``, JWT) on :attr:`people_api_port` and its web app (``WebApp``) on :attr:`web_port`."""
         self.http_api = self._start_api("HttpApi", self.api_port, self._api_port_given)
         if self.http_api is not None:
             self.api_port = self.http_api.port
         self.people_api = self._start_api("PeopleApi", self.people_api_port, self._people_api_port_given)
         if self.people_api is not None:
             self.people_api_port = self.people_api.port
+        self.web_app = self._start_api("WebApp", self.web_port, self._web_port_given)
+        if self.web_app is not None:
+            self.web_port = self.web_app.port
 
     def _start_api(self, logical_id: str, port: int, port_given: bool) -> Any:
         """One ``AWS::ApiGatewayV2::Api`` of the stack on ``port`` (a free one when the default is
@@ -194,6 +203,11 @@ class LocalServer:
     def people_api_url(self) -> str | None:
         """The local people's API's base URL (None before :meth:`start` or without one)."""
         return None if self.people_api is None else str(self.people_api.url)
+
+    @property
+    def web_url(self) -> str | None:
+        """The local web app's address (None before :meth:`start` or without one)."""
+        return None if self.web_app is None else f"{self.web_app.url}/"
 
     def publish_clock(self) -> None:
         """Put the simulated clock on the stack (tag ``missed-checks:clock``), where the
@@ -294,10 +308,10 @@ class LocalServer:
         (over a second with a big fleet, on a busy machine)."""
         from moto.core.config import default_user_config  # deferred: moto is a dev dependency and slow to import
 
-        for api in (self.http_api, self.people_api):
+        for api in (self.http_api, self.people_api, self.web_app):
             if api is not None:
                 api.stop()
-        self.http_api = self.people_api = None
+        self.http_api = self.people_api = self.web_app = None
         if self.runtime is not None:
             self.runtime.close()
             self.runtime = None

@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+DEFAULT_ROUTE = "$default"
+"""The catch-all route: every method and path no other route of the API takes (the web app's, #32)."""
 _INTEGRATION_FUNCTION = re.compile(r"/functions/(?P<arn>arn:[^/]+)/invocations$")
 
 
@@ -23,16 +25,18 @@ class Route:
 
     @property
     def method(self) -> str:
-        return self.route_key.split(" ", 1)[0]
+        return "ANY" if self.route_key == DEFAULT_ROUTE else self.route_key.split(" ", 1)[0]
 
     @property
     def path(self) -> str:
-        return self.route_key.split(" ", 1)[1]
+        return DEFAULT_ROUTE if self.route_key == DEFAULT_ROUTE else self.route_key.split(" ", 1)[1]
 
 
 def _pattern(path: str) -> re.Pattern[str]:
     """``/equipment/{equipment_id}/status`` -> a regex with one named group per path parameter (a
     parameter is one path segment; ``{name+}`` takes the rest of the path)."""
+    if path == DEFAULT_ROUTE:
+        return re.compile(r"^/.*$", re.S)
     parts = []
     for piece in re.split(r"(\{[^}]+\})", path):
         if piece.startswith("{") and piece.endswith("+}"):
@@ -57,9 +61,9 @@ def read_routes(apigatewayv2: Any, api_id: str) -> list[Route]:
         routes.append(Route(item["RouteKey"], match.group("arn") if match else uri,
                             item.get("AuthorizationType") or "NONE",
                             integration.get("PayloadFormatVersion") or "2.0",
-                            _pattern(item["RouteKey"].split(" ", 1)[1]), item.get("AuthorizerId") or None))
-    # literal paths before parameterised ones, as API Gateway prefers the most specific route
-    return sorted(routes, key=lambda r: (r.path.count("{"), -len(r.path)))
+                            _pattern(item["RouteKey"].split(" ", 1)[-1]), item.get("AuthorizerId") or None))
+    # literal paths before parameterised ones, as API Gateway prefers the most specific route; $default last
+    return sorted(routes, key=lambda r: (r.route_key == DEFAULT_ROUTE, r.path.count("{"), -len(r.path)))
 
 
 def match(routes: list[Route], method: str, path: str) -> tuple[Route, dict[str, str]] | None:

@@ -104,12 +104,16 @@ def http_api_event(route: Route, parameters: dict[str, str], method: str, raw_pa
 
 def http_response(result: Any) -> tuple[int, dict[str, str], bytes]:
     """Status, headers and body from what the function returned (payload format 2.0 rules: a dict
-    with ``statusCode`` is a response; anything else is a 200 JSON body)."""
+    with ``statusCode`` is a response, its ``cookies`` each a ``Set-Cookie``; anything else is a 200
+    JSON body)."""
     if not isinstance(result, dict) or "statusCode" not in result:
         return 200, {"content-type": "application/json"}, json.dumps(result).encode("utf-8")
     headers = {str(k).lower(): str(v) for k, v in (result.get("headers") or {}).items()}
     for name, values in (result.get("multiValueHeaders") or {}).items():
         headers[str(name).lower()] = ",".join(str(v) for v in values)
+    cookies = [str(cookie) for cookie in result.get("cookies") or []]
+    if cookies:  # payload 2.0's cookies: one Set-Cookie header each (the handler splits them at newlines)
+        headers["set-cookie"] = "\n".join([*filter(None, [headers.get("set-cookie")]), *cookies])
     body = result.get("body") or ""
     raw = base64.b64decode(body) if result.get("isBase64Encoded") else str(body).encode("utf-8")
     return int(result["statusCode"]), headers, raw
@@ -281,7 +285,10 @@ def _handler_for(api: LocalHttpApi) -> type[BaseHTTPRequestHandler]:
             status, response_headers, payload = answer
             self.send_response(status)
             for name, value in response_headers.items():
-                if name not in ("content-length", "connection"):
+                if name == "set-cookie":  # one header per cookie (http_response joined them with newlines)
+                    for cookie in value.split("\n"):
+                        self.send_header(name, cookie)
+                elif name not in ("content-length", "connection"):
                     self.send_header(name, value)
             self.send_header("Content-Length", str(len(payload)))
             self.send_header("apigw-requestid", str(uuid.uuid4()))

@@ -32,6 +32,19 @@ def authorization_of(operation: dict[str, Any], schemes: dict[str, Any]) -> tupl
     return "NONE", None
 
 
+
+ANY_METHOD = "x-amazon-apigateway-any-method"
+DEFAULT_ROUTE = "$default"
+
+
+def route_key_of(method: str, path: str) -> str:
+    """The route key API Gateway makes of an OpenAPI operation: ``GET /checks``; ``ANY /x`` for SAM's
+    ``x-amazon-apigateway-any-method``; ``$default`` for the path ``$default`` (the catch-all route a
+    SAM event ``Path: $default`` makes, #32's web app)."""
+    if path == DEFAULT_ROUTE:
+        return DEFAULT_ROUTE
+    return f"{'ANY' if method.lower() == ANY_METHOD else method.upper()} {path}"
+
 class HttpApiResource(CloudFormationModel):
     """``AWS::ApiGatewayV2::Api`` (an HTTP API with an OpenAPI ``Body``) through moto's backend."""
 
@@ -96,13 +109,13 @@ class HttpApiResource(CloudFormationModel):
                     continue
                 given: Any = integration  # moto annotates these str; they are what the body holds
                 created = api.create_integration(
-                    connection_type="INTERNET", description=f"{method.upper()} {path}",
+                    connection_type="INTERNET", description=route_key_of(method, path),
                     integration_method=given.get("httpMethod"), integration_type=given.get("type"),
                     integration_uri=given.get("uri"),
                     payload_format_version=integration.get("payloadFormatVersion"))
                 authorization, scheme_name = authorization_of(operation, schemes)
                 api.create_route(api_key_required=False, authorization_scopes=[],
-                                 route_key=f"{method.upper()} {path}", target=f"integrations/{created.id}",
+                                 route_key=route_key_of(method, path), target=f"integrations/{created.id}",
                                  authorization_type=authorization,
                                  authorizer_id=authorizers.get(scheme_name) if scheme_name else None)
         return cls(api)

@@ -96,6 +96,9 @@ def register(subparsers: Any) -> None:
     serve.add_argument("--people-api-port", type=int, default=None,
                        help="port of the stack's people's API, JWT-authorized (default: --port + 2, or a free one "
                             "when taken; docs/people.md)")
+    serve.add_argument("--web-port", type=int, default=None,
+                       help="port of the fleet manager's web app (default: --port + 3, or a free one when taken; "
+                            "README 'Web app')")
     serve.add_argument("--speed", type=float, default=1.0, help="simulated seconds per real second (default 1)")
     serve.add_argument("--start", help="simulated start instant (ISO 8601, default now)")
     serve.add_argument("--log-file", type=Path, help="where handler and moto logs go")
@@ -463,6 +466,7 @@ def _serve(args: argparse.Namespace) -> int:
         on_firing=on_firing,
         api_port=args.api_port,
         people_api_port=args.people_api_port,
+        web_port=args.web_port,
     )
     # Both stop it, wherever the loop is (waiting for a worker's answer too), within STOP_BOUND_S
     with stop_signals(owns_process=getattr(args, "owns_process", False), code=EXIT_OK,
@@ -496,6 +500,9 @@ def _serve_until_stopped(server: Any, console: Console, log_path: Path, args: ar
             console.print(f"[bold]People's API[/bold]: {server.people_api_url}  (a bearer token of the stack's user "
                           f"pool: missed-checks local token USER --endpoint {server.endpoint})",
                           highlight=False, soft_wrap=True)
+        if server.web_url:  # the fleet manager's web app (#32; README "Web app")
+            console.print(f"[bold]Web app[/bold]: {server.web_url}  (open it in a browser and sign in as one of the "
+                          f"users below)", highlight=False, soft_wrap=True)
         if server.people is not None:
             users = ", ".join(server.people.groups)
             console.print(f"[bold]Users[/bold] (password {server.people.password}): {users}",

@@ -84,7 +84,7 @@ class Gateway:
 
 
 def route(key: str) -> Route:
-    return Route(key, ARN, "AWS_IAM", "2.0", _pattern(key.split(" ", 1)[1]))
+    return Route(key, ARN, "AWS_IAM", "2.0", _pattern(key.split(" ", 1)[-1]))
 
 
 def test_routes_match_literal_paths_and_one_segment_parameters() -> None:
@@ -94,6 +94,21 @@ def test_routes_match_literal_paths_and_one_segment_parameters() -> None:
     assert match(routes, "GET", "/equipment/FL-1/status")[1] == {"equipment_id": "FL-1"}  # type: ignore[index]
     assert match(routes, "GET", "/equipment/a/b/status") is None
     assert match(routes, "GET", "/checks") is None
+
+
+def test_the_default_route_takes_every_method_and_path_no_other_route_takes() -> None:
+    """The web app's API (#32): one ``$default`` route (SAM's ``Path: $default``, any method)."""
+    from missed_checks_local.cloudformation.http_api import route_key_of
+
+    assert route_key_of("x-amazon-apigateway-any-method", "$default") == "$default"
+    assert route_key_of("x-amazon-apigateway-any-method", "/x") == "ANY /x"
+    assert route_key_of("get", "/checks") == "GET /checks"
+    routes = sorted([route("$default"), route("POST /checks")], key=lambda r: r.route_key != "POST /checks")
+    assert match(routes, "POST", "/checks")[0].route_key == "POST /checks"  # type: ignore[index]
+    for method, path in (("GET", "/"), ("POST", "/record/FL-1"), ("DELETE", "/static/app.css")):
+        found = match(routes, method, path)
+        assert found is not None and found[0].route_key == "$default" and found[1] == {}, (method, path)
+    assert (routes[-1].method, routes[-1].path) == ("ANY", "$default")
 
 
 def test_the_event_is_payload_format_2() -> None:
@@ -113,6 +128,9 @@ def test_a_function_answer_becomes_the_http_response() -> None:
                           "body": '{"status": 422}'}) == (
         422, {"content-type": "application/problem+json"}, b'{"status": 422}')
     assert http_response({"ok": True}) == (200, {"content-type": "application/json"}, b'{"ok": true}')
+    cookies = http_response({"statusCode": 303, "headers": {"Location": "/"}, "body": "",
+                             "cookies": ["a=1; Path=/; HttpOnly", "b=; Max-Age=0"]})
+    assert cookies == (303, {"location": "/", "set-cookie": "a=1; Path=/; HttpOnly\nb=; Max-Age=0"}, b"")
 
 
 def test_the_gateway_refuses_before_invoking_and_answers_500_for_a_failed_function() -> None:
