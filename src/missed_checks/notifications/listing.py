@@ -8,6 +8,8 @@ from datetime import datetime
 from typing import Any
 
 from missed_checks.checklists.managing import get_checklist, scope_of
+from missed_checks.errors import InvalidInput, describe
+from missed_checks.notifications.notification import Kind
 from missed_checks.notifications.ports import NotificationLog
 from missed_checks.permissions.caller import Caller
 from missed_checks.permissions.role import Action
@@ -23,6 +25,8 @@ def list_notifications(store: NotificationLog, caller: Caller, start: datetime, 
     only one checklist's, one kind's or one site's when given. A caller with roles sees the records of
     the checklists at their sites where they may ``read_records`` (a digest, of no one checklist, is
     the admins' and the operator's); another site's checklist named is NotFound, as a missing one."""
+    if kind is not None and kind not in tuple(Kind):
+        raise InvalidInput("kind", f"is {describe(kind)}: give one of {', '.join(k.value for k in Kind)}")
     scope = scope_of(store, caller, Action.read_records, site_id)
     if checklist_id is not None and scope is not None and checklist_id not in scope:
         get_checklist(store, caller, checklist_id, action=Action.read_records)

@@ -14,6 +14,7 @@ from missed_checks.api import http_api
 from missed_checks.api.routes.context import caller, resolver, table
 from missed_checks.audit_trails import reading
 from missed_checks.errors import InvalidInput
+from missed_checks.sites.site import validate_site_id
 
 router = Router()  # type: ignore[no-untyped-call]  # Powertools leaves __init__ unannotated
 
@@ -34,5 +35,5 @@ def object_trail() -> dict[str, Any]:
 @router.get("/sites/<site_id>/audit")
 def site_trail(site_id: str) -> dict[str, Any]:
     query = http_api.page_query(resolver(router))
-    page = reading.site_trail(table(), caller(router), unquote(site_id), query.position, query.limit)
+    page = reading.site_trail(table(), caller(router), validate_site_id(unquote(site_id)), query.position, query.limit)
     return http_api.page_answer((entry.to_dict() for entry in page.items), page.next_position, query)
