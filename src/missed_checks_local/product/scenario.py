@@ -581,17 +581,7 @@ def run_scenario(
             if prepare is not None:
                 prepare(runtime)
             table = ChecklistTable(stack.table_name)
-            waiting: list[ScenarioEvent] = []  # dismissals whose record is not written yet
-            for event in scenario.events:
-                runtime.advance_to(event.at, inclusive=False)
-                waiting = _dismiss_waiting(waiting, table, clock.now())
-                if not _apply(event, table, runtime):
-                    waiting.append(event)
-                runtime.settle()
-                if progress is not None:
-                    progress(clock.now())
-            runtime.advance_to(scenario.end, inclusive=True)
-            waiting = _dismiss_waiting(waiting, table, clock.now())
+            waiting = play_events(scenario.events, scenario.end, runtime, table, clock, progress)
             if settle is not None:
                 if faults is not None:
                     faults.active = False
@@ -615,6 +605,24 @@ def run_scenario(
     if log_path:
         report["log_file"] = str(log_path)
     return report
+
+
+def play_events(events: Sequence[ScenarioEvent], end: datetime, runtime: Any, table: Any, clock: Any,
+                progress: ProgressCallback | None = None) -> list[ScenarioEvent]:
+    """Play ``events`` in order on a running runtime whose simulated ``clock`` stands before the first
+    (each at its instant, what falls due on the way fired first), then run on to ``end``; the
+    dismissals whose missed check was still not recorded by then (the caller decides)."""
+    waiting: list[ScenarioEvent] = []  # dismissals whose record is not written yet
+    for event in events:
+        runtime.advance_to(event.at, inclusive=False)
+        waiting = _dismiss_waiting(waiting, table, clock.now())
+        if not _apply(event, table, runtime):
+            waiting.append(event)
+        runtime.settle()
+        if progress is not None:
+            progress(clock.now())
+    runtime.advance_to(end, inclusive=True)
+    return _dismiss_waiting(waiting, table, clock.now())
 
 
 @contextmanager
@@ -728,6 +736,7 @@ def _apply(event: ScenarioEvent, table: Any, runtime: Any) -> bool:
                 closed_on=args["closed_on"],
                 notify=args.get("notify"),
                 by=_SCENARIO_BY,
+                site_id=args.get("site_id"),  # local serve --scenario puts them at a site (#32)
             )
         elif event.action == "put_calendar":
             table.put_calendar(args["id"], args["dates"], now=at, description=args["description"], by=args["by"])

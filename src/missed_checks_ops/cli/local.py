@@ -99,6 +99,9 @@ def register(subparsers: Any) -> None:
     serve.add_argument("--web-port", type=int, default=None,
                        help="port of the fleet manager's web app (default: --port + 3, or a free one when taken; "
                             "README 'Web app')")
+    serve.add_argument("--scenario", metavar="demo|SCENARIO.json",
+                       help="play a scenario into the stack first (demo: the bundled five weeks), its checklists and "
+                            "equipment at site north, to explore in the web app; the clock then stands at its end")
     serve.add_argument("--speed", type=float, default=1.0, help="simulated seconds per real second (default 1)")
     serve.add_argument("--start", help="simulated start instant (ISO 8601, default now)")
     serve.add_argument("--log-file", type=Path, help="where handler and moto logs go")
@@ -351,7 +354,8 @@ def _play_once(scenario: Any, args: argparse.Namespace, *, source: str, demo: bo
         if args.report == "json":
             out.stream.write(to_json(result))
         elif args.report == "table":
-            print_run(result, console, where_next=_where_next(result, source, log_path))
+            explore = "demo" if demo else str(getattr(args, "scenario", "") or "SCENARIO.json")
+            print_run(result, console, where_next=_where_next(result, source, log_path, explore))
             console.print(f"\nPlayed {len(scenario.events)} events in {result['elapsed_s']:.1f} s.", style="dim")
         else:
             subtitle = (f"Scenario {scenario.name!r} played on the local runtime (embedded AWS, simulated clock). "
@@ -414,7 +418,7 @@ def _with_progress(scenario: Any, console: Any, log_path: Path, observe: Any = N
         return run_scenario(scenario, progress=update, log_path=log_path, observe=observe)
 
 
-def _where_next(report: dict[str, Any], source: str, log_path: Path) -> list[str]:
+def _where_next(report: dict[str, Any], source: str, log_path: Path, explore: str = "demo") -> list[str]:
     lines = []
     letters = report["dead_letters"]
     for queue, messages in letters.items():
@@ -429,6 +433,8 @@ def _where_next(report: dict[str, Any], source: str, log_path: Path) -> list[str
     lines.append(
         f"drive the stack yourself: missed-checks local serve (then missed-checks ... --endpoint {LOCAL_ENDPOINT})"
     )
+    lines.append(f"explore these weeks in the web app: missed-checks local serve --scenario {explore}, open the "
+                 "Web app address it prints and sign in as manager-north (its password is printed too)")
     return lines
 
 
@@ -441,6 +447,7 @@ def _serve(args: argparse.Namespace) -> int:
         raise InvalidInput("speed", f"{args.speed:g} is negative: give simulated seconds per real second, e.g. 60, "
                                     "or 0 for a clock that stands still until `missed-checks local advance`")
     start = parse_instant(args.start, "start") if args.start else None
+    scenario = _serve_scenario(args)
     parameters = {}
     for item in args.parameter:
         name, sep, value = item.partition("=")
@@ -459,7 +466,8 @@ def _serve(args: argparse.Namespace) -> int:
         host=args.host,
         port=args.port,
         speed=args.speed or 1.0,
-        clock=SimulatedClock(start or datetime.now(UTC)) if args.speed == 0 else None,
+        clock=(SimulatedClock(scenario.start) if scenario is not None
+               else SimulatedClock(start or datetime.now(UTC)) if args.speed == 0 else None),
         start=start,
         parameters=parameters,
         log_path=log_path,
@@ -471,12 +479,27 @@ def _serve(args: argparse.Namespace) -> int:
     # Both stop it, wherever the loop is (waiting for a worker's answer too), within STOP_BOUND_S
     with stop_signals(owns_process=getattr(args, "owns_process", False), code=EXIT_OK,
                       on_stop=server.request_stop):
-        _serve_until_stopped(server, console, log_path, args)
+        _serve_until_stopped(server, console, log_path, args, scenario)
         _end_promptly(args, EXIT_OK)
     return EXIT_OK
 
 
-def _serve_until_stopped(server: Any, console: Console, log_path: Path, args: argparse.Namespace) -> None:
+def _serve_scenario(args: argparse.Namespace) -> Any:
+    """The scenario ``serve --scenario`` plays first (None without one): ``demo`` or a file."""
+    if not getattr(args, "scenario", None):
+        return None
+    if args.start:
+        raise InvalidInput("start", "--scenario starts the clock at the scenario's start: leave --start out")
+    from missed_checks_local.product.scenario import Scenario  # deferred: the emulator
+
+    if args.scenario == "demo":
+        text = resources.files("missed_checks_local").joinpath("scenarios", DEMO_SCENARIO).read_text("utf-8")
+        return Scenario.from_dict(json.loads(text), name="demo")
+    return load_scenario(args.scenario)
+
+
+def _serve_until_stopped(server: Any, console: Console, log_path: Path, args: argparse.Namespace,
+                         scenario: Any = None) -> None:
     # Said first, and flushed: a standard output that cannot be written stops it here (exit 3),
     # before a stack nobody can see the endpoint of is deployed.
     console.print(f"Deploying the stack behind {server.endpoint} (a few seconds) ...", highlight=False)
@@ -485,9 +508,16 @@ def _serve_until_stopped(server: Any, console: Console, log_path: Path, args: ar
         stdout.raise_if_lost()
     try:
         stack = server.start()
+        if scenario is not None:  # #32: its weeks to explore in the web app
+            from missed_checks_local.product.exploring import load_scenario as play_into
+
+            console.print(f"Playing the scenario {scenario.name} into the stack ...", highlight=False)
+            played = play_into(server, scenario)
+            console.print(f"Scenario {scenario.name}: {played} events played, its checklists and equipment at site "
+                          f"north; the clock stands at its end", highlight=False, soft_wrap=True)
         console.print(f"[bold]Local AWS endpoint[/bold]: {server.endpoint}  (region {stack.region})")
         pace = (f"standing still until `missed-checks local advance --endpoint {server.endpoint}` moves it"
-                if args.speed == 0 else f"speed x{args.speed:g}")
+                if args.speed == 0 or scenario is not None else f"speed x{args.speed:g}")
         console.print(f"Clock: simulated, now {server.clock.now():%Y-%m-%dT%H:%M:%SZ}, {pace}: "
                       f"the missed-checks commands with --endpoint {server.endpoint} take their \"now\" from it",
                       highlight=False, soft_wrap=True)
