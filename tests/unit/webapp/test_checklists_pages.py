@@ -25,6 +25,8 @@ def test_a_site_manager_creates_a_checklist_from_a_few_fields(web: Web) -> None:
     browser = web.browser("manager-north")
     form = browser.get("/checklists/new")
     assert form.status == 200 and '<label for="frequency">' in form.text and "Create checklist" in form.text
+    assert 'name="starting" type="date" value="2026-03-02"' in form.text  # today at the site chosen
+    assert '<option value="north" selected>' in form.text
     created = browser.submit("/checklists", NEW)
     assert (created.status, created.location) == (303, "/checklists/weekly"), created.text
     checklist = web.table.get_checklist("weekly")

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import quote, unquote
+from zoneinfo import ZoneInfo
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
@@ -178,8 +179,12 @@ def list_checklists() -> Response[str]:
 def new_checklist() -> Response[str]:
     person = signed_in(router)
     authorize_listing(person.caller, Action.manage, None, what="a new checklist")
+    # the site chosen in the page's site selector, else the first the person manages; its today
+    asked, managed = router.current_event.get_query_string_value("site") or "", managed_sites(person)
+    site = next((s for s in managed if s.site_id == asked), managed[0] if managed else None)
+    today = clock.now().astimezone(ZoneInfo(site.timezone)) if site else clock.now()
     values = {"rule_as": "fields", "frequency": "daily", "time": "06:00", "window": "PT8H",
-              "starting": clock.now().date().isoformat()}
+              "starting": today.date().isoformat(), "site_id": site.site_id if site else ""}
     return _form_page(person, FormState(values, {}))
 
 
