@@ -169,6 +169,15 @@ class WindowItems(TableClient):
         return [(str(item["checklist_id"]), missed_record_of(item))
                 for item in self.missed_checks_of_equipment(equipment_id, checklist_ids, start, end)]
 
+    def missed_records_of_windows(self, checklist_id: str, window_starts: Iterable[str],
+                                  equipment_ids: Iterable[str]) -> list[MissedRecord]:
+        """The missed checks of ``equipment_ids`` in these windows of one checklist (UTC ISO starts of
+        judged windows): their keys read in BatchGetItem chunks of 100, whatever the fleet's size
+        (the web app's Today page, #32)."""
+        wanted = [keys.missed_key(checklist_id, start, equipment_id)
+                  for start in window_starts for equipment_id in sorted(set(equipment_ids))]
+        return [missed_record_of(item) for item in self.batch_get(wanted)] if wanted else []
+
     def missed_equipment_of_window(self, checklist_id: str, window_start: datetime) -> list[str]:
         """Equipment with a missed check for the window starting at ``window_start``: one Query per
         write partition (``keys.WRITE_PARTITIONS``), :data:`READ_THREADS` in flight."""

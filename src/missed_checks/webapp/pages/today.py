@@ -2,13 +2,15 @@
 is still undone, what comes next, what was missed since yesterday (the site's midnight), and which
 equipment is out of service now.
 
-Every figure comes from the scoped use cases the API uses, with the signed-in person's caller: the
-site (:func:`~missed_checks.sites.saving.get_site`: another site's is a 404 page), its equipment
-(:func:`~missed_checks.equipment.registering.list_equipment`, one page of :data:`MAX_EQUIPMENT`), each
-one's status (:func:`~missed_checks.equipment.status.status_for`), its missed checks since yesterday
-and the out-of-service periods (:func:`~missed_checks.equipment.taking_out_of_service.list_periods`).
-Table reads: a bounded number per piece of equipment on the page (its assignments, its checks, and
-per checklist the checklist, its judged windows and missed checks).
+The site, its equipment and its checklists come from the scoped use cases the API uses, with the
+signed-in person's caller (:func:`~missed_checks.sites.saving.get_site`: another site's is a 404 page;
+:func:`~missed_checks.equipment.registering.list_equipment`, one page of :data:`MAX_EQUIPMENT`;
+:func:`~missed_checks.checklists.managing.list_checklists`; the out-of-service periods by
+:func:`~missed_checks.equipment.taking_out_of_service.list_periods`; missed checks only where the
+role may read records); each window's state is decided as an equipment's status decides it
+(:func:`~missed_checks.equipment.status.current_or_next_window`, ``timeliness``). Table reads: three,
+then two per checklist at the site, and one per piece of equipment with a window open now (not per
+equipment and checklist: :func:`today_at`).
 """
 
 from __future__ import annotations
@@ -21,14 +23,18 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from missed_checks import clock
+from missed_checks.checklists.checklist import Checklist, Status
+from missed_checks.checklists.managing import list_checklists
+from missed_checks.checklists.recurrence import OccurrenceWindow
 from missed_checks.equipment.out_of_service import OutOfServicePeriod
 from missed_checks.equipment.registering import list_equipment
-from missed_checks.equipment.status import ChecklistStatus, status_for
+from missed_checks.equipment.status import ChecklistStatus, current_or_next_window
 from missed_checks.equipment.taking_out_of_service import list_periods
+from missed_checks.performed_checks.performed_check import timeliness
 from missed_checks.permissions.role import Action
 from missed_checks.sites.saving import get_site
 from missed_checks.sites.site import Site
-from missed_checks.timefmt import parse_instant
+from missed_checks.timefmt import parse_instant, to_utc_iso
 from missed_checks.webapp import context, sessions
 from missed_checks.webapp.rendering import page
 
@@ -82,31 +88,63 @@ def yesterday_midnight(now: datetime, zone: str) -> datetime:
     return datetime.combine(local.date() - timedelta(days=1), datetime.min.time(), tzinfo=ZoneInfo(zone))
 
 
+def _state(checklist: Checklist, window: OccurrenceWindow | None, now: datetime, done_at: datetime | None) -> str:
+    """As :func:`~missed_checks.equipment.status.status_of` says it."""
+    if checklist.status == Status.PAUSED:
+        return "paused"
+    if window is None:
+        return "no_window"
+    if window.start > now:
+        return "not_due"
+    return "done" if done_at else "undone"
+
+
 def today_at(store: context.WebAppTable, person: sessions.Person, site_id: str, now: datetime) -> Today:
+    """Read per checklist, not per piece of equipment: the site, its equipment and its checklists (one
+    read each), then per checklist its assignments and its windows judged since yesterday (one Query
+    each) and their missed checks (BatchGetItem), and per piece of equipment with a window open now
+    its checks since the window opened (one ByEquipment Query)."""
     caller = person.caller
     site = get_site(store, caller, site_id)
     equipment = list_equipment(store, caller, site.site_id, limit=MAX_EQUIPMENT)
+    names = {e.equipment_id: e.name for e in equipment.items}
     since = yesterday_midnight(now, site.timezone)
+    open_windows: list[tuple[Checklist, str, OccurrenceWindow | None, str]] = []
+    missed: list[Missed] = []
+    for checklist in list_checklists(store, caller, site.site_id):
+        assigned = sorted(a.equipment_id for a in store.assignments(checklist.checklist_id)
+                          if a.equipment_id in names and a.assigned_at_instant(now))
+        if not assigned:
+            continue
+        rule = checklist.parsed()
+        window = current_or_next_window(rule, now)
+        open_windows.extend((checklist, rule.timezone, window, equipment_id) for equipment_id in assigned)
+        if caller.may(Action.read_records, checklist.site_id):
+            starts = [str(w["window_start"]) for w in store.judged_windows(checklist.checklist_id, since, now)]
+            for record in store.missed_records_of_windows(checklist.checklist_id, starts, assigned):
+                missed.append(Missed(record.equipment_id, checklist.name or checklist.checklist_id, rule.timezone,
+                                     parse_instant(record.window_start, "window_start"), record.dismissed))
+    opened: dict[str, datetime] = {}  # per piece of equipment, the earliest start of a window open now
+    for checklist, _zone, window, equipment_id in open_windows:
+        if window is not None and window.start <= now and checklist.status != Status.PAUSED:
+            opened[equipment_id] = min(window.start, opened.get(equipment_id, window.start))
+    performed: dict[tuple[str, str], list[datetime]] = {}
+    for equipment_id, low in opened.items():
+        for checklist_id, at in store.performed_checks_of_equipment(equipment_id, to_utc_iso(low), to_utc_iso(now)):
+            performed.setdefault((equipment_id, checklist_id), []).append(parse_instant(at, "performed_at"))
     due: list[Due] = []
     upcoming: list[Due] = []
-    missed: list[Missed] = []
-    for registered in equipment.items:
-        statuses = status_for(store, caller, registered.equipment_id, now)
-        for status in statuses:
-            row = Due(registered.equipment_id, registered.name, status)
-            (due if status.state in ("undone", "done") else upcoming).append(row)
-        readable = {s.checklist.checklist_id: s for s in statuses
-                    if caller.may(Action.read_records, s.checklist.site_id)}
-        if readable:
-            for checklist_id, record in store.missed_records_of_equipment(registered.equipment_id, sorted(readable),
-                                                                          since, now):
-                status = readable[checklist_id]
-                missed.append(Missed(registered.equipment_id, status.checklist.name or checklist_id, status.zone_name,
-                                     parse_instant(record.window_start, "window_start"), record.dismissed))
+    for checklist, zone, window, equipment_id in open_windows:
+        done_at = None
+        if window is not None:
+            done_at = max((at for at in performed.get((equipment_id, checklist.checklist_id), [])
+                           if timeliness(at, window.start, window.end, window.evaluate_at) is not None), default=None)
+        state = _state(checklist, window, now, done_at)
+        row = Due(equipment_id, names[equipment_id], ChecklistStatus(checklist, zone, state, window, done_at, 0, None))
+        (due if state in ("undone", "done") else upcoming).append(row)
     out = []
     if caller.everywhere or caller.may(Action.read_records, site.site_id):
-        ids = [e.equipment_id for e in equipment.items]
-        out = list_periods(store, caller, now, now + timedelta(seconds=1), ids) if ids else []
+        out = list_periods(store, caller, now, now + timedelta(seconds=1), list(names)) if names else []
     due.sort(key=lambda d: (d.status.state != "undone", d.status.window.end if d.status.window else now,
                             d.equipment_id))
     upcoming.sort(key=lambda d: (d.status.window.start if d.status.window else now, d.equipment_id))
