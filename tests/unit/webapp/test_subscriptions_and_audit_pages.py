@@ -55,6 +55,7 @@ def test_a_sites_manager_subscribes_and_unsubscribes(web: Web, schedules: GroupS
     listed = browser.get("/subscriptions", site="north")
     assert 'id="subscription-north-morning"' in listed.text and "Every Tuesday at 07:00 Europe/Berlin" in listed.text
     assert 'action="/subscriptions/north-morning/delete"' in listed.text
+    assert 'href="/audit?kind=subscription&amp;id=north-morning">Changes of north-morning</a>' in listed.text
     auditor = web.browser("auditor-north").get("/subscriptions")
     assert auditor.status == 200 and "north-morning" in auditor.text
     assert "north-morning/delete" not in auditor.text  # an auditor reads, never manages
