@@ -22,6 +22,7 @@ from missed_checks.errors import InvalidInput
 from missed_checks.permissions.authorizing import authorize
 from missed_checks.permissions.caller import Caller
 from missed_checks.permissions.role import Action
+from missed_checks.timefmt import to_utc_iso
 
 EVER = datetime.fromisoformat("1970-01-01T00:00:00+00:00")
 """The start of a listing with no ``from``: every period, past and planned."""
@@ -64,12 +65,31 @@ def _authorized(store: RegistryReader, caller: Caller, action: Action, equipment
     return equipment_id
 
 
+def _supervised_throughout(store: RegistryReader, caller: Caller, equipment_id: str, start: datetime,
+                           end: datetime | None) -> None:
+    """A period excuses the windows it covers (the report reads it), so every site the equipment was at
+    during ``[start, end)`` must be one the caller supervises at: a period reaching back before a move
+    would change the old site's past report rows (InvalidInput naming ``from``)."""
+    found = store.registered_equipment([equipment_id]).get(equipment_id)
+    if found is None:
+        return
+    sites = [(found.site_at(start), start), *((move.site_id, move.since) for move in found.moves
+                                              if move.since > start and (end is None or move.since < end))]
+    for site_id, since in sites:
+        if not caller.may(Action.supervise, site_id):
+            raise InvalidInput("from", f"equipment {equipment_id!r} was at site {site_id} from {to_utc_iso(since)} "
+                                       "on, during this period: only who supervises there records it out of service "
+                                       "then (start the period when it came to your site)")
+
+
 def take_out_of_service(store: OutOfServiceStore, caller: Caller, equipment_id: str, start: datetime,
                         end: datetime | None, *, reason: object, now: datetime, by: str | None = None) -> Recorded:
     """Record, as ``caller`` (``supervise`` at the equipment's site), that the equipment is out of
     service over ``[start, end)`` (``end`` None: until further notice); ``by`` names who on the
     period (default: the caller)."""
     equipment_id = _authorized(store, caller, Action.supervise, equipment_id)
+    if not caller.everywhere:
+        _supervised_throughout(store, caller, equipment_id, start, end)
     period = OutOfServicePeriod.create(equipment_id=equipment_id, start=start, end=end, reason=reason,
                                        recorded_by=by or caller.principal, recorded_at=now)
     return record_period(store, period)
