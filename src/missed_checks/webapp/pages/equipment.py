@@ -84,8 +84,9 @@ def list_equipment() -> Response[str]:
     zones = {s.site_id: s.timezone for s in person.sites}
     cursor = None if found.next_position is None else parameters.next_cursor({"after": found.next_position},
                                                                               {"site": site})
+    shows_periods = {e.site_id for e in found.items if caller.may(Action.read_records, e.site_id)}
     return page(router, "equipment_list.html.j2", title="Equipment", equipment=found.items, out_now=out_now,
-                zones=zones, site=site, next_cursor=cursor,
+                zones=zones, site=site, next_cursor=cursor, shows_periods=shows_periods,
                 query={"site": site or "", "cursor": resolver(router).current_event.get_query_string_value("cursor")
                        or ""},
                 equipment_href=equipment_href)
