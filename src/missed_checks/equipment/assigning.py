@@ -20,6 +20,7 @@ from missed_checks.equipment.assignments import Assignment, validate_equipment_i
 from missed_checks.equipment.ports import AssignmentStore, RegistryReader
 from missed_checks.errors import InvalidInput
 from missed_checks.paging import Page, page_after
+from missed_checks.permissions.authorizing import visible
 from missed_checks.permissions.caller import Caller
 from missed_checks.permissions.role import Action
 from missed_checks.timefmt import to_utc_iso
@@ -37,7 +38,7 @@ def change_assignments(store: AssignmentStore, registry: RegistryReader, caller:
     checklist = get_checklist(store, caller, checklist_id, action=Action.manage, field=field)
     ids = [validate_equipment_id(e, f"equipment[{n}]") for n, e in enumerate(equipment_ids)]
     if assign:
-        require_at_site(registry, checklist, ids, at)
+        require_at_site(registry, checklist, ids, at, caller)
         return store.assign_equipment(checklist.checklist_id, ids, at, progress=progress, by=caller.principal)
     store.check_unassignment(checklist.checklist_id, ids, at)
     changed = 0
@@ -50,9 +51,12 @@ def change_assignments(store: AssignmentStore, registry: RegistryReader, caller:
 
 
 def require_at_site(registry: RegistryReader, checklist: Checklist, equipment_ids: Sequence[str],
-                    at: datetime) -> None:
+                    at: datetime, caller: Caller) -> None:
     """Every id registered, not retired and at the checklist's site at ``at`` (a checklist with a
-    site); InvalidInput naming the first that is not, ``equipment[2]: FL-9 is at site south, not north``."""
+    site); InvalidInput naming the first that is not. Equipment at a site the caller may not read is
+    answered as equipment that is not registered (``equipment[2]: FL-9 is not registered at site
+    north``): another site's equipment is never confirmed to exist, nor where it is; a caller who
+    may read there (an admin) is told ``FL-9 is at site south, not north``."""
     site_id = checklist.site_id
     if site_id is None or not equipment_ids:
         return
@@ -60,13 +64,13 @@ def require_at_site(registry: RegistryReader, checklist: Checklist, equipment_id
     for index, equipment_id in enumerate(equipment_ids):
         field = f"equipment[{index}]"
         found = registered.get(equipment_id)
-        if found is None:
-            raise InvalidInput(field, f"{equipment_id} is not registered: register it at site {site_id} first "
-                                      "(POST /equipment); nothing was assigned")
+        where = found.site_at(at) if found is not None else None
+        if found is None or where is None or (where != site_id and not visible(caller, where)):
+            raise InvalidInput(field, f"{equipment_id} is not registered at site {site_id}: register it there "
+                                      "first (POST /equipment), or move it there; nothing was assigned")
         if found.retired_at is not None and found.retired_at <= at:
             raise InvalidInput(field, f"{equipment_id} was retired at {to_utc_iso(found.retired_at)}; nothing was "
                                       "assigned")
-        where = found.site_at(at)
         if where != site_id:
             raise InvalidInput(field, f"{equipment_id} is at site {where}, not {site_id}"
                                       f"{'' if where == found.site_id else f' at {to_utc_iso(at)}'}; nothing was "

@@ -156,7 +156,7 @@ def test_assigning_takes_the_sites_registered_equipment_only(table: ManagementTa
     status, problem, _ = call(manage(), "POST", "/checklists/daily/equipment", MANAGER,
                               {"equipment": ["FL-2", "FL-9"]})
     assert (status, problem["field"]) == (400, "equipment[1]")
-    assert "FL-9 is at site south, not north" in problem["detail"]
+    assert "FL-9 is not registered at site north" in problem["detail"]
     assert call(manage(), "POST", "/checklists/daily/equipment", SUPERVISOR, {"equipment": ["FL-2"]})[0] == 403
     assert call(manage(), "POST", "/checklists/daily/equipment", SOUTH, {"equipment": ["FL-2"]})[0] == 404
     assert sorted(a.equipment_id for a in table.assignments("daily")) == ["FL-1"]

@@ -21,6 +21,7 @@ from missed_checks.checklists.checklist import Checklist, Status
 from missed_checks.equipment import assigning
 from missed_checks.equipment.registering import retire_equipment
 from missed_checks.errors import Conflict, Forbidden, InvalidInput, NotFound, PreconditionFailed
+from missed_checks.permissions.caller import Caller
 from tests.unit.two_sites import (  # noqa: F401  (dynamodb: a fixture)
     AUDITOR,
     DAILY,
@@ -198,8 +199,9 @@ def test_a_site_manager_assigns_their_sites_equipment(table: ManagementTable) ->
 
 
 @pytest.mark.parametrize(("equipment", "field", "message"), [
-    (["FL-2", "FL-9"], "equipment[1]", "FL-9 is at site south, not north"),
-    (["FL-404"], "equipment[0]", "FL-404 is not registered"),
+    # another site's equipment is answered as equipment that does not exist: never where it is
+    (["FL-2", "FL-9"], "equipment[1]", "FL-9 is not registered at site north"),
+    (["FL-404"], "equipment[0]", "FL-404 is not registered at site north"),
 ])
 def test_assigning_another_sites_or_unregistered_equipment_is_refused_whole(
         table: ManagementTable, equipment: list[str], field: str, message: str) -> None:
@@ -207,6 +209,11 @@ def test_assigning_another_sites_or_unregistered_equipment_is_refused_whole(
         assigning.change_assignments(table, table, MANAGER, "daily", equipment, NOW, assign=True)
     assert refused.value.field == field and message in refused.value.message
     assert _assigned(table) == ["FL-1"]  # FL-2 neither: nothing written
+
+
+def test_an_admin_is_told_where_another_sites_equipment_is(table: ManagementTable) -> None:
+    with pytest.raises(InvalidInput, match=r"equipment\[0\]: FL-9 is at site south, not north"):
+        assigning.change_assignments(table, table, Caller("root", admin=True), "daily", ["FL-9"], NOW, assign=True)
 
 
 def test_retired_equipment_is_not_assigned(table: ManagementTable) -> None:

@@ -152,7 +152,7 @@ def test_assigning_and_unassigning_equipment(web: Web) -> None:
     browser = web.browser("manager-north")
     browser.get("/checklists/daily")
     refused = browser.submit("/checklists/daily/equipment", {"equipment": "FL-2, FL-9"})
-    assert refused.status == 400 and "FL-9 is at site south, not north" in refused.text
+    assert refused.status == 400 and "FL-9 is not registered at site north" in refused.text
     assert [a.equipment_id for a in web.table.assignments("daily")] == ["FL-1"]
     done = browser.submit("/checklists/daily/equipment", {"equipment": "FL-2"})
     assert (done.status, done.location) == (303, "/checklists/daily")
