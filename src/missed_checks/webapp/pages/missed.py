@@ -161,6 +161,31 @@ def _midnight(day: date, zone: str) -> datetime:
     return datetime.combine(day, clock_time(0), tzinfo=ZoneInfo(zone)).astimezone(UTC)
 
 
+def day_range(given: Mapping[str, str], zone: str, now: datetime, errors: dict[str, str], *,
+              default_days: int = DEFAULT_DAYS,
+              max_days: int = MAX_RANGE_DAYS) -> tuple[date, date, datetime, datetime]:
+    """The days ``from`` to ``to`` (included) of a page's query ``given`` (``YYYY-MM-DD``; without
+    them the ``default_days`` up to today in ``zone``) and the instants ``[start, end)`` they span in
+    ``zone``: midnight of ``from`` to midnight after ``to``. A wrong one is said in ``errors`` next to
+    its field (its default then stands in), and so is ``to`` before ``from`` or more than ``max_days``."""
+    today = now.astimezone(ZoneInfo(zone)).date()
+    days = {}
+    for name, default in (("from", today - timedelta(days=default_days - 1)), ("to", today)):
+        text = (given.get(name) or "").strip()
+        try:
+            days[name] = _day(text, name) if text else default
+        except InvalidInput as error:
+            errors[name], days[name] = error.message, default
+    first, last = days["from"], days["to"]
+    start, end = _midnight(first, zone), _midnight(last + timedelta(days=1), zone)
+    if not {"from", "to"} & set(errors):
+        if last < first:
+            errors["to"] = f"{last.isoformat()} is before from ({first.isoformat()}): give a day on or after it"
+        elif (last - first).days + 1 > max_days:
+            errors["to"] = f"a range spans at most {max_days} days: ask for a shorter one"
+    return first, last, start, end
+
+
 def read_filters(person: Person, given: Mapping[str, str], now: datetime) -> Filters:
     """The filters of ``given`` (a query), each refused next to its field (``errors``); an unknown one at the top."""
     errors: dict[str, str] = {}
@@ -182,18 +207,7 @@ def read_filters(person: Person, given: Mapping[str, str], now: datetime) -> Fil
     checklist = read("checklist", validate_checklist_id)
     equipment = read("equipment", validate_equipment_id)
     zone = zone_for(person, site)
-    today = now.astimezone(ZoneInfo(zone)).date()
-    first = read("from", _day) or today - timedelta(days=DEFAULT_DAYS - 1)
-    last = read("to", _day) or today
-    start, end = _midnight(first, zone), _midnight(last + timedelta(days=1), zone)
-    if "from" not in errors and "to" not in errors:
-        if last < first:
-            errors["to"] = f"{last.isoformat()} is before from ({first.isoformat()}): give a day on or after it"
-        else:
-            try:
-                parameters.time_range(start, end, max_days=MAX_RANGE_DAYS, zone=ZoneInfo(zone), field="to")
-            except InvalidInput:
-                errors["to"] = f"a range spans at most {MAX_RANGE_DAYS} days: ask for a shorter one"
+    first, last, start, end = day_range(given, zone, now, errors)
     shown = {name: (given.get(name) or "").strip() for name in FILTERS}
     shown["from"], shown["to"] = shown["from"] or first.isoformat(), shown["to"] or last.isoformat()
     return Filters(given=shown, zone=zone, start=start, end=end, site=site, checklist=checklist, equipment=equipment,
