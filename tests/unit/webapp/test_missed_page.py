@@ -15,6 +15,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from missed_checks.aws.table.windows import WindowItems
+from missed_checks.checklists import managing
 from missed_checks.checklists.recurrence import OccurrenceWindow
 from missed_checks.equipment.out_of_service import OutOfServicePeriod
 from missed_checks.evaluation.missed_check import MissedCheck
@@ -85,6 +86,15 @@ def test_a_fleet_page_reads_only_the_persons_checklists(web: Web, monkeypatch: p
     read.clear()
     assert sorted(_rows(web.browser("admin").get("/missed"))) == ["FL-1", "FL-9"]
     assert any(pk.startswith("MISSED#south-daily#") for pk in read)
+
+
+def test_a_deleted_checklists_missed_checks_are_the_admins(web: Web) -> None:
+    assert '<a href="/checklists/daily">daily</a>' in web.browser("supervisor-north").get("/missed").text
+    managing.delete_checklist(web.table, two_sites.OPERATOR, "daily")
+    admin = web.browser("admin").get("/missed")
+    assert "on daily (deleted)</h3>" in admin.text and sorted(_rows(admin)) == ["FL-1", "FL-9"]
+    assert f'id="reason-{ROW}"' in admin.text  # an admin may still dismiss it
+    assert _rows(web.browser("supervisor-north").get("/missed")) == []  # no site any more: not north's
 
 
 def test_another_sites_checklist_or_site_is_a_404_page(web: Web) -> None:

@@ -105,6 +105,8 @@ class Row:
     performed_at: str | None
     dismissal: Mapping[str, Any] | None
     may_dismiss: bool
+    deleted: bool = False
+    """Its checklist was deleted since (its missed checks stay: an admin's or the operator's to see)."""
 
     @property
     def outcome_words(self) -> str:
@@ -302,7 +304,8 @@ def _rows(caller: Caller, items: Sequence[Mapping[str, Any]], checklists: Mappin
                         window_end=None if item.get("window_end") is None else str(item["window_end"]),
                         judged_at=None if item.get("judged_at") is None else str(item["judged_at"]),
                         outcome=outcome, performed_at=performed, dismissal=dismissal,
-                        may_dismiss=outcome != DISMISSED and caller.may(Action.supervise, site)))
+                        may_dismiss=outcome != DISMISSED and caller.may(Action.supervise, site),
+                        deleted=checklist is None))
     return rows
 
 
