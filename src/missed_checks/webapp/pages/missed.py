@@ -18,6 +18,12 @@ the window or its grace, recorded after the window was judged: one ByEquipment Q
 equipment on the page) or **missed**. Windows the equipment was out of service for were **excused**,
 never judged missed: the page lists the out-of-service periods of the range beside the rows.
 
+What a page reads: the session, the grant and the person's sites (:mod:`..sessions`), the checklists
+once, then each checklist's missed checks in the range (its 128 write partitions, 16 Queries in
+flight, as ``GET /missed`` and ``missed list`` read them: docs/measurements.md) until the page is full,
+one ByEquipment Query per piece of equipment on the page (recorded late) and one Query of the
+out-of-service periods.
+
 The range is of days, ``from`` to ``to`` included, in the chosen site's zone (without a site: the zone
 all the person's sites share, else UTC); each window is shown in its checklist's zone.
 """
