@@ -156,6 +156,7 @@ FUNCTION_SAMPLES = {
     "ApiMissedFunction": ["api_missed.json"],
     "ApiReportFunction": ["api_report.json"],
     "ApiManageFunction": ["api_manage_me.json"],
+    "WebAppFunction": ["webapp_sign_in.json"],  # the web app (#32)
 }
 """Each function's samples in ``events/`` (README: "sample events for every function")."""
 
@@ -186,6 +187,17 @@ def test_the_api_read_samples_answer_the_mondays_status_missed_checks_and_report
     assert status == 200, report
     assert sum(row["missed"] for row in report["rows"]) == len(EQUIPMENT) - len(CHECKED)
     assert sum(row["on_time"] for row in report["rows"]) == len(CHECKED)
+
+
+def test_the_web_app_sample_is_its_sign_in_page_over_https(local_stack):
+    """The web app's sample (#32), as its HTTP API hands ``GET /sign-in`` over HTTPS: the page with its
+    form and the sign-in token's cookie, ``Secure``; nothing read or written (no session needed)."""
+    result = invoke(local_stack, "WebAppFunction", sample("webapp_sign_in.json"))
+    assert result["statusCode"] == 200 and result["headers"]["Content-Type"] == "text/html; charset=utf-8"
+    assert '<form class="sign-in" method="post" action="/sign-in"' in result["body"]
+    assert 'name="next" value="/record/fl-001"' in result["body"]
+    assert [c.split("=")[0] for c in result["cookies"]] == ["mc_signin"] and "Secure" in result["cookies"][0]
+    assert result["headers"]["Content-Security-Policy"].startswith("default-src 'self'")
 
 
 def test_the_management_sample_is_a_person_with_their_roles_by_site(local_stack):

@@ -37,7 +37,8 @@ def test_every_function_gets_the_stacks_resource_names_and_no_endpoint(local_sta
                            "NotifyFunction", "DigestFunction",  # people in the loop: #18
                            "ApiChecksFunction", "ApiMissedFunction", "ApiStatusFunction",  # the HTTP API: #19
                            "ApiReportFunction", "ApiManageFunction",  # the management routes: #31
-                           "AuditFunction"}  # the audit trail: #31
+                           "AuditFunction",  # the audit trail: #31
+                           "WebAppFunction"}  # the web app: #32
     for variables in values.values():
         assert variables["TABLE_NAME"] == local_stack.table_name
         assert variables["AWS_ENDPOINT_URL"] == ""  # declared empty: on AWS, the Region's endpoints
