@@ -105,8 +105,7 @@ def dismiss() -> Response[Any]:
     equipment_id = validate_equipment_id(body.get("equipment_id"), "equipment_id")
     store = table()  # a caller with roles (#31): supervise at the checklist's site
     record = dismissing.dismiss(store, caller_of(app.current_event.raw_event, store), checklist_id, window_start,
-                                equipment_id, reason=reason, by=http_api.caller_identity(app.current_event.raw_event),
-                                at=clock.now())
+                                equipment_id, reason=reason, at=clock.now())  # by the caller's principal
     return Response(status_code=HTTPStatus.OK, content_type="application/json",
                     body={name: record.get(name) for name in MISSED_FIELDS})
 
