@@ -20,7 +20,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
 from zoneinfo import ZoneInfo
@@ -29,7 +29,6 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from missed_checks import clock
-from missed_checks.api import parameters
 from missed_checks.errors import InvalidInput, shorten
 from missed_checks.reporting.fleet_report import Report
 from missed_checks.reporting.reading import report_for
@@ -37,7 +36,7 @@ from missed_checks.reporting.report_formats import csv_text
 from missed_checks.reporting.report_html import render_sections, report_context, report_css
 from missed_checks.sites.site import validate_site_id
 from missed_checks.webapp.context import resolver, table
-from missed_checks.webapp.pages.missed import zone_for
+from missed_checks.webapp.pages.missed import day_range, zone_for
 from missed_checks.webapp.rendering import SECURITY_HEADERS, page
 from missed_checks.webapp.sessions import Person, signed_in
 
@@ -86,23 +85,7 @@ def read_range(person: Person, given: Mapping[str, str], now: datetime) -> Range
         except InvalidInput as error:
             errors["site"] = error.message
     zone = zone_for(person, site)
-    today = now.astimezone(ZoneInfo(zone)).date()
-    days = {}
-    for name, default in (("from", today - timedelta(days=DEFAULT_DAYS - 1)), ("to", today)):
-        text = (given.get(name) or "").strip()
-        try:
-            days[name] = parameters.period_bound(text, name, zone).astimezone(ZoneInfo(zone)).date() if text \
-                else default
-        except InvalidInput as error:
-            errors[name], days[name] = error.message, default
-    first, last = days["from"], days["to"]
-    start = parameters.period_bound(first.isoformat(), "from", zone)
-    end = parameters.period_bound((last + timedelta(days=1)).isoformat(), "to", zone)
-    if not {"from", "to"} & set(errors):
-        if last < first:
-            errors["to"] = f"{last.isoformat()} is before from ({first.isoformat()}): give a day on or after it"
-        elif (last - first).days + 1 > MAX_RANGE_DAYS:
-            errors["to"] = f"a range spans at most {MAX_RANGE_DAYS} days: ask for a shorter one"
+    first, last, start, end = day_range(given, zone, now, errors, default_days=DEFAULT_DAYS, max_days=MAX_RANGE_DAYS)
     shown = {"site": site or "", "from": first.isoformat(), "to": last.isoformat()}
     return Range(given=shown, zone=zone, start=start, end=end, site=site, errors=errors)
 
