@@ -14,8 +14,10 @@ import pytest
 
 from missed_checks.aws.table import ManagementTable
 from missed_checks.checklists import managing
+from missed_checks.checklists.recurrence import OccurrenceWindow
 from missed_checks.equipment import assigning
 from missed_checks.equipment.registering import register_equipment
+from missed_checks.evaluation.missed_check import MissedCheck
 from missed_checks.permissions.caller import Caller
 from missed_checks.permissions.role import Role
 from missed_checks.sites.saving import create_site
@@ -66,3 +68,28 @@ def add_checklist(store: ManagementTable, checklist_id: str, site_id: str | None
     managing.put_checklist(store, OPERATOR, spec, created_at)
     if equipment:
         assigning.change_assignments(store, store, OPERATOR, checklist_id, list(equipment), assigned_at, assign=True)
+
+
+BERLIN_DAILY = "DTSTART;TZID=Europe/Berlin:20260223T060000\nRRULE:FREQ=DAILY"
+"""Every day 06:00-14:00 Berlin time (with ``window="PT8H"``): :func:`with_missed_checks`' checklists."""
+
+
+def with_missed_checks(store: ManagementTable) -> list[tuple[str, OccurrenceWindow]]:
+    """FL-1, FL-2 registered at north, FL-9 at south; checklist ``daily`` at north (FL-1) and
+    ``south-daily`` at south (FL-9), made a week before :data:`NOW`, each with a missed check of the
+    window of 1 March (its record opened, as the evaluation opens it before writing one); the
+    (checklist id, window) of each."""
+    register(store, ("FL-1", "north"), ("FL-2", "north"), ("FL-9", "south"))
+    windows = []
+    for checklist_id, site, equipment_id in (("daily", "north", "FL-1"), ("south-daily", "south", "FL-9")):
+        week_ago = NOW - timedelta(days=7)
+        add_checklist(store, checklist_id, site, [equipment_id], recurrence=BERLIN_DAILY, timezone=None,
+                      window="PT8H", created_at=week_ago, assigned_at=week_ago)
+        start = datetime(2026, 3, 1, 5, 0, tzinfo=UTC)
+        window = OccurrenceWindow(start, start + timedelta(hours=8), start + timedelta(hours=8))
+        checklist = store.get_checklist(checklist_id)
+        assert checklist is not None
+        store.open_window(checklist_id, window, checklist.judged_by())
+        store.put_missed_check(MissedCheck(checklist_id, equipment_id, window, NOW - timedelta(days=1), "run"))
+        windows.append((checklist_id, window))
+    return windows

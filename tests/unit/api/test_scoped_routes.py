@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from types import ModuleType
 from typing import Any
 from urllib.parse import urlencode
@@ -19,9 +19,7 @@ import pytest
 
 from missed_checks import clock
 from missed_checks.api.routes.context import ManagementTable
-from missed_checks.checklists.recurrence import OccurrenceWindow
-from missed_checks.evaluation.missed_check import MissedCheck
-from tests.unit.two_sites import NOW, add_checklist, dynamodb, register, two_sites  # noqa: F401
+from tests.unit.two_sites import NOW, add_checklist, dynamodb, register, two_sites, with_missed_checks  # noqa: F401
 
 RULE = "DTSTART;TZID=Europe/Berlin:20260223T060000\nRRULE:FREQ=DAILY"
 
@@ -44,17 +42,7 @@ def table(dynamodb: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Management
     north (FL-1) and ``south-daily`` at south (FL-9), each with a missed check on 1 March."""
     with two_sites(dynamodb) as store:
         monkeypatch.setenv("TABLE_NAME", store.name)
-        register(store, ("FL-1", "north"), ("FL-2", "north"), ("FL-9", "south"))
-        for checklist_id, site, equipment_id in (("daily", "north", "FL-1"), ("south-daily", "south", "FL-9")):
-            week_ago = NOW - timedelta(days=7)
-            add_checklist(store, checklist_id, site, [equipment_id], recurrence=RULE, timezone=None, window="PT8H",
-                          created_at=week_ago, assigned_at=week_ago)
-            start = datetime(2026, 3, 1, 5, 0, tzinfo=UTC)
-            window = OccurrenceWindow(start, start + timedelta(hours=8), start + timedelta(hours=8))
-            checklist = store.get_checklist(checklist_id)
-            assert checklist is not None
-            store.open_window(checklist_id, window, checklist.judged_by())
-            store.put_missed_check(MissedCheck(checklist_id, equipment_id, window, NOW - timedelta(days=1), "run"))
+        with_missed_checks(store)
         clock.set_source(lambda: NOW)
         yield store
         clock.set_source(None)

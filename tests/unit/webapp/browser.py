@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from html import unescape
 from types import ModuleType
 from typing import Any
@@ -30,12 +30,10 @@ import boto3
 import pytest
 
 from missed_checks import clock
-from missed_checks.checklists.recurrence import OccurrenceWindow
-from missed_checks.evaluation.missed_check import MissedCheck
 from missed_checks.evaluation.ports import JudgedWindow
 from missed_checks.webapp import sessions
 from missed_checks.webapp.context import WebAppTable
-from tests.unit.two_sites import NOW, add_checklist, dynamodb, register, two_sites  # noqa: F401
+from tests.unit.two_sites import NOW, add_checklist, dynamodb, register, two_sites, with_missed_checks  # noqa: F401
 
 PASSWORD = "Local-passw0rd!"
 PEOPLE: Mapping[str, tuple[str, ...]] = {
@@ -172,18 +170,8 @@ def web(dynamodb: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Web]:  # noq
     with two_sites(dynamodb) as store:
         monkeypatch.setenv("TABLE_NAME", store.name)
         monkeypatch.setenv("USER_POOL_CLIENT_ID", client_id)
-        register(store, ("FL-1", "north"), ("FL-2", "north"), ("FL-9", "south"))
-        for checklist_id, site, equipment_id in (("daily", "north", "FL-1"), ("south-daily", "south", "FL-9")):
-            week_ago = NOW - timedelta(days=7)
-            add_checklist(store, checklist_id, site, [equipment_id], recurrence=RULE, timezone=None, window="PT8H",
-                          created_at=week_ago, assigned_at=week_ago)
-            start = datetime(2026, 3, 1, 5, 0, tzinfo=UTC)
-            window = OccurrenceWindow(start, start + timedelta(hours=8), start + timedelta(hours=8))
-            checklist = store.get_checklist(checklist_id)
-            assert checklist is not None
-            store.open_window(checklist_id, window, checklist.judged_by())
+        for checklist_id, window in with_missed_checks(store):  # their windows judged, as the evaluation leaves them
             store.claim_window(checklist_id, JudgedWindow(window, 1, 0, 1, 1, 0, NOW - timedelta(days=1)), "run")
-            store.put_missed_check(MissedCheck(checklist_id, equipment_id, window, NOW - timedelta(days=1), "run"))
         clock.set_source(lambda: NOW)
         monkeypatch.setattr(sessions, "wall_clock", lambda: NOW)
         try:
