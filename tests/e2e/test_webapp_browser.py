@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +50,8 @@ AXE = ROOT / "tools" / "node_modules" / "axe-core" / "axe.min.js"
 SHOTS = ROOT / "docs" / "app"
 PHONE = {"width": 375, "height": 812}
 DESKTOP = {"width": 1280, "height": 900}
+HOST = "missed-checks.test"
+"""The web app's host name in the browser (``--host-resolver-rules`` maps it to the server's port)."""
 AXE_PATH = "/__axe-core/axe.min.js"
 """Where the page loads axe-core from: the app's own origin, answered by the browser (a Playwright
 route) and never by the app, so the page's Content-Security-Policy (``script-src 'self'``) stays on."""
@@ -97,7 +100,9 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LocalServe
 
 
 @pytest.fixture(scope="module")
-def chromium() -> Iterator[Any]:
+def chromium(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """Chromium, resolving :data:`HOST` to the web app's port (so that the pages, the Record page's
+    address and its QR code among them, look the same in every run's screenshots)."""
     try:
         executable = chromium_path()
     except BrowserUnavailable as error:
@@ -107,9 +112,12 @@ def chromium() -> Iterator[Any]:
                     "(it runs `npm ci` in tools/, which installs tools/package.json's axe-core)")
     from playwright.sync_api import sync_playwright
 
+    server, _ = request.getfixturevalue("fleet")
+    port = urllib.parse.urlsplit(str(server.web_url)).port
     with tempfile.TemporaryDirectory(prefix="missed-checks-webapp-") as cache, sync_playwright() as playwright:
         browser = playwright.chromium.launch(
-            executable_path=executable, headless=True, args=list(FLAGS),
+            executable_path=executable, headless=True,
+            args=[*FLAGS, f"--host-resolver-rules=MAP {HOST}:80 127.0.0.1:{port}"],
             env={**os.environ, "FONTCONFIG_FILE": str(FONTS), "XDG_CACHE_HOME": cache})
         try:
             yield browser
@@ -205,8 +213,8 @@ def screenshot(page: Any, name: str, *, full_page: bool = True) -> None:
 @pytest.fixture
 def window(chromium: Any, fleet: tuple[LocalServer, Fleet]) -> Iterator[Any]:
     """``window(viewport)``: a fresh browser context (no cookies) at the web app, as a :class:`Visitor`."""
-    server, _ = fleet
-    base = str(server.web_url).rstrip("/")
+    del fleet  # started first
+    base = f"http://{HOST}"
     contexts: list[Any] = []
 
     def opened(viewport: dict[str, int] = DESKTOP) -> Visitor:
