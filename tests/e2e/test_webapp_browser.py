@@ -247,7 +247,7 @@ def nav_links(visitor: Visitor) -> set[str]:
     return {href.split("?")[0] for href in hrefs if not href.startswith("#")}
 
 
-# -- sign-in, roles, sign-out (W1's pages) ------------------------------------------------------------
+# -- sign-in, roles, sign-out ------------------------------------------------------------------------
 
 def test_each_role_signs_in_and_sees_only_what_it_may(window: Any) -> None:
     first = window()
@@ -292,7 +292,7 @@ def test_signing_out_ends_the_session(window: Any, fleet: tuple[LocalServer, Fle
     assert answer.status == 303 and answer.headers["location"].startswith("/sign-in"), answer
 
 
-# -- Today and Record at phone width (W1's pages) -------------------------------------------------
+# -- Today and Record at phone width -------------------------------------------------------------
 
 def test_today_and_a_check_recorded_at_phone_width(window: Any) -> None:
     desktop = window()
@@ -320,7 +320,7 @@ def test_today_and_a_check_recorded_at_phone_width(window: Any) -> None:
     desktop.check("record", shot="record")
 
 
-# -- missed checks and equipment (W2's pages) ---------------------------------------------------------
+# -- missed checks and equipment ---------------------------------------------------------------------
 
 def test_a_missed_check_dismissed_with_a_reason(window: Any) -> None:
     visitor = window()
@@ -356,7 +356,7 @@ def test_equipment_list_and_one_piece(window: Any) -> None:
     visitor.check("another site's equipment: 404")
 
 
-# -- checklists (W3's pages) --------------------------------------------------------------------------
+# -- checklists --------------------------------------------------------------------------------------
 
 def test_a_checklist_created_previewed_paused_and_deleted(window: Any) -> None:
     visitor = window()
@@ -418,7 +418,7 @@ def test_closure_calendars(window: Any) -> None:
     visitor.check("closure calendars", shot="calendars")
 
 
-# -- the report, subscriptions and the audit trail (W4's pages) ---------------------------------------
+# -- the report, subscriptions and the audit trail ---------------------------------------------------
 
 def test_the_report_subscriptions_and_an_audit_trail(window: Any) -> None:
     visitor = window()
