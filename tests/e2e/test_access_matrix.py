@@ -166,15 +166,6 @@ MATRIX: tuple[tuple[str, str, str], ...] = (
 # 2 cores, about 150 s in make unit: spread over its tests (each test's marker counts, tests/conftest.py)
 pytestmark = [pytest.mark.e2e, pytest.mark.duration(round(150 / (len(MATRIX) + 3), 1))]
 
-AWAITING_THE_EMULATOR = frozenset({
-    ("GET /calendars/{calendar_id}", "north"), ("GET /calendars/{calendar_id}", "south"),
-    ("PUT /calendars/{calendar_id}", "north"), ("PUT /calendars/{calendar_id}", "south"),
-    ("DELETE /calendars/{calendar_id}", "north"), ("DELETE /calendars/{calendar_id}", "south")})
-"""Rows whose calendar cannot be made locally yet: a calendar put is one TransactWriteItems, which the
-embedded AWS checks as the IAM action dynamodb:TransactWriteItems (no such action on AWS, where each of
-its Put/Update/ConditionCheck is checked as PutItem/UpdateItem/ConditionCheckItem, all of which
-ApiManageRole holds), so ApiManageFunction's PUT /calendars is refused with AccessDenied (500)."""
-
 SITES = {"north": "Europe/Berlin", "south": "America/Chicago"}
 HOURLY = {"recurrence": "DTSTART;TZID=UTC:20260302T000000\nRRULE:FREQ=HOURLY", "window": "PT50M", "grace": "PT10M"}
 """Every checklist made here: hourly windows of 50 minutes and 10 of grace."""
@@ -807,10 +798,7 @@ _SITELESS = frozenset({"GET /me", "GET /sites", "POST /sites", "GET /grants", "G
                        "PUT /grants/{principal}", "DELETE /grants/{principal}"})
 
 
-ASSERTED = tuple(row for row in MATRIX if row[:2] not in AWAITING_THE_EMULATOR)
-
-
-@pytest.mark.parametrize(("route", "site", "statuses"), ASSERTED, ids=[f"{r} @ {s}" for r, s, _ in ASSERTED])
+@pytest.mark.parametrize(("route", "site", "statuses"), MATRIX, ids=[f"{r} @ {s}" for r, s, _ in MATRIX])
 def test_each_caller_gets_the_status_of_its_cell(matrix: Run, route: str, site: str, statuses: str) -> None:
     assert_row(matrix, route, site, statuses)
 
@@ -860,15 +848,3 @@ def test_a_north_operator_lists_only_north(world: World, matrix: Run) -> None:
         assert {item[key] for item in items} == {"north"}, path
         everything = world.make("GET", path + "?limit=1000")["items"]
         assert {item[key] for item in everything} >= {"north", "south"}, f"{path}: the IAM caller sees both"
-
-
-AWAITING = tuple(row for row in MATRIX if row[:2] in AWAITING_THE_EMULATOR)
-
-
-@pytest.mark.parametrize(("route", "site", "statuses"), AWAITING, ids=[f"{r} @ {s}" for r, s, _ in AWAITING])
-def test_a_closure_calendars_rows_once_the_embedded_aws_checks_a_transaction_by_its_actions(
-        matrix: Run, route: str, site: str, statuses: str) -> None:
-    """The rows :data:`AWAITING_THE_EMULATOR` names: they fail (each cell ERR, the calendar's put 500) until
-    the embedded AWS checks a TransactWriteItems' Put/Update/ConditionCheck as PutItem/UpdateItem/
-    ConditionCheckItem, as AWS does (missed_checks_local/iam/patches.py)."""
-    assert_row(matrix, route, site, statuses)

@@ -21,6 +21,11 @@ __all__ = ["IAM_ACTION_NAMES", "access_key_id_of", "account_lookup_past_backends
 
 # moto names an action after the API operation; where IAM's name differs, IAM's is checked.
 IAM_ACTION_NAMES = {"lambda:Invoke": "lambda:InvokeFunction"}
+# DynamoDB's transactions have no IAM action of their own: each member is checked as the operation
+# it is (the DynamoDB Developer Guide, "Using IAM with DynamoDB transactions").
+TRANSACTION_MEMBER_ACTIONS = {"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem",
+                              "ConditionCheck": "ConditionCheckItem", "Get": "GetItem"}
+_TRANSACTIONS = {"TransactWriteItems", "TransactGetItems"}
 # Services whose errors are XML documents on AWS too: their AccessDenied stays moto's.
 _XML_SERVICES = {"sqs", "iam", "sts", "s3", "cloudformation"}
 
@@ -133,6 +138,21 @@ def account_lookup_past_backends_being_built() -> None:
     iam_models.get_account_id_from = get_account_id_from
 
 
+def _actions_checked(request: Any) -> list[str | None]:
+    """The actions IAM checks for a request: its own (None), or for a DynamoDB transaction each of
+    its members' operations (``PutItem``, ``UpdateItem``, ``DeleteItem``, ``ConditionCheckItem``,
+    ``GetItem``), once each; moto would check ``dynamodb:TransactWriteItems``, which is no IAM action."""
+    if service_of(request.headers) != "dynamodb" or request._get_action() not in _TRANSACTIONS:
+        return [None]
+    try:
+        members = json.loads(request.raw_body or b"{}").get("TransactItems") or []
+    except (TypeError, ValueError, AttributeError):
+        return [None]
+    actions = sorted({TRANSACTION_MEMBER_ACTIONS[kind] for member in members if isinstance(member, dict)
+                      for kind in member if kind in TRANSACTION_MEMBER_ACTIONS})
+    return list(actions) or [None]
+
+
 def iam_enforcement(
     is_checked: Callable[[str], bool],
     decided: Callable[[Any, str, bool], None],
@@ -168,7 +188,12 @@ def iam_enforcement(
         if not is_checked(access_key_id):
             return  # the operator's own credentials: not restricted
         try:
-            original_authorize(self, iam_request_cls, resource)
+            for action in _actions_checked(self):
+                if action is None:
+                    original_authorize(self, iam_request_cls, resource)
+                    continue
+                with mock.patch.object(self, "_get_action", lambda action=action: action):
+                    original_authorize(self, iam_request_cls, resource)
         except Exception as error:
             if "AccessDenied" not in type(error).__name__:
                 raise
