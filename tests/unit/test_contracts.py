@@ -64,6 +64,7 @@ SAMPLES = {
     "api_missed.json": APIGatewayProxyEventV2,
     "api_report.json": APIGatewayProxyEventV2,
     "api_manage_me.json": APIGatewayProxyEventV2,  # the management routes (#31), a person on PeopleApi
+    "webapp_sign_in.json": APIGatewayProxyEventV2,  # the web app (#32): its $default route, no authorizer
     # the notifier (#18): EventBridge's envelope around the window event's detail, a reminder firing
     "notify_window_judged.json": JudgedWindowDetail,
     "notify_reminder.json": ReminderLetter,
@@ -138,6 +139,10 @@ def test_every_sample_event_validates_against_its_model(sample: str) -> None:
     elif SAMPLES[sample] is APIGatewayProxyEventV2:  # the caller an IAM principal or a person; a POST's body a check
         request = APIGatewayProxyEventV2(event)
         authorizer = request.request_context.authorizer
+        if request.route_key == "$default":  # the web app (#32): no authorizer, its session is a cookie
+            assert request.version == "2.0" and "authorizer" not in event["requestContext"]
+            assert request.raw_path.startswith("/") and request.request_context.http.method == "GET"
+            return
         assert request.version == "2.0" and (authorizer.iam.user_arn or authorizer.jwt_claim.get("username"))
         assert request.route_key == f"{request.request_context.http.method} {request.route_key.split(' ')[1]}"
         if request.request_context.http.method == "POST":
