@@ -5,6 +5,7 @@ its HTML report in Chromium (test_report_browser.py)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from importlib import resources
 from typing import Any
@@ -12,7 +13,9 @@ from typing import Any
 import pytest
 
 from missed_checks.aws.table import ChecklistTable
+from missed_checks_local.clock import SimulatedClock
 from missed_checks_local.product.scenario import Scenario, run_scenario
+from missed_checks_local.serve import LocalServer
 
 REAL_MISSES = "real-misses.json"
 CHECKLISTS = ("berlin-daily", "berlin-workdays", "ny-daily")
@@ -34,3 +37,18 @@ def real_misses() -> dict[str, Any]:
     result = run_scenario(Scenario.from_dict(json.loads(text), name="real-misses"), observe=observe)
     result["judged"] = judged
     return result
+
+
+@pytest.fixture(scope="module")
+def people_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServer]:
+    """The server ``local serve`` runs, with its people's API (JWT, the local user pool's users), on a
+    simulated clock standing at the e2e START, one per module."""
+    from tests.e2e.test_local_clock import START, _free_port
+
+    served = LocalServer(port=_free_port(), api_port=0, people_api_port=0, clock=SimulatedClock(START),
+                         log_path=tmp_path_factory.mktemp("people") / "serve.log")
+    try:
+        served.start()
+        yield served
+    finally:
+        served.stop()

@@ -16,15 +16,12 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from missed_checks_local.clock import SimulatedClock
 from missed_checks_local.serve import LocalServer
 from tests.aws_cli import aws
-from tests.e2e.test_local_clock import START, _free_port
 
 pytestmark = [pytest.mark.e2e, pytest.mark.duration(40)]
 
@@ -34,14 +31,8 @@ WORKDAYS_0700 = "DTSTART;TZID=Europe/Berlin:20260301T070000\nRRULE:FREQ=WEEKLY;B
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServer]:
-    served = LocalServer(port=_free_port(), api_port=0, people_api_port=0, clock=SimulatedClock(START),
-                         log_path=tmp_path_factory.mktemp("lifecycle") / "serve.log")
-    try:
-        served.start()
-        yield served
-    finally:
-        served.stop()
+def server(people_server: LocalServer) -> LocalServer:
+    return people_server
 
 
 def request(server: LocalServer, user: str, method: str, path: str, body: Any = None,

@@ -11,20 +11,17 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from missed_checks.permissions.role import Role
-from missed_checks_local.clock import SimulatedClock
 from missed_checks_local.endpoint import serve_session
 from missed_checks_local.product.people import LOCAL_PASSWORD
 from missed_checks_local.serve import LocalServer
 from missed_checks_ops import people
 from missed_checks_ops.target import resolve_target
-from tests.e2e.test_local_clock import START, _free_port
 
 pytestmark = [pytest.mark.e2e, pytest.mark.duration(20)]
 
@@ -33,14 +30,8 @@ USERS = ["admin", *(f"{who}-{site}" for site in ("north", "south")
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServer]:
-    served = LocalServer(port=_free_port(), api_port=0, people_api_port=0, clock=SimulatedClock(START),
-                         log_path=tmp_path_factory.mktemp("people") / "serve.log")
-    try:
-        served.start()
-        yield served
-    finally:
-        served.stop()
+def server(people_server: LocalServer) -> LocalServer:
+    return people_server
 
 
 def get(url: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], Any]:
