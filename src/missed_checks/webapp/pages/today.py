@@ -72,6 +72,8 @@ class Today:
     missed: list[Missed]
     out_of_service: list[OutOfServicePeriod]
     more_equipment: bool
+    periods_shown: bool = True
+    """False for a role that may not read out-of-service periods (an operator): the section says so."""
 
     @property
     def undone(self) -> list[Due]:
@@ -128,6 +130,10 @@ def today_at(store: context.WebAppTable, person: sessions.Person, site_id: str, 
     for checklist, _zone, window, equipment_id in open_windows:
         if window is not None and window.start <= now and checklist.status != Status.PAUSED:
             opened[equipment_id] = min(window.start, opened.get(equipment_id, window.start))
+    # out of service over a window open now: excused, never undone (the judging's one rule, overlaps);
+    # read for everyone's rows (an operator may not list the periods, but is not told to do the undoable)
+    periods = (store.out_of_service_periods(min(opened.values()), now + timedelta(seconds=1), list(opened))
+               if opened else [])
     performed: dict[tuple[str, str], list[datetime]] = {}
     for equipment_id, low in opened.items():
         for checklist_id, at in store.performed_checks_of_equipment(equipment_id, to_utc_iso(low), to_utc_iso(now)):
@@ -140,16 +146,20 @@ def today_at(store: context.WebAppTable, person: sessions.Person, site_id: str, 
             done_at = max((at for at in performed.get((equipment_id, checklist.checklist_id), [])
                            if timeliness(at, window.start, window.end, window.evaluate_at) is not None), default=None)
         state = _state(checklist, window, now, done_at)
+        if state == "undone" and window is not None and any(
+                p.equipment_id == equipment_id and p.excuses(window) for p in periods):
+            state = "excused"
         row = Due(equipment_id, names[equipment_id], ChecklistStatus(checklist, zone, state, window, done_at, 0, None))
         (due if state in ("undone", "done") else upcoming).append(row)
     out = []
-    if caller.everywhere or caller.may(Action.read_records, site.site_id):
+    periods_shown = caller.everywhere or caller.may(Action.read_records, site.site_id)
+    if periods_shown:
         out = list_periods(store, caller, now, now + timedelta(seconds=1), list(names)) if names else []
     due.sort(key=lambda d: (d.status.state != "undone", d.status.window.end if d.status.window else now,
                             d.equipment_id))
     upcoming.sort(key=lambda d: (d.status.window.start if d.status.window else now, d.equipment_id))
     missed.sort(key=lambda m: (m.window_start, m.equipment_id), reverse=True)
-    return Today(site, now, since, due, upcoming, missed, out, equipment.next_position is not None)
+    return Today(site, now, since, due, upcoming, missed, out, equipment.next_position is not None, periods_shown)
 
 
 @router.get("/")
