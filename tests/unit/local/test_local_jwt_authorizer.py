@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from datetime import timedelta
 from types import SimpleNamespace
 from typing import Any
 
@@ -65,18 +66,21 @@ def test_an_id_token_names_the_client_in_aud() -> None:
 
 
 @pytest.mark.parametrize(("changes", "reason"), [
-    ({"exp": int(time.time()) - 1}, "expired"),
+    ({"exp": timedelta(seconds=-1)}, "expired"),  # from now, when the test runs (not when it is collected)
     ({"exp": None}, "no expiry"),
-    ({"nbf": int(time.time()) + 600}, "not valid yet"),
-    ({"iat": int(time.time()) + 600}, "not valid yet"),
+    ({"nbf": timedelta(seconds=600)}, "not valid yet"),
+    ({"iat": timedelta(seconds=600)}, "not valid yet"),
     ({"iss": "https://cognito-idp.us-east-1.amazonaws.com/us-east-1_other"}, "issuer"),
     ({"iss": None}, "issuer"),
     ({"client_id": "another-client"}, "client_id 'another-client' is not an audience"),
     ({"token_use": "refresh"}, "neither an access token nor an id token"),
 ])
 def test_a_token_breaking_a_rule_is_refused_naming_it(changes: dict[str, Any], reason: str) -> None:
+    now = int(time.time())
+    claims = {name: now + int(value.total_seconds()) if isinstance(value, timedelta) else value
+              for name, value in changes.items()}
     with pytest.raises(Unauthorized, match=reason):
-        verified(token(**changes))
+        verified(token(**claims))
 
 
 def test_a_tampered_token_or_another_keys_signature_is_refused() -> None:
