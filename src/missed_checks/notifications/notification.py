@@ -137,6 +137,9 @@ class NotifySettings:
                                            "escalate_to and escalate_after")
         unknown = sorted(str(key) for key in value if key not in _NOTIFY_KEYS)
         if unknown:
+            if not unknown[0].strip():  # a key of no name: the field is the block itself
+                raise InvalidInput(field_name, f"has a setting with no name ({unknown[0]!r}): expected one of "
+                                               f"{', '.join(_NOTIFY_KEYS)}")
             raise InvalidInput(f"{field_name}.{unknown[0]}", f"is not a notify setting (expected one of "
                                                              f"{', '.join(_NOTIFY_KEYS)})")
         to = validate_addresses(value.get("to"), f"{field_name}.to")

@@ -175,3 +175,12 @@ def test_a_scenario_refuses_a_lead_its_reminders_cannot_honour_naming_the_event(
         Scenario.from_dict(_scenario({"to": ["crew@example.com"], "remind_before": ["PT59S"]}))
     assert caught.value.field == "events[0].put_checklist.notify.remind_before[0]"
     assert "earliest lead that fires in time is PT1M" in caught.value.message
+
+
+@pytest.mark.parametrize(("block", "field"), [({"": ["a@example.com"]}, "notify"), ({" ": 1}, "notify"),
+                                              ({"bogus": 1}, "notify.bogus")])
+def test_an_unknown_setting_is_named_and_one_of_no_name_names_the_block(block: dict[str, object], field: str) -> None:
+    # hypothesis found a key of no name answered as the field "notify." (a name ending in a dot)
+    with pytest.raises(InvalidInput) as refused:
+        NotifySettings.parse(block, None)
+    assert refused.value.field == field
