@@ -35,6 +35,11 @@ _MISSED_ATTRIBUTES = ("checklist_id", "equipment_id", "window_start", "window_en
 READ_THREADS = 16
 """Queries in flight when a read covers every write partition of a checklist's missed checks
 (``keys.WRITE_PARTITIONS`` of them); the clients' connection pool allows 32."""
+MISSED_KEYS_READ = 1_000
+"""At most this many candidate keys, a range of one checklist's missed checks is read by key (BatchGetItem,
+100 a request) instead of querying every write partition: a missed check exists only for a window whose
+record was opened first and a piece of equipment assigned to the checklist (its assignment item is kept
+for good), so the candidates are the window records in the range times the checklist's assignments."""
 
 
 class WindowItems(TableClient):
@@ -158,10 +163,35 @@ class WindowItems(TableClient):
         return sorted((item for item in items if item["window_start"] < to_utc_iso(end)),
                       key=lambda item: (str(item["window_start"]), str(item["equipment_id"])))
 
+    def _missed_by_key(self, checklist_id: str, low: str, high: str) -> list[dict[str, Any]] | None:
+        """The checklist's missed checks with a window start in ``[low, high)``, in key order, read by key:
+        the window records in the range (one Query, claimed or only opened) times the equipment ever
+        assigned to the checklist (one Query), BatchGetItem of those keys. None, so the caller queries
+        every write partition, when they are more than :data:`MISSED_KEYS_READ`, or there is no window
+        record in the range or no assignment item of the checklist (one deleted before assignments were
+        kept): the answer is then exactly what the partitions hold, as before."""
+        equipment = sorted({str(item["equipment_id"]) for item in self._query_range(
+            keys.checklist_pk(checklist_id), keys.assignment_prefix(), keys.assignment_prefix() + keys.HIGH,
+            attributes=("equipment_id",))})
+        if not equipment:
+            return None
+        starts = sorted({str(item["window_start"]) for item in self._query_range(
+            keys.checklist_pk(checklist_id), keys.judged_window_key(checklist_id, low)["sk"],
+            keys.judged_window_key(checklist_id, high)["sk"], attributes=("window_start",))
+            if low <= str(item["window_start"]) < high})
+        if not starts or len(starts) * len(equipment) > MISSED_KEYS_READ:
+            return None
+        wanted = [keys.missed_key(checklist_id, start, equipment_id) for start in starts for equipment_id in equipment]
+        return sorted(self.batch_get(wanted), key=lambda item: str(item["sk"]))
+
     def missed_records_of_checklist(self, checklist_id: str, start: datetime, end: datetime) -> list[MissedRecord]:
-        """:meth:`missed_checks_of_checklist` as the report reads them (projected to what it needs)."""
-        return [missed_record_of(item)
-                for item in self.missed_checks_of_checklist(checklist_id, start, end, _MISSED_ATTRIBUTES)]
+        """:meth:`missed_checks_of_checklist` as the report reads them (projected to what it needs): by key
+        when the candidates are few (:meth:`_missed_by_key`: two Queries and a BatchGetItem a 100 keys),
+        else one Query per write partition."""
+        by_key = self._missed_by_key(checklist_id, to_utc_iso(start), to_utc_iso(end))
+        return [missed_record_of(item) for item in (
+            by_key if by_key is not None
+            else self.missed_checks_of_checklist(checklist_id, start, end, _MISSED_ATTRIBUTES))]
 
     def missed_records_of_equipment(self, equipment_id: str, checklist_ids: Iterable[str], start: datetime,
                                     end: datetime) -> list[tuple[str, MissedRecord]]:
