@@ -18,6 +18,10 @@ Lambda's event shape. It honours the mapping from the template:
 
 Differences from AWS it smooths over: moto emits a MODIFY for a put that changes nothing
 (DynamoDB emits no record), so MODIFY records whose new and old images are equal are dropped;
+moto's UpdateItem (or a transaction's Update) of an item that does not exist yet first puts the bare
+key, emitting an INSERT whose new image is only the key, then the INSERT of the item (DynamoDB emits
+the second only), so such a bare-key INSERT followed by an INSERT of the same key is dropped (a
+consumer reading it as an item, the audit function, would fail on it and send it to its DLQ);
 moto stamps records with the wall clock, so ``ApproximateCreationDateTime`` is taken from the
 simulated clock when the record is read. Not emulated: ``MaximumRecordAgeInSeconds`` (records
 are delivered as soon as the runtime drains the stream), batching windows, parallelization.
@@ -58,6 +62,8 @@ class StreamStats:
     """Records read from the stream."""
     unchanged_dropped: int = 0
     """moto's MODIFY records for puts that changed nothing (DynamoDB writes none)."""
+    bare_keys_dropped: int = 0
+    """moto's INSERT records of the bare key an UpdateItem of a new item writes first (DynamoDB writes none)."""
     filtered_out: int = 0
     delivered: int = 0
     """Records handed to the function (counting each retry)."""
@@ -141,11 +147,26 @@ class StreamPoller:
         if record["eventName"] == "MODIFY" and data.get("NewImage") == data.get("OldImage"):
             self.stats.unchanged_dropped += 1
             return
+        if record["eventName"] == "INSERT":
+            self._drop_bare_key_insert(shard_id, data.get("Keys"))
         event = self._lambda_record(record)
         if not matches_any(self.mapping.filter_patterns, event):
             self.stats.filtered_out += 1
             return
         self._pending.append((shard_id, event))
+
+    def _drop_bare_key_insert(self, shard_id: str, item_keys: Any) -> None:
+        """An INSERT of ``item_keys`` arrived: moto's bare-key INSERT of the same key just before it
+        (its UpdateItem creating the item) is dropped if it is still waiting (a filter may have
+        dropped it already)."""
+        if not self._pending:
+            return
+        last_shard, last = self._pending[-1]
+        data = last["dynamodb"]
+        if (last_shard == shard_id and last["eventName"] == "INSERT" and data.get("Keys") == item_keys
+                and data.get("NewImage") == item_keys):
+            self._pending.pop()
+            self.stats.bare_keys_dropped += 1
 
     def _lambda_record(self, record: dict[str, Any]) -> dict[str, Any]:
         data = record["dynamodb"]

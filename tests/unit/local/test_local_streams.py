@@ -193,3 +193,34 @@ def test_function_error_bisects_the_batch_and_isolates_the_poison_record(stream_
     (message,) = on_failure_messages(stack)
     assert message["responseContext"]["functionError"] == "Unhandled"
     assert message["DDBStreamBatchInfo"]["batchSize"] == 1
+
+
+@pytest.mark.parametrize("stream_setup", ["report"], indirect=True)
+def test_an_update_creating_an_item_arrives_as_one_insert_of_the_item(stream_setup) -> None:
+    """moto's UpdateItem (and a transaction's Update) of a new item first puts its bare key (an INSERT
+    whose new image is only the key, as a digest subscription's or a calendar's first write did: the
+    audit function could not read it and sent it to its DLQ); DynamoDB emits one INSERT, of the item."""
+    stack, runtime, poller, seen = stream_setup
+    dynamodb = stack.client("dynamodb")
+
+    def key(pk: str) -> dict:
+        return {"pk": {"S": pk}, "sk": {"S": "CHECKLIST"}}
+
+    dynamodb.update_item(TableName=stack.table_name, Key=key("subscription"), UpdateExpression="SET period = :p",
+                         ExpressionAttributeValues={":p": {"S": "daily"}})
+    dynamodb.transact_write_items(TransactItems=[{"Update": {
+        "TableName": stack.table_name, "Key": key("calendar"), "UpdateExpression": "SET calendar_id = :c",
+        "ConditionExpression": "attribute_not_exists(pk)", "ExpressionAttributeValues": {":c": {"S": "holidays"}}}}])
+    dynamodb.update_item(TableName=stack.table_name, Key=key("subscription"), UpdateExpression="SET period = :p",
+                         ExpressionAttributeValues={":p": {"S": "weekly"}})
+    put(stack, "bare")  # an item that is only its key: DynamoDB emits its INSERT, so does the emulator
+    stats = poller.drain()
+    records = [r for i in runtime.invocations for r in i.event["Records"]]
+    assert [(r["eventName"], r["dynamodb"]["Keys"]["pk"]["S"], r["dynamodb"]["NewImage"]) for r in records] == [
+        ("INSERT", "subscription", {**key("subscription"), "period": {"S": "daily"}}),
+        ("INSERT", "calendar", {**key("calendar"), "calendar_id": {"S": "holidays"}}),
+        ("MODIFY", "subscription", {**key("subscription"), "period": {"S": "weekly"}}),
+        ("INSERT", "bare", key("bare")),
+    ]
+    assert stats.read == 6 and stats.bare_keys_dropped == 2 and stats.filtered_out == 0
+    assert seen() == ["subscription", "calendar", "subscription", "bare"]
