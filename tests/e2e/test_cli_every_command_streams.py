@@ -127,6 +127,7 @@ def calls(c: str, endpoint: str, tmp: Path) -> dict[tuple[str, ...], Call]:
         ("local", "advance"): Call(("local", "advance", "--by", "PT1M", *at)),
         ("local", "chaos"): Call(("local", "chaos", str(tmp / "no-such-scenario.json")), refused=True),
         ("local", "run"): Call(("local", "run", str(scenario), "--log-file", str(tmp / f"run-{c}.log"))),
+        ("local", "token"): Call(("local", "token", "operator-north", *at)),
         ("local", "serve"): Call(("local", "serve", "--port", "0", "--speed", "0", "--log-file",
                                   str(tmp / f"serve-{c}.log"))),  # the port: chosen when it runs
     }

@@ -122,7 +122,7 @@ def register(subparsers: Any) -> None:
                     "creates admin and, per site north and south, operator-, supervisor-, manager- and "
                     "auditor-<site> (docs/people.md).")
     set_examples(token, f"""  missed-checks local token operator-north --endpoint {LOCAL_ENDPOINT}
-  missed-checks local token admin --id --format json     # both tokens and their lifetime""")
+  missed-checks local token admin --id --format json --endpoint {LOCAL_ENDPOINT}   # both tokens, their lifetime""")
     token.add_argument("user", metavar="USER", help="the user to sign in, e.g. operator-north")
     token.add_argument("--endpoint", metavar="URL",
                        help=f"the local serve's endpoint (default $AWS_ENDPOINT_URL, else {LOCAL_ENDPOINT})")
