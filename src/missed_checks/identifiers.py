@@ -89,6 +89,10 @@ KINDS: dict[str, Kind] = {kind.name: kind for kind in (
          "letters, digits and . _ : -, starting with a letter or digit",
          "the HTTP API's `Idempotency-Key` header, one per request (a UUID fits)", "a UUID fits",
          "0b7e6c1a-4f0e-4f51-9d1e-2f6a3c9d8e11"),
+    Kind("item id", "A-Za-z0-9", "A-Za-z0-9_-", 40,
+         "letters, digits, '_' or '-', starting with a letter or digit",
+         "an item (a question) of a checklist; a check's answers are keyed by it (`answers.<item id>`)",
+         "", "brakes"),
     Kind("time zone", "A-Za-z", "A-Za-z0-9_+/-", 64,
          "letters, digits and _ + - /, starting with a letter: a zone of the IANA time zone database",
          "`--tz`, `--timezone`, `tz=`, a checklist's and a subscription's `timezone`: a zone, not a "

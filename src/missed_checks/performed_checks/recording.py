@@ -44,6 +44,7 @@ from missed_checks.equipment.assignments import validate_equipment_id
 from missed_checks.errors import InvalidInput, MissedChecksError, describe
 from missed_checks.evaluation.ports import CheckKey, CheckRecord, ClientRequest, RecordingStore, check_key
 from missed_checks.performed_checks.performed_check import PerformedCheck, counting_windows
+from missed_checks.performed_checks.problem import ChecksRefused, Problem, Refusal
 from missed_checks.permissions.authorizing import authorize, visible
 from missed_checks.permissions.caller import Caller
 from missed_checks.permissions.role import Action
@@ -56,43 +57,6 @@ WRITE_CHUNK = 500
 """Checks written per call to the store (and per progress step)."""
 
 CHECK_FIELDS = ("checklist_id", "equipment_id", "performed_at")
-
-class Refusal:
-    """Kinds of :class:`Problem`: what a client must change."""
-
-    INVALID = "invalid"
-    """A value is malformed (an id outside its alphabet, an instant without an offset)."""
-    IN_FUTURE = "in_future"
-    UNKNOWN_CHECKLIST = "unknown_checklist"
-    NOT_ASSIGNED = "not_assigned"
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One reason a check is refused: the row (None for a single check), the field and what to do."""
-
-    field: str
-    detail: str
-    kind: str = Refusal.INVALID
-    row: str | None = None
-
-    def __str__(self) -> str:
-        return f"{self.row + ': ' if self.row else ''}{self.field}: {self.detail}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"row": self.row, "field": self.field, "kind": self.kind, "detail": self.detail}
-
-
-class ChecksRefused(InvalidInput):
-    """Nothing was written: every problem of every row is in ``problems``."""
-
-    def __init__(self, problems: Sequence[Problem]) -> None:
-        first = problems[0]
-        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        super().__init__(first.field if first.row is None else f"{first.row}.{first.field}",
-                         f"{first.detail}{more}")
-        self.problems = list(problems)
-
 
 class IdempotencyConflict(MissedChecksError):
     """The idempotency key was used before for other checks: use a new key for a new request."""
