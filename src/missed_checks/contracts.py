@@ -48,6 +48,7 @@ from missed_checks.timefmt import parse_instant
 
 __all__ = [
     "BatchCounts", "CloseWindowInput", "CloseWindowOutput", "ExecutionInput", "FanOutWindow", "JudgedWindowDetail",
+    "ReadinessChangedDetail", "RecheckInput",
     "PlanEvaluationInput", "PlanEvaluationOutput", "RecordMissedChecksInput", "StackOutputs", "dump",
     "field_names", "parse",
 ]
@@ -217,6 +218,38 @@ class JudgedWindowDetail:
     """The missed equipment, when at most 100 (left out of the event otherwise)."""
     excused: Count = 0
     """Counted equipment out of service during the window, without a check: not missed (issue #23)."""
+
+
+@dataclass(frozen=True)
+class ReadinessChangedDetail:
+    """The ``Equipment readiness changed`` EventBridge event's detail (``source: missed-checks``, #33,
+    docs/readiness.md): one event per change of an equipment's readiness; instants in UTC ISO."""
+
+    equipment_id: str
+    site_id: str | None
+    readiness: str
+    """``cleared``, ``not_cleared``, ``unchecked`` or ``out_of_service``."""
+    previous: str | None
+    """What it was before (None: the first readiness on record for the equipment)."""
+    since: Instant | None
+    reason: str
+    sequence: Count
+    """The equipment's change number: 1, 2, ... (a consumer keeps the highest it has seen)."""
+    change_id: str
+    """``<equipment_id>#<sequence>``: consumers de-duplicate on it (a re-announcement repeats it)."""
+    changed_at: Instant
+    open_defects: list[str]
+    unchecked_checklists: list[str]
+    out_of_service_until: Instant | None = None
+
+
+@dataclass(frozen=True)
+class RecheckInput:
+    """ReadinessFunction's input from an equipment's one-time recheck schedule (#33): recompute the
+    equipment's readiness at the instant it may change by time alone."""
+
+    kind: Literal["recheck"]
+    equipment_id: str
 
 
 # -- the stack --------------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""EventBridge Scheduler: create, fully replace and delete one checklist's schedule; list a group's.
+"""EventBridge Scheduler: create, fully replace and delete one checklist's schedule; list a group's;
+plan an equipment's one-time readiness recheck (#33, :class:`RecheckSchedules`).
 
 Scheduler answers ``ValidationException`` for two different things (Scheduler API reference,
 "CreateSchedule", Errors: "The input fails to satisfy the constraints specified by an AWS
@@ -13,14 +14,18 @@ stream record fails and is retried, nothing is flagged.
 
 from __future__ import annotations
 
+import json
 import re
+from datetime import UTC, datetime
 from typing import Any
 
 from botocore.exceptions import ClientError
 
 from missed_checks.aws.clients import ServiceAdapter
-from missed_checks.checklists.schedule import DesiredSchedule, Target
+from missed_checks.checklists.schedule import MAXIMUM_EVENT_AGE_SECONDS, DesiredSchedule, Target
+from missed_checks.contracts import RecheckInput, dump
 from missed_checks.errors import ScheduleRejected, TransientError
+from missed_checks.readiness.watching import recheck_schedule_name
 
 TRANSIENT_CODES = {"ThrottlingException", "InternalServerException", "ServiceUnavailable"}
 SETUP_CODES = {"AccessDeniedException", "AccessDenied", "UnrecognizedClientException"}
@@ -122,3 +127,62 @@ class ScheduleStore(ServiceAdapter):
         paginator = self.client.get_paginator("list_schedules")
         return [schedule["Name"] for page in paginator.paginate(GroupName=self.group_name)
                 for schedule in page.get("Schedules", [])]
+
+
+class RecheckSchedules(ServiceAdapter):
+    """Readiness's :class:`missed_checks.readiness.ports.RecheckScheduler` (#33): one one-time
+    schedule per piece of equipment in the stack's group, ``at(<instant>)`` in UTC, deleted by
+    Scheduler once it has fired (``ActionAfterCompletion: DELETE``), invoking the readiness function
+    with ``{"kind": "recheck", "equipment_id": ...}``."""
+
+    service_name = "scheduler"
+
+    def __init__(self, group_name: str, function_arn: str, role_arn: str, dead_letter_arn: str,
+                 scheduler: Any | None = None) -> None:
+        super().__init__(scheduler)
+        self.group_name = group_name
+        self.function_arn = function_arn
+        self.role_arn = role_arn
+        self.dead_letter_arn = dead_letter_arn
+
+    def request(self, equipment_id: str, at: datetime) -> dict[str, Any]:
+        """The complete CreateSchedule/UpdateSchedule request of the equipment's recheck at ``at``."""
+        return {
+            "Name": recheck_schedule_name(equipment_id),
+            "GroupName": self.group_name,
+            "ScheduleExpression": f"at({at.astimezone(UTC):%Y-%m-%dT%H:%M:%S})",
+            "ScheduleExpressionTimezone": "UTC",
+            "FlexibleTimeWindow": {"Mode": "OFF"},
+            "State": "ENABLED",
+            "ActionAfterCompletion": "DELETE",
+            "Description": f"missed-checks: rechecks the readiness of {equipment_id[:400]}",
+            "Target": {
+                "Arn": self.function_arn,
+                "RoleArn": self.role_arn,
+                "Input": json.dumps(dump(RecheckInput(kind="recheck", equipment_id=equipment_id))),
+                "RetryPolicy": {"MaximumEventAgeInSeconds": MAXIMUM_EVENT_AGE_SECONDS, "MaximumRetryAttempts": 5},
+                "DeadLetterConfig": {"Arn": self.dead_letter_arn},
+            },
+        }
+
+    def plan_recheck(self, equipment_id: str, at: datetime | None) -> None:
+        """Create or replace the schedule firing at ``at``; None deletes it (none is needed)."""
+        if at is None:
+            try:
+                self.client.delete_schedule(Name=recheck_schedule_name(equipment_id), GroupName=self.group_name)
+            except ClientError as error:
+                if _code(error) != "ResourceNotFoundException":
+                    raise _translate(error) from error
+            return
+        request = self.request(equipment_id, at)
+        for attempt in ("update", "create"):
+            try:
+                getattr(self.client, f"{attempt}_schedule")(**request)
+                return
+            except ClientError as error:
+                code = _code(error)
+                if (attempt == "update" and code == "ResourceNotFoundException") or (
+                        attempt == "create" and code == "ConflictException"):
+                    continue
+                raise _translate(error) from error
+        raise TransientError(f"recheck schedule of {equipment_id} was created and deleted concurrently; retry")

@@ -27,11 +27,13 @@ from typing import Any, Protocol
 
 from missed_checks.checklists.checklist import Checklist, Status
 from missed_checks.checklists.recurrence import OccurrenceWindow, Recurrence
+from missed_checks.contracts import ReadinessChangedDetail
 from missed_checks.equipment.out_of_service import OutOfServicePeriod
 from missed_checks.notifications.notification import local_time
 from missed_checks.timefmt import to_utc_iso
 
-__all__ = ["CheckSeen", "OpenDefect", "PRECEDENCE", "Readiness", "State", "current_window", "readiness_of"]
+__all__ = ["PRECEDENCE", "CheckSeen", "OpenDefect", "Readiness", "ReadinessRecord", "State", "current_window",
+           "readiness_of"]
 
 
 class State(StrEnum):
@@ -222,3 +224,37 @@ def _defects_reason(defects: Sequence[OpenDefect], clock: tzinfo) -> str:
     head = "not cleared to operate: open " + ("defect " if len(defects) == 1 else f"defects ({len(defects)}) ")
     return head + ("; ".join(one(d) for d in defects) if len(defects) <= 3
                    else "; ".join(one(d) for d in defects[:3]) + f" and {len(defects) - 3} more")
+
+
+@dataclass(frozen=True)
+class ReadinessRecord:
+    """An equipment's stored readiness: the last change (``sequence``), what it was before, when it
+    changed, and whether its event has gone out (``announced``)."""
+
+    readiness: Readiness
+    sequence: int
+    previous: State | None
+    changed_at: datetime
+    announced: bool
+    recheck_at: datetime | None = None
+    """When the equipment's recheck schedule fires (None: it has none)."""
+
+    @property
+    def change_id(self) -> str:
+        return f"{self.readiness.equipment_id}#{self.sequence}"
+
+    def detail(self) -> ReadinessChangedDetail:
+        """The ``Equipment readiness changed`` event's detail of this change (the same on every re-announcement)."""
+        r = self.readiness
+        return ReadinessChangedDetail(
+            equipment_id=r.equipment_id, site_id=r.site_id, readiness=r.state.value,
+            previous=None if self.previous is None else self.previous.value, since=_iso(r.since), reason=r.reason,
+            sequence=self.sequence, change_id=self.change_id, changed_at=to_utc_iso(self.changed_at),
+            open_defects=list(r.open_defects), unchecked_checklists=list(r.unchecked_checklists),
+            out_of_service_until=_iso(r.out_of_service_until))
+
+    def to_dict(self) -> dict[str, Any]:
+        """As ``GET /sites/{id}/readiness`` lists it: the readiness last announced, and its change."""
+        return {**self.readiness.to_dict(), "sequence": self.sequence,
+                "previous": None if self.previous is None else self.previous.value,
+                "changed_at": to_utc_iso(self.changed_at), "announced": self.announced}

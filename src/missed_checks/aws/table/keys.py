@@ -293,3 +293,18 @@ def audit_site_sk(kind: str, object_id: str, sequence: str, event_id: str) -> st
     """ByPeriod sort key of an entry: the table's commit order (the stream's sequence number, as
     :func:`audit_key`), then which object, then the record."""
     return f"{sequence}#{kind}#{object_id}#{event_id}"
+
+
+# -- readiness (#33, docs/readiness.md): one state item per piece of equipment ------------------------
+READINESS_SK = "READINESS"
+
+
+def readiness_key(equipment_id: str) -> dict[str, str]:
+    """An equipment's stored readiness: what was last announced (its state, sequence, announced)."""
+    return {"pk": f"READINESS#{equipment_id}", "sk": READINESS_SK}
+
+
+def site_readiness_pk(site_id: str | None) -> str:
+    """ByPeriod partition of the readiness of a site's equipment (sort key: the equipment id); None:
+    equipment at no site."""
+    return f"SITE#{site_id or NO_SITE}#READINESS"

@@ -1,0 +1,119 @@
+"""Readiness (#33, docs/readiness.md): one state item per piece of equipment,
+``READINESS#<equipment>`` / ``READINESS``, listed per site through ByPeriod
+``SITE#<site>#READINESS`` (sort key: the equipment id). Written only by the readiness function,
+conditionally on its ``sequence`` (one writer wins each change); not a managed item (no audit stamp:
+the change is the event, and the audit function's filter never passes it). Also the reads readiness
+is computed from that no other item kind answers: the equipment's checks with their findings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from missed_checks.aws.table import keys
+from missed_checks.aws.table.assignments import AssignmentItems
+from missed_checks.aws.table.base import serialize
+from missed_checks.aws.table.out_of_service import OutOfServiceItems
+from missed_checks.aws.table.registry import RegistryItems
+from missed_checks.aws.table.revised import RevisedItems
+from missed_checks.equipment.assignments import validate_equipment_id
+from missed_checks.errors import InvalidInput, describe
+from missed_checks.paging import Page
+from missed_checks.readiness.readiness import CheckSeen, Readiness, ReadinessRecord, State
+from missed_checks.sites.site import validate_site_id
+from missed_checks.timefmt import parse_instant, to_utc_iso
+
+ITEM_TYPE = "readiness"
+
+
+class ReadinessItems(RevisedItems):
+    """The state items, and the equipment's checks as readiness reads them."""
+
+    def readiness_record(self, equipment_id: str) -> ReadinessRecord | None:
+        item = self._get(keys.readiness_key(validate_equipment_id(equipment_id, "equipment_id")))
+        return None if item is None else readiness_record_of(item)
+
+    def write_readiness(self, record: ReadinessRecord, *, expected_sequence: int | None) -> bool:
+        if expected_sequence is None:
+            return self._conditional("put_item", Item=serialize(readiness_item(record)),
+                                     ConditionExpression="attribute_not_exists(pk)")
+        return self._conditional("put_item", Item=serialize(readiness_item(record)),
+                                 ConditionExpression="#sequence = :expected",
+                                 ExpressionAttributeNames={"#sequence": "sequence"},
+                                 ExpressionAttributeValues=serialize({":expected": expected_sequence}))
+
+    def mark_announced(self, equipment_id: str, sequence: int) -> bool:
+        return self._conditional("update_item", Key=serialize(keys.readiness_key(equipment_id)),
+                                 UpdateExpression="SET announced = :yes", ConditionExpression="#sequence = :sequence",
+                                 ExpressionAttributeNames={"#sequence": "sequence"},
+                                 ExpressionAttributeValues=serialize({":yes": True, ":sequence": sequence}))
+
+    def note_recheck(self, equipment_id: str, at: datetime | None) -> None:
+        key = serialize(keys.readiness_key(equipment_id))
+        if at is None:
+            self._conditional("update_item", Key=key, UpdateExpression="REMOVE recheck_at",
+                              ConditionExpression="attribute_exists(pk)")
+        else:
+            self._conditional("update_item", Key=key, UpdateExpression="SET recheck_at = :at",
+                              ConditionExpression="attribute_exists(pk)",
+                              ExpressionAttributeValues=serialize({":at": to_utc_iso(at)}))
+
+    def readiness_of_site(self, site_id: str, position: str | None, limit: int) -> Page[ReadinessRecord]:
+        return self._index_page(keys.site_readiness_pk(validate_site_id(site_id)), position, limit,
+                                readiness_record_of)
+
+    def checks_seen(self, equipment_id: str, low: datetime, until: datetime) -> list[CheckSeen]:
+        """One ByEquipment Query of the equipment's performed checks in ``[low, until]``; a check passes
+        unless one of its ``failed_items`` is critical (a check recorded before items: passing)."""
+        items = self._query_range(keys.equipment_pk(equipment_id), to_utc_iso(low), to_utc_iso(until) + keys.HIGH,
+                                  keys.BY_EQUIPMENT_INDEX)
+        return [CheckSeen(str(item["checklist_id"]), parse_instant(str(item["performed_at"]), "performed_at"),
+                          passed=not any(isinstance(failed, Mapping) and failed.get("critical")
+                                         for failed in item.get("failed_items") or ()))
+                for item in items if item.get("type") == "performed_check"]
+
+
+class ReadinessTable(ReadinessItems, AssignmentItems, OutOfServiceItems, RegistryItems):
+    """Readiness's :class:`missed_checks.readiness.ports.ReadinessStore`, with the defects'
+    ``defects_of_equipment`` mixed in by :func:`readiness_table`."""
+
+
+def readiness_item(record: ReadinessRecord) -> dict[str, Any]:
+    r = record.readiness
+    return {**keys.readiness_key(r.equipment_id), "type": ITEM_TYPE,
+            "gsi2pk": keys.site_readiness_pk(r.site_id), "gsi2sk": r.equipment_id,
+            **{name: value for name, value in r.to_dict().items() if value is not None},
+            "sequence": record.sequence, "previous": None if record.previous is None else record.previous.value,
+            "changed_at": to_utc_iso(record.changed_at), "announced": record.announced,
+            "recheck_at": to_utc_iso(record.recheck_at) if record.recheck_at else None}
+
+
+def readiness_record_of(item: Mapping[str, Any]) -> ReadinessRecord:
+    """Read a state item; a hand-edited one fails with InvalidInput naming the attribute."""
+    def instant(name: str) -> datetime | None:
+        value = item.get(name)
+        return None if value is None else parse_instant(str(value), name)
+
+    def state(name: str) -> State:
+        try:
+            return State(str(item.get(name)))
+        except ValueError:
+            raise InvalidInput(name, f"is {describe(item.get(name))}, not one of "
+                                     f"{', '.join(s.value for s in State)}") from None
+
+    sequence = item.get("sequence")
+    changed_at = instant("changed_at")
+    if changed_at is None:
+        raise InvalidInput("changed_at", "is missing from the readiness item")
+    readiness = Readiness(
+        equipment_id=str(item["equipment_id"]), site_id=None if item.get("site_id") is None else str(item["site_id"]),
+        state=state("state"), since=instant("since"), reason=str(item.get("reason") or ""),
+        open_defects=tuple(str(d) for d in item.get("open_defects") or ()),
+        unchecked_checklists=tuple(str(c) for c in item.get("unchecked_checklists") or ()),
+        out_of_service_until=instant("out_of_service_until"), next_change_at=instant("next_change_at"))
+    return ReadinessRecord(readiness, sequence=int(sequence) if sequence is not None else 0,
+                           previous=state("previous") if item.get("previous") is not None else None,
+                           changed_at=changed_at, announced=bool(item.get("announced")),
+                           recheck_at=instant("recheck_at"))
