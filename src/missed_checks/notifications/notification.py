@@ -1,7 +1,7 @@
 """People in the loop: who a checklist tells (its ``notify`` block) and what one notification is.
 
 A :class:`Notification` is one message to one recipient: its ``kind`` (``reminder``, ``missed``,
-``escalation``, ``digest``), the checklist and window it is about, the equipment it names, and its
+``escalation``, ``digest``, ``defect``), the checklist and window it is about, the equipment it names, and its
 text, with every time in the checklist's own zone. Its :attr:`Notification.notification_id` is
 deterministic (kind, checklist, window, occasion, recipient): the record written under it with a
 conditional put (``missed_checks.aws.table.notifications``) is what makes retries, duplicate
@@ -60,6 +60,8 @@ class Kind(StrEnum):
     MISSED = "missed"
     ESCALATION = "escalation"
     DIGEST = "digest"
+    DEFECT = "defect"
+    """A failed critical item opened a defect (#33): sent at once, once (``occasion``: the defect id)."""
 
 
 def validate_address(value: object, field_name: str) -> str:
