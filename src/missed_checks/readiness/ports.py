@@ -80,3 +80,11 @@ class RecheckScheduler(Protocol):
     def plan_recheck(self, equipment_id: str, at: datetime | None) -> None:
         """The equipment's one-time recheck schedule fires at ``at`` (None: no schedule)."""
         ...
+
+
+class WatchStore(ReadinessStore, Protocol):
+    """:func:`missed_checks.readiness.watching.on_table_change`'s: the defect just opened, a checklist's fleet."""
+
+    def get_defect(self, defect_id: str) -> Defect | None: ...
+
+    def assignments(self, checklist_id: str, shard: int | None = None) -> list[Assignment]: ...

@@ -19,17 +19,25 @@ Then the recheck schedule is planned: one one-time EventBridge Scheduler schedul
 from __future__ import annotations
 
 import hashlib
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from missed_checks.checklists.checklist import Checklist
-from missed_checks.defects.defect import DefectStatus
+from missed_checks.defects.defect import Defect, DefectStatus
 from missed_checks.errors import TransientError
-from missed_checks.readiness.ports import ReadinessAnnouncer, ReadinessReader, ReadinessStore, RecheckScheduler
+from missed_checks.readiness.ports import (
+    ReadinessAnnouncer,
+    ReadinessReader,
+    ReadinessStore,
+    RecheckScheduler,
+    WatchStore,
+)
 from missed_checks.readiness.readiness import Readiness, ReadinessRecord, current_window, readiness_of
 
-__all__ = ["RECHECK_PREFIX", "WRITE_ATTEMPTS", "readiness_now", "recheck", "recheck_schedule_name"]
+__all__ = ["RECHECK_PREFIX", "WRITE_ATTEMPTS", "TableChange", "on_table_change", "readiness_now", "recheck",
+           "recheck_schedule_name"]
 
 RECHECK_PREFIX = "_q."
 WRITE_ATTEMPTS = 5
@@ -111,3 +119,31 @@ def _store(store: ReadinessStore, announcer: ReadinessAnnouncer, readiness: Read
         if store.write_readiness(record, expected_sequence=stored.sequence):
             return record
     raise TransientError(f"the readiness of {readiness.equipment_id} kept changing under concurrent rechecks")
+
+
+@dataclass(frozen=True)
+class TableChange:
+    """What one change of the table (a stream record) means for readiness."""
+
+    equipment_ids: tuple[str, ...] = ()
+    """Equipment whose readiness it may change (a check, a defect, a period, an assignment, a move)."""
+    checklist_id: str | None = None
+    """A pre-use checklist whose rule or flags changed: every piece of equipment assigned to it now."""
+    opened_defect_id: str | None = None
+    """A defect just opened: its people are told."""
+
+
+def on_table_change(store: WatchStore, announcer: ReadinessAnnouncer, scheduler: RecheckScheduler,
+                    change: TableChange, now: datetime,
+                    alert: Callable[[Defect, Checklist], object]) -> list[Readiness]:
+    """Tell the people of a defect just opened (``alert``: each notification once), then recheck
+    every piece of equipment the change touches, by id."""
+    if change.opened_defect_id is not None:
+        defect = store.get_defect(change.opened_defect_id)
+        checklist = store.get_checklist(defect.checklist_id) if defect is not None and defect.is_open else None
+        if defect is not None and checklist is not None:
+            alert(defect, checklist)
+    equipment = set(change.equipment_ids)
+    if change.checklist_id is not None:
+        equipment |= {a.equipment_id for a in store.assignments(change.checklist_id) if a.assigned_at_instant(now)}
+    return [recheck(store, announcer, scheduler, equipment_id, now) for equipment_id in sorted(equipment)]

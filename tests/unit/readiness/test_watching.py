@@ -14,8 +14,12 @@ from missed_checks.checklists.checklist import Checklist
 from missed_checks.contracts import ReadinessChangedDetail
 from missed_checks.defects.defect import Defect, DefectStatus
 from missed_checks.equipment.out_of_service import OutOfServicePeriod
+from missed_checks.errors import InvalidInput, NotFound
 from missed_checks.paging import Page, page_after
 from missed_checks.performed_checks.answers import FailedItem
+from missed_checks.permissions.caller import Caller
+from missed_checks.permissions.role import Role
+from missed_checks.readiness.listing import site_readiness
 from missed_checks.readiness.readiness import CheckSeen, ReadinessRecord, State
 from missed_checks.readiness.watching import recheck, recheck_schedule_name
 from tests.fakes import InMemoryTable
@@ -218,3 +222,29 @@ def test_out_of_service_plans_its_end_and_no_schedule_when_nothing_can_change_by
 def test_the_schedule_name_is_a_valid_scheduler_name_whatever_the_id() -> None:
     name = recheck_schedule_name("FL-1/ä b")
     assert name.startswith("_q.") and len(name) == 43 and name == recheck_schedule_name("FL-1/ä b")
+
+
+# -- a site's readiness (listing.site_readiness): what was last announced ----------------------------------
+def test_a_sites_readiness_lists_its_equipment_for_a_caller_who_may_read_there() -> None:
+    table, announcer, scheduler = fleet()
+    table.with_sites("south")
+    table.assign("forklift-daily", ["FL-2", "FL-3"], datetime(2026, 3, 1, tzinfo=UTC))
+    for equipment_id in ("FL-1", "FL-2", "FL-3"):
+        recheck(table, announcer, scheduler, equipment_id, MORNING)
+    operator = Caller("op", roles={"north": Role.operator})
+    first = site_readiness(table, "north", caller=operator, limit=2)
+    assert [(r.readiness.equipment_id, r.readiness.state, r.sequence) for r in first.items] == [
+        ("FL-1", State.UNCHECKED, 1), ("FL-2", State.UNCHECKED, 1)]
+    rest = site_readiness(table, "north", caller=operator, limit=2, cursor=first.next_position)
+    assert [r.readiness.equipment_id for r in rest.items] == ["FL-3"] and rest.next_position is None
+    assert first.items[0].to_dict()["state"] == "unchecked" and first.items[0].to_dict()["announced"] is True
+    with pytest.raises(NotFound, match="site south does not exist"):
+        site_readiness(table, "south", caller=operator)  # another site: as if it did not exist
+    with pytest.raises(NotFound, match="site west does not exist"):
+        site_readiness(table, "west", caller=Caller.operator("ops"))
+    with pytest.raises(InvalidInput) as refused:
+        site_readiness(table, "north", caller=operator, limit=0)
+    assert refused.value.field == "limit"
+    with pytest.raises(InvalidInput) as refused:
+        site_readiness(table, "north", caller=operator, cursor=5)
+    assert refused.value.field == "cursor"
