@@ -21,13 +21,14 @@ import functools
 import threading
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any, Self, TypeVar
 
 from missed_checks.audit_trails.audit_entry import AuditEntry
 from missed_checks.aws.table.checklists import checklist_record, schedule_note_map, sync_error_map
 from missed_checks.aws.table.windows import judged_by_map, judged_window_totals
+from missed_checks.checklists.check_item import ItemList
 from missed_checks.checklists.checklist import Checklist, ChecklistRecord, JudgedBy
 from missed_checks.checklists.closure_calendar import ClosureCalendar
 from missed_checks.checklists.recurrence import OccurrenceWindow
@@ -190,11 +191,25 @@ class InMemoryTable(InMemoryRegistry):
     """Closure calendars by id (schedule-sync's ``with_closures`` reads them)."""
     changed_by: dict[str, str] = field(default_factory=dict)
     """Checklist id -> who wrote it last (``write_checklist``'s ``by``: the audit trail's ``changed_by``)."""
+    item_revisions: dict[str, list[ItemList]] = field(default_factory=dict)
+    """Checklist id -> the revisions of its items (#33), oldest first, as ``write_checklist`` keeps them."""
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
 
     # -- arranging ----------------------------------------------------------------------
     def add_checklist(self, checklist: Checklist) -> None:
+        """The checklist as is; with items (#33), their revision too, in force from its creation."""
         self.checklists[checklist.checklist_id] = checklist
+        if checklist.items_revision:
+            effective = checklist.updated_at or checklist.created_at or datetime(2000, 1, 1, tzinfo=UTC)
+            self.item_revisions.setdefault(checklist.checklist_id, []).append(
+                ItemList(checklist.items_revision, effective, checklist.items))
+
+    # -- ItemLists (#33) ---------------------------------------------------------------------------
+    def item_lists(self, checklist_id: str) -> list[ItemList]:
+        return list(self.item_revisions.get(checklist_id, []))
+
+    def item_list(self, checklist_id: str, revision: int) -> ItemList | None:
+        return next((r for r in self.item_revisions.get(checklist_id, []) if r.revision == revision), None)
 
     def assign(self, checklist_id: str, equipment_ids: Iterable[str], at: datetime) -> None:
         """As the table assigns: equipment attached already keeps its assignment (and its date), equipment
@@ -414,6 +429,9 @@ class InMemoryTable(InMemoryRegistry):
                 self.calendars[calendar_id] = replace(calendar, used_by=calendar.used_by - {checklist_id})
         self._write("write_checklist", checklist_id)
         self.checklists[checklist_id] = checklist
+        if checklist.items_revision != (current.items_revision if current is not None else 0):  # #33
+            self.item_revisions.setdefault(checklist_id, []).append(
+                ItemList(checklist.items_revision, checklist.updated_at or datetime.now(UTC), checklist.items))
 
     # -- RecordingStore (recording performed checks, issue #19) --------------------------------------
     def assignments_of_pairs(self, pairs: Collection[tuple[str, str]]) -> dict[tuple[str, str], Assignment]:

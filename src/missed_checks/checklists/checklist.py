@@ -9,6 +9,7 @@ from enum import StrEnum
 from typing import Any
 
 from missed_checks import identifiers
+from missed_checks.checklists.check_item import CheckItem
 from missed_checks.checklists.closure_calendar import ClosureCalendar, closed_dates
 from missed_checks.checklists.recurrence import Recurrence, parse_recurrence
 from missed_checks.errors import InvalidInput, InvalidRecurrence
@@ -42,6 +43,9 @@ class JudgedBy:
     window: str | None = None
     grace: str | None = None
     closed_on: Mapping[str, int] | None = None
+    items_revision: int | None = None
+    """The revision of the checklist's items it held when the window was judged (#33; None: it had
+    none): ``missed-checks checklist items ID --revision N`` shows them."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +79,18 @@ class Checklist:
     site_id: str | None = None
     """The site the checklist belongs to (#31); None for one made before sites existed. Never changes
     once set (an admin may set it once on a checklist that has none)."""
+    # what a check found (#33)
+    items: tuple[CheckItem, ...] = ()
+    """The questions a check answers (:mod:`missed_checks.checklists.check_item`); the current revision."""
+    items_revision: int = 0
+    """0: it never had items; raised by one on every put that changes :attr:`items` (each revision is
+    kept on record: a check reads by the one in force at its ``performed_at``)."""
+    pre_use: bool = False
+    """Readiness: its equipment is cleared to operate only once the current window has a check
+    passing every critical item."""
+    clear_on_pass: bool = False
+    """A later check passing every critical item resolves the open defects of its equipment (found
+    by this checklist's checks before it)."""
 
     def parsed(self) -> Recurrence:
         """The recurrence engine's view, with the closed dates of its calendars when they were read
@@ -104,7 +120,8 @@ class Checklist:
         if self.closed_on and self.closures is not None:
             closed_on = {calendar_id: calendar.revision for calendar_id in self.closed_on
                          if (calendar := self.closures.get(calendar_id)) is not None}
-        return JudgedBy(self.recurrence, self.timezone, self.window, self.grace, closed_on)
+        return JudgedBy(self.recurrence, self.timezone, self.window, self.grace, closed_on,
+                        self.items_revision or None)
 
     def rule(self) -> dict[str, str | None]:
         return {name: getattr(self, name) for name in RULE_FIELDS}
@@ -144,6 +161,12 @@ class Checklist:
                 document[name] = to_utc_iso(value)
         if self.notify is not None and not self.notify.is_empty:  # notifications (#18)
             document["notify"] = self.notify.to_dict()
+        if self.items or self.items_revision:  # what a check found (#33)
+            document["items"] = [item.to_dict() for item in self.items]
+            document["items_revision"] = self.items_revision
+        for flag in ("pre_use", "clear_on_pass"):
+            if getattr(self, flag):
+                document[flag] = True
         return document
 
 

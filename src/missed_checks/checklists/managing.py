@@ -15,12 +15,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
+from missed_checks.checklists.check_item import ItemList
 from missed_checks.checklists.checklist import Checklist, Status, validate_checklist_id
-from missed_checks.checklists.ports import ChecklistListing, ChecklistManagement
+from missed_checks.checklists.ports import ChecklistListing, ChecklistManagement, ItemLists
 from missed_checks.checklists.previewing import closures_of
-from missed_checks.checklists.saving import save_checklist, zone_at
+from missed_checks.checklists.saving import item_fields, save_checklist, zone_at
 from missed_checks.errors import InvalidInput, NotFound
 from missed_checks.paging import Page, page_after
 from missed_checks.permissions.authorizing import at_sites, authorize, authorize_listing
@@ -93,6 +94,25 @@ def with_site_defaults(sites: SiteReader, spec: Mapping[str, Any]) -> dict[str, 
     return spec
 
 
+class ItemListReader(ChecklistListing, ItemLists, Protocol):
+    pass
+
+
+def checklist_items(store: ItemListReader, caller: Caller, checklist_id: str,
+                    revision: int | None = None) -> ItemList | None:
+    """A revision of the checklist's items (#33; None: the current one), when ``caller`` may read the
+    checklist; None when it never had items. NotFound for a revision it never had."""
+    checklist = get_checklist(store, caller, checklist_id)
+    wanted = checklist.items_revision if revision is None else revision
+    if wanted == 0 and revision is None:
+        return None
+    found = store.item_list(checklist.checklist_id, wanted)
+    if found is None:
+        raise NotFound(f"{what(checklist.checklist_id)} has no revision {wanted} of its items "
+                       f"(its current one is {checklist.items_revision})")
+    return found
+
+
 def checklist_state(store: ChecklistManagement, caller: Caller, checklist_id: str, now: datetime) -> ChecklistState:
     checklist = get_checklist(store, caller, checklist_id)
     assignments = store.assignments(checklist.checklist_id)
@@ -103,13 +123,15 @@ def checklist_state(store: ChecklistManagement, caller: Caller, checklist_id: st
 def put_checklist(store: ChecklistManagement, caller: Caller, spec: Mapping[str, Any], now: datetime, *,
                   validated: bool = False, if_match: int | None = None, create: bool | None = None) -> Checklist:
     """Create or edit the checklist ``spec`` describes (id, recurrence, name, timezone, window, grace,
-    closed_on, notify, site_id); returns it as written. ``create``: True refuses an existing one
+    closed_on, notify, site_id, and #33's items, pre_use, clear_on_pass: left out, the checklist's
+    are kept); returns it as written. ``create``: True refuses an existing one
     (Conflict), False a missing one (NotFound), None takes either (the command line's put).
     ``validated``: the caller has checked the rule (the recurrence engine is not run a second time).
 
     A new checklist needs ``manage`` at the site it names; an edit ``manage`` at the checklist's own
     site (its site never changes: naming another one is refused by the save)."""
     checklist_id = validate_checklist_id(str(spec.get("id") or ""), "id")
+    found = item_fields(spec)  # what a check finds (#33): refused naming items[i].field before any read
     current = store.get_checklist(checklist_id)
     if current is not None:
         authorize(caller, Action.manage, current.site_id, what=what(checklist_id))
@@ -127,7 +149,7 @@ def put_checklist(store: ChecklistManagement, caller: Caller, spec: Mapping[str,
         timezone=spec.get("timezone"), window=spec.get("window"), grace=spec.get("grace"), validate=not validated,
         closed_on=list(spec.get("closed_on") or ()),  # a put replaces the rule whole: none named, none kept
         notify=spec.get("notify"),  # notifications (#18): a NotifySettings, or None to keep the checklist's
-        site_id=spec.get("site_id"), if_match=if_match, by=caller.principal))
+        site_id=spec.get("site_id"), if_match=if_match, by=caller.principal, **found))
 
 
 def delete_checklist(store: ChecklistManagement, caller: Caller, checklist_id: str, *,

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Protocol
 from missed_checks.sites.ports import SiteReader
 
 if TYPE_CHECKING:
+    from missed_checks.checklists.check_item import ItemList
     from missed_checks.checklists.checklist import Checklist
     from missed_checks.checklists.closure_calendar import ClosureCalendar
     from missed_checks.equipment.assignments import Assignment
@@ -84,4 +85,16 @@ class CalendarStore(Protocol):
     def delete_calendar(self, calendar_id: str, *, by: str, expected_revision: int | None = None) -> bool:
         """Delete the calendar (Conflict while checklists reference it, or when it is not at
         ``expected_revision``); False when there was none."""
+        ...
+
+
+class ItemLists(Protocol):
+    """The revisions of a checklist's items (#33), as the store keeps them."""
+
+    def item_lists(self, checklist_id: str) -> list[ItemList]:
+        """Every revision of the checklist's items, oldest first (empty: it never had items)."""
+        ...
+
+    def item_list(self, checklist_id: str, revision: int) -> ItemList | None:
+        """One revision (None: no such revision)."""
         ...

@@ -5,19 +5,22 @@ what the checklist becomes, then write it through :class:`missed_checks.checklis
 The rules: a new checklist takes effect now; an edit that changes the rule (recurrence, time zone,
 window or grace) takes effect now (``effective_from``), so the new rule never judges windows that
 closed before it existed; every closure calendar it names must exist; every reminder lead must fit
-the (possibly new) rule's windows.
+the (possibly new) rule's windows. A put that changes the items (#33) raises ``items_revision`` by
+one, and the store keeps the revision it replaces on record, in force from the put's instant.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
+from typing import Any
 
+from missed_checks.checklists.check_item import CheckItem, parse_items
 from missed_checks.checklists.checklist import Checklist, validate_checklist_id
 from missed_checks.checklists.closure_calendar import validate_closed_on
 from missed_checks.checklists.ports import ChecklistStore
-from missed_checks.errors import InvalidInput, InvalidRecurrence
+from missed_checks.errors import InvalidInput, InvalidRecurrence, describe
 from missed_checks.notifications.notification import NotifySettings
 from missed_checks.revisions import expected_revision
 from missed_checks.sites.saving import require_site
@@ -40,6 +43,9 @@ def save_checklist(
     notify: NotifySettings | None = None,
     if_match: int | None = None,
     site_id: str | None = None,
+    items: Sequence[CheckItem] | None = None,
+    pre_use: bool | None = None,
+    clear_on_pass: bool | None = None,
 ) -> Checklist:
     """Create a checklist or edit an existing one, written by ``by`` (who the audit trail names: the
     caller's principal); returns it as written.
@@ -95,6 +101,7 @@ def save_checklist(
         updated = updated.with_changes(closures={c: calendars[c] for c in updated.closed_on})
     if notify is not None:  # notifications (#18)
         updated = updated.with_changes(notify=notify)
+    updated = with_item_fields(updated, base, items, pre_use, clear_on_pass)
     if validate:
         rule = updated.parsed()
         if updated.notify is not None:  # a lead must still fit the (possibly new) rule's windows
@@ -105,6 +112,44 @@ def save_checklist(
         updated = updated.with_changes(effective_from=now)
     store.write_checklist(updated, current, calendars, by=by)
     return updated
+
+
+def with_item_fields(updated: Checklist, base: Checklist, items: Sequence[CheckItem] | None,
+                     pre_use: bool | None, clear_on_pass: bool | None) -> Checklist:
+    """``updated`` with the items and flags a put gives (#33; None keeps the checklist's): items
+    other than ``base``'s raise ``items_revision`` by one."""
+    changes: dict[str, Any] = {}
+    if items is not None and tuple(items) != base.items:
+        changes.update(items=tuple(items), items_revision=base.items_revision + 1)
+    if pre_use is not None:
+        changes["pre_use"] = pre_use
+    if clear_on_pass is not None:
+        changes["clear_on_pass"] = clear_on_pass
+    return updated.with_changes(**changes) if changes else updated
+
+
+ITEM_FIELDS = ("items", "pre_use", "clear_on_pass")
+"""A checklist document's fields of what a check finds (#33): the API body's, the CLI file's."""
+
+
+def item_fields(document: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """The item fields ``document`` gives, parsed (those it leaves out are left out, so a put keeps
+    the checklist's): ``items`` a list of item documents (InvalidInput naming ``items[2].minimum``;
+    items parsed already are kept), ``pre_use`` and ``clear_on_pass`` true or false; ``prefix``
+    comes before each field's name (``entries[1].``)."""
+    fields: dict[str, Any] = {}
+    if document.get("items") is not None:
+        given = document["items"]
+        fields["items"] = tuple(given) if isinstance(given, tuple | list) and given and \
+            all(isinstance(item, CheckItem) for item in given) else parse_items(given, f"{prefix}items")
+    for flag in ("pre_use", "clear_on_pass"):
+        value = document.get(flag)
+        if value is None:
+            continue
+        if not isinstance(value, bool):
+            raise InvalidInput(f"{prefix}{flag}", f"is {describe(value)}, not true or false")
+        fields[flag] = value
+    return fields
 
 
 _TZID = re.compile(r"^DTSTART;[^:\n]*TZID=", re.IGNORECASE | re.MULTILINE)

@@ -26,6 +26,7 @@ from missed_checks.aws.table.base import (
 )
 from missed_checks.aws.table.calendars import CalendarItems, CalendarReferenceError
 from missed_checks.aws.table.sites import SiteItems  # a checklist's site (#31)
+from missed_checks.checklists.check_item import CheckItem, ItemList, parse_items
 from missed_checks.checklists.checklist import Checklist, ChecklistRecord, Status
 from missed_checks.checklists.closure_calendar import ClosureCalendar, validate_closed_on
 from missed_checks.checklists.schedule_sync import SCHEDULE_FIELDS, ChecklistImage, ScheduleNote, SyncError
@@ -86,32 +87,47 @@ class ChecklistItems(CalendarItems, SiteItems):
         it references or referenced, as read), the checklist and each reference it adds or drops are
         one transaction, each conditional on the calendar existing (:mod:`.calendars`). Every item
         written is stamped ``changed_by=by`` and ``changed_at`` (the audit trail)."""
-        if calendars:
-            self._write_with_references(checklist, current, calendars, by)
+        revision = items_revision_action(self.name, checklist, current, by)  # #33: an edit of the items
+        if calendars or revision:
+            self._write_with_references(checklist, current, calendars, by, revision)
         elif current is None:
             self._create_checklist(checklist, by)
         else:
             self._update_checklist(checklist, current.revision, by)
 
     def _write_with_references(self, checklist: Checklist, current: Checklist | None,
-                               calendars: Mapping[str, ClosureCalendar | None], by: str) -> None:
-        """The checklist write and its calendar references in one transaction (closure calendars)."""
+                               calendars: Mapping[str, ClosureCalendar | None], by: str,
+                               revision: list[dict[str, Any]]) -> None:
+        """The checklist write, its calendar references (closure calendars) and the record of a new
+        revision of its items (#33: ``revision``, last) in one transaction."""
         if current is None:
             write = {"Put": {"TableName": self.name, "Item": serialize({**checklist_item(checklist), **stamp(by)}),
                              "ConditionExpression": "attribute_not_exists(pk)"}}
         else:
             write = {"Update": {"TableName": self.name, "Key": serialize(keys.checklist_key(checklist.checklist_id)),
                                 **self._update_request(checklist, current.revision, by)}}
-        references = self.reference_actions(checklist.checklist_id, checklist.closed_on, calendars, by=by)
+        references = self.reference_actions(checklist.checklist_id, checklist.closed_on, calendars, by=by) \
+            if calendars else []
         try:
-            self._transact([write, *references], f"checklist {checklist.checklist_id} changed while being written; "
-                                                 "try again")
+            self._transact([write, *references, *revision],
+                           f"checklist {checklist.checklist_id} changed while being written; try again")
         except CalendarReferenceError as error:
             for index, reason in enumerate(error.reasons[1:len(checklist.closed_on) + 1]):
                 if reason == "ConditionalCheckFailed":
                     raise InvalidInput(f"closed_on[{index}]", f"no calendar {checklist.closed_on[index]!r} (it was "
                                        "deleted meanwhile)") from None
             raise
+
+    # -- the revisions of a checklist's items (#33) ---------------------------------------------------
+    def item_lists(self, checklist_id: str) -> list[ItemList]:
+        """Every revision of the checklist's items, oldest first (empty: it never had items)."""
+        return [item_list_of(item) for item in self._query_prefix(keys.checklist_pk(checklist_id),
+                                                                  keys.ITEMS_REVISION_PREFIX)]
+
+    def item_list(self, checklist_id: str, revision: int) -> ItemList | None:
+        """One revision of the checklist's items (None: there is no such revision)."""
+        item = self._get(keys.items_revision_key(checklist_id, revision))
+        return None if item is None else item_list_of(item)
 
     def _create_checklist(self, checklist: Checklist, by: str) -> None:
         try:
@@ -140,7 +156,8 @@ class ChecklistItems(CalendarItems, SiteItems):
         """The UpdateItem of the fields a user owns, conditional on the revision read, stamped by ``by``."""
         item = checklist_item(checklist)
         owned: tuple[str, ...] = ("name", "recurrence", "timezone", "window", "grace", "status", "updated_at",
-                                  "effective_from", "revision", "closed_on", "site_id")
+                                  "effective_from", "revision", "closed_on", "site_id",
+                                  "items", "items_revision", "pre_use", "clear_on_pass")
         if "notify" not in checklist.extra:  # notifications (#18); a hand-edited, unreadable one is left as it is
             owned = (*owned, "notify")
         sets = [f"#{n} = :{n}" for n in owned if n in item]
@@ -306,13 +323,46 @@ def _with_watermark(item: Mapping[str, Any], watermark: object) -> dict[str, Any
 # -- the checklist item -------------------------------------------------------------------------------
 def checklist_item(checklist: Checklist) -> dict[str, Any]:
     """The checklist's item: its key, its entry in the ByPeriod list of checklists, then its fields."""
+    document = checklist.to_dict()
+    if "items" in document:  # #33: bounds as DynamoDB numbers
+        document["items"] = stored_items(checklist.items)
     return {**keys.checklist_key(checklist.checklist_id), "type": "checklist",
-            "gsi2pk": keys.CHECKLISTS_INDEX_PK, "gsi2sk": checklist.checklist_id, **checklist.to_dict()}
+            "gsi2pk": keys.CHECKLISTS_INDEX_PK, "gsi2sk": checklist.checklist_id, **document}
+
+
+def stored_items(items: tuple[CheckItem, ...]) -> list[dict[str, Any]]:
+    """Item documents as the table keeps them: bounds as Decimal (DynamoDB takes no float)."""
+    return [{**item.to_dict(), **{name: bound for name in ("minimum", "maximum")
+                                  if (bound := getattr(item, name)) is not None}} for item in items]
+
+
+def items_revision_action(table_name: str, checklist: Checklist, current: Checklist | None,
+                          by: str) -> list[dict[str, Any]]:
+    """The transaction's Put of the revision record a put that changed the items writes (#33; empty:
+    the items did not change): the items, in force from the put's instant, written once."""
+    if checklist.items_revision == (current.items_revision if current is not None else 0):
+        return []
+    effective = checklist.updated_at or clock.now()
+    item = {**keys.items_revision_key(checklist.checklist_id, checklist.items_revision), "type": "items_revision",
+            "checklist_id": checklist.checklist_id, "revision": checklist.items_revision,
+            "effective_from": to_utc_iso(effective), "items": stored_items(checklist.items), **stamp(by)}
+    return [{"Put": {"TableName": table_name, "Item": serialize(item),
+                     "ConditionExpression": "attribute_not_exists(pk)"}}]
+
+
+def item_list_of(item: Mapping[str, Any]) -> ItemList:
+    """A revision record read back (InvalidInput naming the attribute a hand edit broke)."""
+    effective = item.get("effective_from")
+    if not isinstance(effective, str):
+        raise InvalidInput("effective_from", f"is {describe(effective)}, not an instant")
+    return ItemList(revision_of(item), parse_instant(effective, "effective_from"),
+                    parse_items(item.get("items") or [], "items"))
 
 
 _KNOWN = frozenset({"pk", "sk", "type", "gsi2pk", "gsi2sk", "checklist_id", "name", "recurrence", "status", "revision",
                     "timezone", "window", "grace", "created_at", "updated_at", "evaluated_until", "effective_from",
-                    "closed_on", "site_id", *STAMP_ATTRIBUTES})
+                    "closed_on", "site_id", "items", "items_revision", "pre_use", "clear_on_pass",
+                    *STAMP_ATTRIBUTES})
 
 
 def checklist_of(item: Mapping[str, Any]) -> Checklist:
@@ -360,7 +410,23 @@ def checklist_of(item: Mapping[str, Any]) -> Checklist:
         extra={k: v for k, v in item.items() if k not in known},
         notify=notify,
         site_id=_site_id_of(item),
+        items=parse_items(item.get("items"), "items"),  # what a check finds (#33)
+        items_revision=_whole(item, "items_revision"),
+        pre_use=item.get("pre_use") is True,
+        clear_on_pass=item.get("clear_on_pass") is True,
     )
+
+
+def _whole(item: Mapping[str, Any], name: str) -> int:
+    """A whole-number attribute (0 when absent); InvalidInput naming it when a hand edit broke it."""
+    value = item.get(name)
+    if value is None:
+        return 0
+    if (isinstance(value, bool) or not isinstance(value, int | Decimal)
+            or (isinstance(value, Decimal) and not value.is_finite()) or not 0 <= value <= _MAX_REVISION
+            or value != int(value)):
+        raise InvalidInput(name, f"is {describe(value)}, not a whole number >= 0")
+    return int(value)
 
 
 def _site_id_of(item: Mapping[str, Any]) -> str | None:

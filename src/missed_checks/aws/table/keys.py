@@ -40,6 +40,15 @@ def checklist_key(checklist_id: str) -> dict[str, str]:
     return {"pk": checklist_pk(checklist_id), "sk": CHECKLIST_SK}
 
 
+ITEMS_REVISION_PREFIX = "ITEMS#"
+
+
+def items_revision_key(checklist_id: str, revision: int) -> dict[str, str]:
+    """A checklist's items as one revision defined them (#33; never rewritten), in force from its
+    ``effective_from``: what a check recorded under it and a window judged under it read by."""
+    return {"pk": checklist_pk(checklist_id), "sk": f"{ITEMS_REVISION_PREFIX}{revision:012d}"}
+
+
 def assignment_prefix(shard: int | None = None) -> str:
     return "EQUIPMENT#" if shard is None else f"EQUIPMENT#{shard:02d}#"
 

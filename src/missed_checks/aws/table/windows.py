@@ -457,7 +457,8 @@ def judged_by_map(judged_by: JudgedBy) -> dict[str, Any]:
     """The record's ``judged_by`` map: the rule fields and ``closed_on`` (calendar id: revision) that
     have a value."""
     fields = {"recurrence": judged_by.recurrence, "timezone": judged_by.timezone, "window": judged_by.window,
-              "grace": judged_by.grace, "closed_on": None if judged_by.closed_on is None else dict(judged_by.closed_on)}
+              "grace": judged_by.grace, "closed_on": None if judged_by.closed_on is None else dict(judged_by.closed_on),
+              "items_revision": judged_by.items_revision}  # what a check found (#33): the items' revision
     return {name: value for name, value in fields.items() if value}
 
 
