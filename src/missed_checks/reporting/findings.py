@@ -39,7 +39,7 @@ from missed_checks.timefmt import to_utc_iso
 __all__ = [
     "PASSING_CHECK",
     "SUPERVISOR",
-    "CheckFound",
+    "CheckResult",
     "DefectView",
     "FailedItemView",
     "ItemCount",
@@ -102,7 +102,7 @@ class DefectView(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
-class CheckFound:
+class CheckResult:
     """A performed check as the report reads what it found: its result and failed items as recorded
     (a check recorded before items existed, or for a checklist without items: ``no_items``)."""
 
@@ -272,7 +272,7 @@ class ReportFindings:
     resolved: tuple[ResolvedDefect, ...] = ()
     """In the order they were resolved."""
     time_to_resolve: TimeToResolve = field(default_factory=TimeToResolve)
-    critical_checks: tuple[CheckFound, ...] = ()
+    critical_checks: tuple[CheckResult, ...] = ()
     """The checks performed in the range that failed a critical item, in the order they were performed."""
 
     @property
@@ -304,7 +304,7 @@ class _Tally:
     items: dict[str, list[Any]] = field(default_factory=dict)
     """item id -> [label, failed, critical failed, performed_at of the latest failure]."""
 
-    def add(self, check: CheckFound) -> None:
+    def add(self, check: CheckResult) -> None:
         self.performed += 1
         self.passed += check.result == PASSED
         self.failed += check.result == FAILED
@@ -324,7 +324,7 @@ class _Tally:
                          tuple(items))
 
 
-def result_rows(checks: Iterable[CheckFound]) -> tuple[list[ResultRow], list[ResultRow]]:
+def result_rows(checks: Iterable[CheckResult]) -> tuple[list[ResultRow], list[ResultRow]]:
     """The rows per (checklist, equipment) and per checklist of ``checks`` (all of them counted)."""
     rows: dict[tuple[str, str], _Tally] = defaultdict(_Tally)
     checklists: dict[str, _Tally] = defaultdict(_Tally)
@@ -335,7 +335,7 @@ def result_rows(checks: Iterable[CheckFound]) -> tuple[list[ResultRow], list[Res
             [tally.row(key, TOTAL) for key, tally in sorted(checklists.items())])
 
 
-def report_findings(checks: Iterable[CheckFound], defects: Iterable[DefectView], start: datetime, end: datetime,
+def report_findings(checks: Iterable[CheckResult], defects: Iterable[DefectView], start: datetime, end: datetime,
                     as_of: datetime) -> ReportFindings:
     """What ``checks`` (those performed in ``[start, end)`` count) and ``defects`` (any: those open at
     the end or resolved in the range are kept) found, as of ``as_of``."""

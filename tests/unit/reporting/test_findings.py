@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from missed_checks.defects.defect import Defect, ResolvedHow
 from missed_checks.performed_checks.answers import FailedItem
-from missed_checks.reporting.findings import CheckFound, ItemCount, ReportFindings, ResultRow, in_words, report_findings
+from missed_checks.reporting.findings import CheckResult, ItemCount, ReportFindings, ResultRow, in_words, report_findings
 from missed_checks.reporting.report import TOTAL
 
 START = datetime(2026, 3, 2, tzinfo=UTC)  # Monday
@@ -23,8 +23,8 @@ HORN = FailedItem("horn", "Horn sounds", False, "fail", "pass")
 TYRES = FailedItem("tyres", "Tyre pressure", True, 1.6, "between 2 and 3 bar")
 
 
-def check(equipment: str, at: str, *failed: FailedItem, result: str | None = None) -> CheckFound:
-    return CheckFound("forklift-daily", equipment, at, result or ("failed" if failed else "passed"), failed)
+def check(equipment: str, at: str, *failed: FailedItem, result: str | None = None) -> CheckResult:
+    return CheckResult("forklift-daily", equipment, at, result or ("failed" if failed else "passed"), failed)
 
 
 CHECKS = [
@@ -161,7 +161,7 @@ def test_elapsed_time_in_words() -> None:
 # -- properties ----------------------------------------------------------------------------------
 ITEMS = [BRAKES, HORN, TYRES]
 checks_strategy = st.lists(st.builds(
-    lambda checklist, equipment, minutes, failed: CheckFound(
+    lambda checklist, equipment, minutes, failed: CheckResult(
         checklist, equipment, (START + timedelta(minutes=minutes)).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "failed" if failed else "passed", tuple(ITEMS[i] for i in sorted(failed))),
     st.sampled_from(["a", "b"]), st.sampled_from(["FL-1", "FL-2", "FL-3"]),
@@ -176,7 +176,7 @@ defects_strategy = st.lists(st.builds(
 
 @settings(max_examples=200, deadline=None)
 @given(checks_strategy, defects_strategy, st.integers(0, 20000))
-def test_every_check_and_defect_is_counted_where_it_belongs(checks: list[CheckFound], defects: list[Defect],
+def test_every_check_and_defect_is_counted_where_it_belongs(checks: list[CheckResult], defects: list[Defect],
                                                             now_minutes: int) -> None:
     now = START + timedelta(minutes=now_minutes)
     found = report_findings(checks, defects, START, END, now)
