@@ -134,6 +134,8 @@ MATRIX: tuple[tuple[str, str, str], ...] = (
     ("POST /checklists/{checklist_id}/equipment",         "south", "404 404 404 404 200 200"),
     ("DELETE /checklists/{checklist_id}/equipment/{equipment_id}", "north", "403 403 200 403 200 200"),
     ("DELETE /checklists/{checklist_id}/equipment/{equipment_id}", "south", "404 404 404 404 200 200"),
+    ("GET /checklists/{checklist_id}/items",              "north", "200 200 200 200 200 200"),
+    ("GET /checklists/{checklist_id}/items",              "south", "404 404 404 404 200 200"),
     # closure calendars
     ("GET /calendars",                                    "north", "200 200 200 200 200 200"),
     ("GET /calendars",                                    "south", "404 404 404 404 200 200"),
@@ -162,13 +164,15 @@ MATRIX: tuple[tuple[str, str, str], ...] = (
     ("DELETE /grants/{principal}",                        "-",     "403 403 403 403 204 204"),
 )
 
-# duration: the module (one local serve, 486 cells) took 108 s at a load of 6 and 170-300 s at 13-15 on the
+# duration: the module (one local serve, 498 cells; 486 before #33) took 108 s at a load of 6 and 170-300 s at 13-15 on the
 # 2 cores, about 150 s in make unit: spread over its tests (each test's marker counts, tests/conftest.py)
 pytestmark = [pytest.mark.e2e, pytest.mark.duration(round(150 / (len(MATRIX) + 3), 1))]
 
 SITES = {"north": "Europe/Berlin", "south": "America/Chicago"}
 HOURLY = {"recurrence": "DTSTART;TZID=UTC:20260302T000000\nRRULE:FREQ=HOURLY", "window": "PT50M", "grace": "PT10M"}
 """Every checklist made here: hourly windows of 50 minutes and 10 of grace."""
+BRAKES = {"id": "brakes", "label": "Brakes work", "kind": "pass_fail", "critical": True}
+"""The one item of the matrix's pre-use checklists (#33): failing it opens a defect."""
 JUDGED_AT = START.replace(minute=0) + timedelta(hours=2, seconds=1)
 """The clock is moved here once the judged checklists exist: their 06:00 window is judged, every
 equipment of theirs missed it (the dismissals' missed checks)."""
@@ -222,6 +226,7 @@ class World:
     missed: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     missed_failure: str = ""
     judged: dict[str, str] = field(default_factory=dict)
+    assigned_to: dict[str, str] = field(default_factory=dict)
 
     def ask(self, column: str, request: Request) -> Answer:
         """One request as ``column``'s caller: the IAM one signs for the IAM API, a person sends a token."""
@@ -285,6 +290,29 @@ class World:
         self.make("POST", f"/equipment/{equipment_id}/out-of-service",
                   {"from": _instant(self.now() - timedelta(hours=1)), "reason": "brakes"})
         return equipment_id
+
+    def checked(self, site: str) -> str:
+        """A pre-use checklist of ``site`` asking one critical item (its items' revision 1), with an
+        equipment of the site assigned an hour ago."""
+        equipment_id = self.equipment(site)
+        checklist_id = self.unique(f"pre-use-{site}")
+        self.make("POST", "/checklists", {"id": checklist_id, "site_id": site, "name": f"pre-use {checklist_id}",
+                                          **HOURLY, "pre_use": True, "items": [BRAKES]})
+        self.make("POST", f"/checklists/{checklist_id}/equipment",
+                  {"equipment": [equipment_id], "at": _instant(self.now() - timedelta(hours=1))})
+        self.assigned_to[checklist_id] = equipment_id
+        return checklist_id
+
+    def defect(self, site: str) -> str:
+        """An open defect of ``site``: a check of a pre-use checklist whose brakes failed."""
+        checklist_id = self.checked(site)
+        recorded = self.make("POST", "/checks", {"checklist_id": checklist_id,
+                                                 "equipment_id": self.assigned_to[checklist_id],
+                                                 "performed_at": _instant(self.now()), "answers": {"brakes": "fail"}})
+        opened = recorded["checks"][0].get("defects_opened") or []
+        if len(opened) != 1:
+            raise SetupFailed(f"a failed critical item opened {opened}, not one defect: {recorded}")
+        return str(opened[0])
 
     def grant(self) -> str:
         principal = self.unique("contractor")
@@ -505,6 +533,11 @@ def _assign(world: World, site: str) -> Request:
 def _unassign(world: World, site: str) -> Request:
     checklist_id, equipment_id = world.assigned(site)
     return Request("DELETE", f"/checklists/{checklist_id}/equipment/{equipment_id}?at={_instant(world.now())}")
+
+
+@builds("GET /checklists/{checklist_id}/items")
+def _items(world: World, site: str) -> Request:
+    return Request("GET", f"/checklists/{world.checked(site)}/items?revision=1")
 
 
 @builds("GET /calendars")

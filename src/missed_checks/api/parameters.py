@@ -9,7 +9,7 @@ refused alike, naming the field.
 * a range: :func:`time_range` (``to`` after ``from``, and at most ``max_days`` calendar days in the
   zone: 366 days means 366, whatever the clocks do in between);
 * a list of ids: :func:`id_list` (each of its kind, :mod:`missed_checks.identifiers`);
-* a choice: :func:`choice`;
+* a choice: :func:`choice`; a whole number: :func:`whole_number`;
 * a page of a list: :func:`page_size` (``limit``, with a default and a maximum) and :func:`cursor`
   (``cursor``: where the previous page ended, opaque to the client, refused when tampered with or
   handed to another query); :func:`next_cursor` writes it.
@@ -100,6 +100,17 @@ def choice(value: object, field: str, choices: Sequence[str]) -> str:
         shown = shorten(value) if isinstance(value, str) else describe(value)
         raise InvalidInput(field, f"{shown} is not one of {', '.join(choices)}")
     return value
+
+
+def whole_number(value: object, field: str, *, minimum: int = 0, maximum: int = 10**9) -> int:
+    """A whole number from ``minimum`` to ``maximum`` written in decimal digits (``revision=3``);
+    refused naming ``field`` otherwise."""
+    text = value.strip() if isinstance(value, str) else None
+    if text is None or not text.isascii() or not text.isdigit() or len(text) > 10 \
+            or not minimum <= int(text) <= maximum:
+        shown = shorten(value) if isinstance(value, str) else describe(value)
+        raise InvalidInput(field, f"{shown} is not a whole number from {minimum} to {maximum}")
+    return int(text)
 
 
 MAX_CURSOR_CHARS = 1024

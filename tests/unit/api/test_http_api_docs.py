@@ -30,6 +30,7 @@ ACTION_OF = {
     "GET /checklists": "read", "GET /checklists/{checklist_id}": "read", "POST /checklists/preview": "read",
     "GET /checklists/{checklist_id}/equipment": "read", "GET /calendars": "read",
     "GET /calendars/{calendar_id}": "read",
+    "GET /checklists/{checklist_id}/items": "read",
     "POST /checks": "record", "POST /checks/batch": "record",
     "GET /missed": "read_records", "GET /report": "read_records",
     "GET /equipment/{equipment_id}/out-of-service": "read_records", "GET /notifications": "read_records",

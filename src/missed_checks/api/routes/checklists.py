@@ -36,7 +36,11 @@ from missed_checks.timefmt import to_utc_iso
 
 router = Router()  # type: ignore[no-untyped-call]
 
-RULE_FIELDS = ("name", "recurrence", "timezone", "window", "grace", "closed_on", "notify")
+RULE_FIELDS = ("name", "recurrence", "timezone", "window", "grace", "closed_on", "notify",
+               "items", "pre_use", "clear_on_pass")
+ITEM_FIELDS = ("items", "pre_use", "clear_on_pass")
+"""What a check finds (#33): the items asked, whether the checklist clears equipment before use, and
+whether a later passing check resolves its open defects; left out of an edit, the checklist's are kept."""
 CREATE_FIELDS = ("id", "site_id", *RULE_FIELDS)
 EDIT_FIELDS = RULE_FIELDS
 PREVIEW_FIELDS = ("site_id", "recurrence", "timezone", "window", "grace", "closed_on", "windows")
@@ -86,6 +90,7 @@ def _spec(body: Mapping[str, Any], checklist_id: str, site_id: str | None) -> tu
     rule = previewing.validate_rule(recurrence, spec.get("timezone"), spec.get("window"), spec.get("grace"))
     if "notify" in body:
         spec["notify"] = NotifySettings.parse(body["notify"], rule)
+    spec.update({name: body[name] for name in ITEM_FIELDS if body.get(name) is not None})
     return spec, rule
 
 
@@ -173,6 +178,20 @@ def _change_status(change: Callable[..., Checklist], checklist_id: str) -> Respo
     http_api.query_parameters(router)
     revision = etags.if_match(router)
     return _tagged(change(table(), caller(router), _path_id(checklist_id), clock.now(), if_match=revision))
+
+
+@router.get("/checklists/<checklist_id>/items")
+def get_items(checklist_id: str) -> dict[str, Any]:
+    """A revision of the checklist's items (``read``): ``revision=N``, or the current one. A checklist
+    that never had items answers revision 0 with none; a revision it never had is 404."""
+    query = http_api.query_parameters(router, "revision")
+    revision = None if query.get("revision") is None else parameters.whole_number(query["revision"], "revision",
+                                                                                   minimum=1)
+    checklist_id = _path_id(checklist_id)
+    found = managing.checklist_items(table(), caller(router), checklist_id, revision)
+    if found is None:
+        return {"checklist_id": checklist_id, "revision": 0, "effective_from": None, "items": []}
+    return {"checklist_id": checklist_id, **found.to_dict()}
 
 
 def assignment_document(assignment: Assignment) -> dict[str, Any]:
