@@ -10,6 +10,7 @@ cases, DynamoDB on moto, the template) and each counted at the embedded DynamoDB
 the page made of the table, and how many of them read (GetItem, Query, BatchGetItem, Scan).
 
     .venv/bin/python tools/bench_webapp.py --requests 30
+    .venv/bin/python tools/bench_webapp.py --requests 30 --page "Missed checks" --page Report
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import statistics
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -89,10 +91,13 @@ def _spread(values: list[int]) -> str:
     return str(values[0]) if len(values) == 1 else f"{values[0]} to {values[-1]}"
 
 
-def measure(base: str, password: str, requests: int) -> list[Measured]:
+def measure(base: str, password: str, requests: int, pages: Sequence[str] = ()) -> list[Measured]:
+    """Each page of :data:`PAGES` (those named ``pages`` alone, when given) measured."""
     people: dict[str | None, WebClient] = {}
     measured = []
     for name, user, path in PAGES:
+        if pages and name not in pages:
+            continue
         if user not in people:
             people[user] = WebClient(base)
             if user is not None:
@@ -116,9 +121,14 @@ def measure(base: str, password: str, requests: int) -> list[Measured]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--requests", type=int, default=30, help="warm requests per page (default 30)")
+    parser.add_argument("--page", action="append", default=[], metavar="NAME",
+                        help="measure this page alone (its name in the table; repeat for more; default: every page)")
     args = parser.parse_args(argv)
     if args.requests < 1:
         parser.error("--requests: give 1 or more")
+    unknown = sorted(set(args.page) - {name for name, _, _ in PAGES})
+    if unknown:
+        parser.error(f"--page: {unknown[0]!r} is not a page; give one of " + ", ".join(name for name, _, _ in PAGES))
     started = datetime.now(UTC)
     before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="bench-webapp-") as scratch:
@@ -126,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             seed(server)
             assert server.people is not None
-            measured = measure(str(server.web_url).rstrip("/"), server.people.password, args.requests)
+            measured = measure(str(server.web_url).rstrip("/"), server.people.password, args.requests, args.page)
         finally:
             server.stop(forget=False)
     after = os.getloadavg()

@@ -14,6 +14,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from missed_checks.aws.table import keys
 from missed_checks.aws.table.windows import WindowItems
 from missed_checks.checklists import managing
 from missed_checks.checklists.recurrence import OccurrenceWindow
@@ -83,6 +84,7 @@ def test_a_fleet_page_reads_only_the_persons_checklists(web: Web, monkeypatch: p
     monkeypatch.setattr(WindowItems, "_missed_query", recorded)
     assert _rows(web.browser("supervisor-north").get("/missed")) == ["FL-1"]
     assert read and all(pk.startswith("MISSED#daily#") for pk in read), read[:3]  # none of south-daily's
+    assert set(read) == {keys.missed_key("daily", START, "FL-1")["pk"]}  # of daily, the partition FL-1 is in
     read.clear()
     assert sorted(_rows(web.browser("admin").get("/missed"))) == ["FL-1", "FL-9"]
     assert any(pk.startswith("MISSED#south-daily#") for pk in read)
@@ -197,6 +199,7 @@ def test_a_long_list_comes_a_page_at_a_time(web: Web) -> None:
     start = parse_instant(START, "start")
     window = OccurrenceWindow(start, start + timedelta(hours=8), start + timedelta(hours=8))
     extra = [f"FL-1{n:02d}" for n in range(PAGE_SIZE + 5)]
+    web.table.assign_equipment("daily", extra, at=start - timedelta(days=1), by="tests")  # missed when assigned
     for equipment_id in extra:
         web.table.put_missed_check(MissedCheck("daily", equipment_id, window, NOW - timedelta(days=1), "run"))
     browser = web.browser("supervisor-north")

@@ -7,6 +7,7 @@ import time
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
+from itertools import islice
 from typing import Any, NamedTuple
 
 from botocore.exceptions import ClientError
@@ -37,7 +38,7 @@ READ_THREADS = 16
 (``keys.WRITE_PARTITIONS`` of them); the clients' connection pool allows 32."""
 MISSED_KEYS_READ = 1_000
 """At most this many candidate keys, a range of one checklist's missed checks is read by key (BatchGetItem,
-100 a request) instead of querying every write partition: a missed check exists only for a window whose
+100 a request) instead of querying write partitions: a missed check exists only for a window whose
 record was opened first and a piece of equipment assigned to the checklist (its assignment item is kept
 for good), so the candidates are the window records in the range times the checklist's assignments."""
 
@@ -157,24 +158,34 @@ class WindowItems(TableClient):
         """Missed checks whose window started in ``[start, end)``, in key order (window start, equipment;
         only ``attributes`` when given, with those two): one Query per write partition of the checklist
         (``keys.WRITE_PARTITIONS``), :data:`READ_THREADS` in flight."""
+        return self._missed_in(keys.missed_pks(checklist_id), to_utc_iso(start), to_utc_iso(end), attributes)
+
+    def _missed_in(self, pks: Sequence[str], low: str, high: str,
+                   attributes: Sequence[str] = ()) -> list[dict[str, Any]]:
+        """The missed checks in these write partitions with a window start in ``[low, high)``, in key
+        order: one Query each, :data:`READ_THREADS` in flight."""
         wanted = tuple(dict.fromkeys((*attributes, "window_start", "equipment_id"))) if attributes else ()
-        items = self._query_partitions(keys.missed_pks(checklist_id), to_utc_iso(start), to_utc_iso(end), wanted,
-                                       threads=READ_THREADS)
-        return sorted((item for item in items if item["window_start"] < to_utc_iso(end)),
+        items = self._query_partitions(pks, low, high, wanted, threads=READ_THREADS)
+        return sorted((item for item in items if item["window_start"] < high),
                       key=lambda item: (str(item["window_start"]), str(item["equipment_id"])))
 
-    def _missed_by_key(self, checklist_id: str, low: str, high: str) -> list[dict[str, Any]] | None:
+    def _assigned_equipment(self, checklist_id: str, at_most: int) -> list[str] | None:
+        """The equipment ever assigned to the checklist (an assignment item stays when the equipment is
+        unassigned), sorted: one Query projected to ``equipment_id``, never more than ``at_most + 1``
+        items read. None when there are more than ``at_most``, or none (a checklist deleted before
+        assignments were kept: its missed checks may be of any equipment)."""
+        prefix = keys.assignment_prefix()
+        found = list(islice(self._query_range(keys.checklist_pk(checklist_id), prefix, prefix + keys.HIGH,
+                                              attributes=("equipment_id",)), at_most + 1))
+        return sorted({str(item["equipment_id"]) for item in found}) if 0 < len(found) <= at_most else None
+
+    def _missed_by_key(self, checklist_id: str, low: str, high: str,
+                       equipment: Sequence[str]) -> list[dict[str, Any]] | None:
         """The checklist's missed checks with a window start in ``[low, high)``, in key order, read by key:
-        the window records in the range (one Query, claimed or only opened) times the equipment ever
-        assigned to the checklist (one Query), BatchGetItem of those keys. None, so the caller queries
-        every write partition, when they are more than :data:`MISSED_KEYS_READ`, or there is no window
-        record in the range or no assignment item of the checklist (one deleted before assignments were
-        kept): the answer is then exactly what the partitions hold, as before."""
-        equipment = sorted({str(item["equipment_id"]) for item in self._query_range(
-            keys.checklist_pk(checklist_id), keys.assignment_prefix(), keys.assignment_prefix() + keys.HIGH,
-            attributes=("equipment_id",))})
-        if not equipment:
-            return None
+        the window records in the range (one Query, claimed or only opened) times ``equipment`` (every
+        piece ever assigned to the checklist), BatchGetItem of those keys. None, so the caller queries
+        the write partitions, when they are more than :data:`MISSED_KEYS_READ` or there is no window
+        record in the range: the answer is then what the partitions hold, as before."""
         starts = sorted({str(item["window_start"]) for item in self._query_range(
             keys.checklist_pk(checklist_id), keys.judged_window_key(checklist_id, low)["sk"],
             keys.judged_window_key(checklist_id, high)["sk"], attributes=("window_start",))
@@ -185,13 +196,18 @@ class WindowItems(TableClient):
         return sorted(self.batch_get(wanted), key=lambda item: str(item["sk"]))
 
     def missed_records_of_checklist(self, checklist_id: str, start: datetime, end: datetime) -> list[MissedRecord]:
-        """:meth:`missed_checks_of_checklist` as the report reads them (projected to what it needs): by key
-        when the candidates are few (:meth:`_missed_by_key`: two Queries and a BatchGetItem a 100 keys),
-        else one Query per write partition."""
-        by_key = self._missed_by_key(checklist_id, to_utc_iso(start), to_utc_iso(end))
+        """:meth:`missed_checks_of_checklist` as the report reads them (projected to what it needs), the
+        same records in the same order: the equipment ever assigned (one Query of at most
+        :data:`MISSED_KEYS_READ` items), then by key when the candidates are few (:meth:`_missed_by_key`:
+        a Query and a BatchGetItem a 100 keys), else one Query per write partition of that equipment
+        (:func:`missed_partitions`: at most ``keys.WRITE_PARTITIONS``, all of them for a checklist without
+        assignment items or with more than :data:`MISSED_KEYS_READ`)."""
+        low, high = to_utc_iso(start), to_utc_iso(end)
+        equipment = self._assigned_equipment(checklist_id, MISSED_KEYS_READ)
+        by_key = None if equipment is None else self._missed_by_key(checklist_id, low, high, equipment)
         return [missed_record_of(item) for item in (
             by_key if by_key is not None
-            else self.missed_checks_of_checklist(checklist_id, start, end, _MISSED_ATTRIBUTES))]
+            else self._missed_in(missed_partitions(checklist_id, equipment), low, high, _MISSED_ATTRIBUTES))]
 
     def missed_records_of_equipment(self, equipment_id: str, checklist_ids: Iterable[str], start: datetime,
                                     end: datetime) -> list[tuple[str, MissedRecord]]:
@@ -236,18 +252,25 @@ class WindowItems(TableClient):
         missed checks in key order (window start, equipment): a page reads one month's index entries,
         never the whole range's. Each checklist's missed checks are its write partitions merged
         (:meth:`_missed_range`), asking for one item more than the page still needs, so the last page
-        says it is the last. Past ``deadline``
-        (:func:`time.monotonic`) the page ends early, shorter or empty, with where to go on. ``only``:
-        the fleet's checklists among these alone (a caller's scope: the others' partitions are not read)."""
+        says it is the last: only the partitions of the equipment ever assigned to it (one Query of its
+        assignment items, at most ``keys.WRITE_PARTITIONS + 1`` read; :func:`missed_partitions`), every
+        partition when it has more or none. Past ``deadline`` (:func:`time.monotonic`) the page ends
+        early, shorter or empty, with where to go on. ``only``: the fleet's checklists among these alone
+        (a caller's scope: the others' partitions are not read)."""
         low, high = to_utc_iso(start), to_utc_iso(end)
         items: list[dict[str, Any]] = []
         queried = False
+        partitions: dict[str, list[str]] = {}  # a checklist's, read once a page
         for month, checklist, segment_low, segment_high, exclusive in self._missed_segments(
                 low, high, checklist_id, after, only):
             if queried and deadline is not None and time.monotonic() > deadline:
                 return items, MissedPosition(month, checklist, exclusive)
             queried = True
-            for item in self._missed_range(checklist, segment_low, segment_high, limit + 1 - len(items), exclusive):
+            if checklist not in partitions:
+                partitions[checklist] = missed_partitions(
+                    checklist, self._assigned_equipment(checklist, keys.WRITE_PARTITIONS))
+            for item in self._missed_range(partitions[checklist], segment_low, segment_high,
+                                           limit + 1 - len(items), exclusive):
                 items.append(item)
                 if len(items) > limit:
                     items.pop()  # the one more: a next page exists
@@ -274,15 +297,14 @@ class WindowItems(TableClient):
                 resuming = after is not None and place == (after.month, after.checklist_id)
                 yield month, checklist, month_low, month_high, after.after if after and resuming else None
 
-    def _missed_range(self, checklist_id: str, low: str, high: str, wanted: int,
+    def _missed_range(self, pks: Sequence[str], low: str, high: str, wanted: int,
                       exclusive: str | None) -> Iterator[dict[str, Any]]:
         """At most ``wanted`` missed checks of one checklist with a window start in ``[low, high)``,
-        after the sort key ``exclusive``, in key order: the checklist's write partitions merged. One
-        Query of each partition first (:data:`READ_THREADS` in flight), each for about twice its share
-        of ``wanted``; a partition whose first page the merge used up and that has more is read on.
-        Resuming after ``exclusive`` reads every partition from it (``BETWEEN``) and skips it: that key
-        is in one partition at most."""
-        pks = keys.missed_pks(checklist_id)
+        after the sort key ``exclusive``, in key order: the write partitions ``pks`` of the checklist
+        merged (:func:`missed_partitions`). One Query of each partition first (:data:`READ_THREADS` in
+        flight), each for about twice its share of ``wanted``; a partition whose first page the merge
+        used up and that has more is read on. Resuming after ``exclusive`` reads every partition from
+        it (``BETWEEN``) and skips it: that key is in one partition at most."""
         share = min(wanted, 2 * -(-wanted // len(pks)) + 1)
         start = exclusive if exclusive is not None else low
         with ThreadPoolExecutor(max_workers=READ_THREADS) as pool:
@@ -357,6 +379,17 @@ class WindowItems(TableClient):
                                f"{previous.get('reason')}") from error
             raise
         return deserialize(response["Attributes"])
+
+
+def missed_partitions(checklist_id: str, equipment: Sequence[str] | None) -> list[str]:
+    """The write partitions that can hold the checklist's missed checks, in key order: those of
+    ``equipment``, every piece ever assigned to it (a missed check is written only for assigned
+    equipment, in :func:`keys.write_partition` of its id), so at most one per piece; every partition
+    (``keys.WRITE_PARTITIONS``) when that is not known (None)."""
+    if equipment is None:
+        return keys.missed_pks(checklist_id)
+    partitions = sorted({keys.write_partition(equipment_id) for equipment_id in equipment})
+    return [keys.missed_pk(checklist_id, partition) for partition in partitions]
 
 
 def _months(first: str, last: str) -> Iterator[str]:

@@ -19,10 +19,11 @@ equipment on the page) or **missed**. Windows the equipment was out of service f
 never judged missed: the page lists the out-of-service periods of the range beside the rows.
 
 What a page reads: the session, the grant and the person's sites (:mod:`..sessions`), the checklists
-once, then each checklist's missed checks in the range (its 128 write partitions, 16 Queries in
-flight, as ``GET /missed`` and ``missed list`` read them: docs/measurements.md) until the page is full,
-one ByEquipment Query per piece of equipment on the page (recorded late) and one Query of the
-out-of-service periods.
+once, then each checklist's missed checks in the range until the page is full, as ``GET /missed`` and
+``missed list`` read them: one Query of its assignment items, then one Query of each write partition
+the equipment ever assigned to it is in (at most one per piece of equipment, 16 in flight; all 128
+for a checklist with more than 128 or none: docs/measurements.md), one ByEquipment Query per piece of
+equipment on the page (recorded late) and one Query of the out-of-service periods.
 
 The range is of days, ``from`` to ``to`` included, in the chosen site's zone (without a site: the zone
 all the person's sites share, else UTC); each window is shown in its checklist's zone.
