@@ -35,6 +35,7 @@ from missed_checks.checklists.recurrence import OccurrenceWindow
 from missed_checks.checklists.schedule import DesiredSchedule, Target
 from missed_checks.checklists.schedule_sync import ScheduleNote, SyncError
 from missed_checks.contracts import JudgedWindowDetail
+from missed_checks.defects.defect import Defect, DefectStatus
 from missed_checks.equipment.assignments import Assignment, shard_of
 from missed_checks.equipment.out_of_service import OutOfServicePeriod, overlapping
 from missed_checks.equipment.registration import RegisteredEquipment
@@ -52,7 +53,8 @@ from missed_checks.evaluation.ports import (
     check_key,
 )
 from missed_checks.notifications.notification import Notification
-from missed_checks.paging import Page
+from missed_checks.paging import Page, page_after
+from missed_checks.performed_checks.answers import Findings
 from missed_checks.performed_checks.performed_check import PerformedCheck
 from missed_checks.permissions.grant import Grant
 from missed_checks.revisions import stale
@@ -193,6 +195,10 @@ class InMemoryTable(InMemoryRegistry):
     """Checklist id -> who wrote it last (``write_checklist``'s ``by``: the audit trail's ``changed_by``)."""
     item_revisions: dict[str, list[ItemList]] = field(default_factory=dict)
     """Checklist id -> the revisions of its items (#33), oldest first, as ``write_checklist`` keeps them."""
+    findings: dict[tuple[str, str, str], Findings] = field(default_factory=dict)
+    """(checklist, equipment, performed_at UTC) -> what the recorded check found (#33)."""
+    defects: dict[str, Defect] = field(default_factory=dict)
+    """Defects by id (#33), as the table's conditional writes keep them."""
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
 
     # -- arranging ----------------------------------------------------------------------
@@ -440,22 +446,61 @@ class InMemoryTable(InMemoryRegistry):
 
     @_atomic
     def record_performed_checks(self, checks: Iterable[PerformedCheck], recorded_at: datetime,
-                                recorded_by: str | None = None) -> ChecksWritten:
+                                recorded_by: str | None = None,
+                                findings: Mapping[CheckKey, Findings] | None = None) -> ChecksWritten:
         """As the table's conditional puts: a check on record already keeps its record (answered in
-        ``kept``), only a new one is written."""
-        written = {check_key(c): c for c in checks}
+        ``kept``, with what it found), only a new one is written."""
+        written: dict[CheckKey, PerformedCheck] = {}
+        for c in checks:
+            written.setdefault(check_key(c), c)
         kept: dict[CheckKey, CheckRecord] = {}
+        kept_findings: dict[CheckKey, Findings] = {}
         for key, check in written.items():
             checklist_id, equipment_id, at = key
             if key in self.recorded:
                 kept[key] = CheckRecord(*self.recorded[key])
+                kept_findings[key] = self.findings.get(key, Findings(None))
                 continue
+            if findings is not None and key in findings:
+                self.findings[key] = findings[key]
             self._write("record_performed_check", f"{checklist_id}/{equipment_id}@{at}")
             stored = self.performed.setdefault(checklist_id, [])
             if all((c.equipment_id, to_utc_iso(c.performed_at)) != (equipment_id, at) for c in stored):
                 stored.append(check)
             self.recorded[key] = (to_utc_iso(recorded_at), recorded_by)
-        return ChecksWritten(len(written) - len(kept), kept)
+        return ChecksWritten(len(written) - len(kept), kept, kept_findings)
+
+    # -- DefectStore (#33) -------------------------------------------------------------------------
+    @_atomic
+    def put_defect(self, defect: Defect, *, by: str) -> bool:
+        if defect.defect_id in self.defects:
+            return False
+        self._write("put_defect", defect.defect_id)
+        self.defects[defect.defect_id] = defect
+        return True
+
+    def get_defect(self, defect_id: str) -> Defect | None:
+        return self.defects.get(defect_id)
+
+    @_atomic
+    def resolve_defect_item(self, defect: Defect, *, expected: int, by: str) -> None:
+        current = self.defects.get(defect.defect_id)
+        if current is None:
+            raise NotFound(f"defect {defect.defect_id!r} does not exist")
+        if current.revision != expected:
+            raise stale(f"defect {defect.defect_id!r}", current.revision, expected)
+        self._write("resolve_defect", defect.defect_id)
+        self.defects[defect.defect_id] = defect
+
+    def defects_of_equipment(self, equipment_id: str, status: DefectStatus | None = None) -> list[Defect]:
+        return sorted((d for d in self.defects.values() if d.equipment_id == equipment_id
+                       and (status is None or d.status is status)), key=lambda d: (d.found_at, d.defect_id))
+
+    def defects_of_site(self, site_id: str | None, status: DefectStatus | None = None,
+                        position: str | None = None, limit: int = 100) -> Page[Defect]:
+        found = sorted((d for d in self.defects.values() if d.site_id == site_id
+                        and (status is None or d.status is status)), key=lambda d: (d.found_at, d.defect_id))
+        return page_after(found, lambda d: f"{to_utc_iso(d.found_at)}#{d.defect_id}", position, limit)
 
     def performed_check_records(self, checks: Iterable[PerformedCheck]) -> dict[CheckKey, CheckRecord]:
         return {key: CheckRecord(*self.recorded[key]) for key in map(check_key, checks) if key in self.recorded}

@@ -9,11 +9,12 @@ and the fast tests one shared in-memory fake (``tests/fakes.py``).
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
-from missed_checks.checklists.ports import ChecklistListing
+from missed_checks.checklists.ports import ChecklistListing, ItemLists
+from missed_checks.defects.ports import DefectStore
 from missed_checks.timefmt import to_utc_iso
 
 if TYPE_CHECKING:
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from missed_checks.equipment.out_of_service import OutOfServicePeriod
     from missed_checks.evaluation.missed_check import MissedCheck
     from missed_checks.notifications.notification import Notification
+    from missed_checks.performed_checks.answers import Findings
     from missed_checks.performed_checks.performed_check import PerformedCheck
 
 
@@ -225,20 +227,25 @@ class ChecksWritten:
     """Distinct checks written now."""
     kept: Mapping[CheckKey, CheckRecord]
     """Checks that were on record already, left exactly as they were, with who recorded them and when."""
+    kept_findings: Mapping[CheckKey, Findings] = field(default_factory=dict)
+    """What those checks found, as their records hold it (#33; a record from before items: no items)."""
 
 
-class RecordingStore(ChecklistReader, Protocol):
-    """What recording performed checks reads and writes."""
+class RecordingStore(ChecklistReader, ItemLists, DefectStore, Protocol):
+    """What recording performed checks reads and writes: with the items' revisions it validates
+    answers against and the defects the checks open and clear (#33)."""
 
     def assignments_of_pairs(self, pairs: Collection[tuple[str, str]]) -> dict[tuple[str, str], Assignment]:
         """The assignments of these (checklist, equipment) pairs that exist, by pair."""
         ...
 
     def record_performed_checks(self, checks: Iterable[PerformedCheck], recorded_at: datetime,
-                                recorded_by: str | None = None) -> ChecksWritten:
+                                recorded_by: str | None = None,
+                                findings: Mapping[CheckKey, Findings] | None = None) -> ChecksWritten:
         """Write each performed check unless it is on record already (a conditional write: the same
         checklist, equipment and instant is one check, and who recorded it and when are never
-        rewritten); the ones on record already are answered with their record."""
+        rewritten), with its answers and what they found (``findings``, #33); the ones on record
+        already are answered with their record and what it found."""
         ...
 
     def performed_check_records(self, checks: Iterable[PerformedCheck]) -> dict[CheckKey, CheckRecord]:

@@ -18,7 +18,7 @@ from decimal import Decimal
 from typing import Any
 
 from missed_checks.checklists.check_item import MAX_ITEMS, CheckItem, ItemKind, ItemList, to_decimal
-from missed_checks.errors import describe, shorten
+from missed_checks.errors import InvalidInput, describe, shorten
 from missed_checks.performed_checks.problem import Problem, Refusal
 
 MAX_TEXT = 1000
@@ -140,9 +140,13 @@ class FailedItem:
 
 
 def failed_item_of(document: Mapping[str, Any]) -> FailedItem:
-    """A failed item as stored (:meth:`FailedItem.to_dict`; numbers as DynamoDB gives them)."""
-    return FailedItem(str(document["item_id"]), str(document["label"]), bool(document.get("critical", False)),
-                      document.get("answer"), str(document.get("expected", "")))
+    """A failed item as stored (:meth:`FailedItem.to_dict`; numbers as DynamoDB gives them);
+    InvalidInput naming ``failed_items`` when a hand edit left out its id or label."""
+    item_id, label = document.get("item_id"), document.get("label")
+    if not isinstance(item_id, str) or not isinstance(label, str):
+        raise InvalidInput("failed_items", f"an item has id {describe(item_id)} and label {describe(label)}")
+    return FailedItem(item_id, label, document.get("critical") is True, document.get("answer"),
+                      str(document.get("expected") or ""))
 
 
 class Result:

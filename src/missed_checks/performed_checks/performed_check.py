@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
+from typing import Any
 
 from missed_checks.checklists.recurrence import OccurrenceWindow, Recurrence
 from missed_checks.timefmt import Instant
@@ -22,6 +24,9 @@ class PerformedCheck:
     checklist_id: str
     equipment_id: str
     performed_at: datetime
+    answers: Mapping[str, Any] | None = field(default=None, hash=False)
+    """What the check answered (#33), by item id (None: no answers, as before items existed). Part of
+    the check (compared), not of its hash: a check is one per checklist, equipment and instant."""
 
 
 def timeliness(performed_at: Instant, start: Instant, end: Instant, evaluate_at: Instant) -> Timeliness | None:

@@ -10,7 +10,16 @@ A performed check is refused, with every problem named before anything is writte
   been performed in the future);
 * the checklist does not exist;
 * the equipment is not assigned to the checklist at ``performed_at`` (a typo in an id would
-  otherwise go unnoticed while the real unit is marked missed).
+  otherwise go unnoticed while the real unit is marked missed);
+* its ``answers`` (#33) do not answer the checklist's items in force at ``performed_at`` (read once
+  per checklist): every bad answer is named (``answers.<item id>``,
+  :func:`missed_checks.performed_checks.answers.answer_problems`); a checklist with no items then
+  takes no answers.
+
+Each check is stored with its answers and what they found (its items' revision, ``result``, the
+failed items with their labels as that revision had them: a later edit of the items never changes
+how it reads). Once written, the defects of its failed critical items are opened and a passing
+check clears those its checklist lets it clear (:mod:`missed_checks.defects.opening`).
 
 A check that is accepted but will count in no report (performed before its checklist existed, or
 outside every occurrence window of the checklist's current rule) is written with a **warning**
@@ -39,12 +48,17 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from missed_checks import identifiers
+from missed_checks.checklists.check_item import ItemList, in_force
 from missed_checks.checklists.checklist import Checklist, validate_checklist_id
+from missed_checks.defects.opening import CheckFound, open_and_clear
 from missed_checks.equipment.assignments import validate_equipment_id
 from missed_checks.errors import InvalidInput, MissedChecksError, describe
 from missed_checks.evaluation.ports import CheckKey, CheckRecord, ClientRequest, RecordingStore, check_key
+from missed_checks.performed_checks.answers import Findings, answer_document, answer_problems, findings_of, kept_answers
 from missed_checks.performed_checks.performed_check import PerformedCheck, counting_windows
-from missed_checks.performed_checks.problem import ChecksRefused, Problem, Refusal
+from missed_checks.performed_checks.problem import ChecksRefused as ChecksRefused  # re-exported: callers' names
+from missed_checks.performed_checks.problem import Problem as Problem
+from missed_checks.performed_checks.problem import Refusal as Refusal
 from missed_checks.permissions.authorizing import authorize, visible
 from missed_checks.permissions.caller import Caller
 from missed_checks.permissions.role import Action
@@ -56,7 +70,9 @@ MAX_FUTURE_SKEW = timedelta(minutes=5)
 WRITE_CHUNK = 500
 """Checks written per call to the store (and per progress step)."""
 
-CHECK_FIELDS = ("checklist_id", "equipment_id", "performed_at")
+CHECK_FIELDS = ("checklist_id", "equipment_id", "performed_at", "answers")
+"""A check's fields; ``answers`` (#33) is optional."""
+REQUIRED_FIELDS = CHECK_FIELDS[:3]
 
 class IdempotencyConflict(MissedChecksError):
     """The idempotency key was used before for other checks: use a new key for a new request."""
@@ -101,6 +117,13 @@ class Recorded:
     """Distinct checks whose write succeeded in this very call: what the ``ChecksRecorded`` metric
     counts. Less than ``written`` when a concurrent or earlier attempt of the same request (same
     idempotency key) wrote some of them: those are the request's, but not this call's."""
+    findings: tuple[Findings, ...] = ()
+    """Per check, in order (#33): what its answers found, as on record (a check on record already:
+    its first record's)."""
+    defects_opened: tuple[tuple[str, ...], ...] = ()
+    """Per check, in order: the defect its failed critical items opened (or found open already)."""
+    defects_closed: tuple[tuple[str, ...], ...] = ()
+    """Per check, in order: the defects it cleared (``clear_on_pass``)."""
 
     def to_dict(self, with_checks: bool = True) -> dict[str, Any]:
         document: dict[str, Any] = {
@@ -108,16 +131,26 @@ class Recorded:
             "recorded_at": to_utc_iso(self.recorded_at), "recorded_by": self.recorded_by,
             "replayed": self.replayed, "idempotency_key": self.idempotency_key, "warnings": list(self.warnings)}
         if with_checks:
-            records = self.records or (None,) * len(self.checks)
-            document["checks"] = [{**check_document(c), **({"recorded_at": r.recorded_at, "recorded_by": r.recorded_by}
-                                                            if r is not None else {})}
-                                  for c, r in zip(self.checks, records, strict=True)]
+            count = len(self.checks)
+            records = self.records or (None,) * count
+            findings = self.findings or (None,) * count
+            opened = self.defects_opened or ((),) * count
+            closed = self.defects_closed or ((),) * count
+            document["checks"] = [
+                {**check_document(c), **({"recorded_at": r.recorded_at, "recorded_by": r.recorded_by}
+                                         if r is not None else {}),
+                 **({"findings": f.to_dict(), "defects_opened": list(o), "defects_closed": list(d)}
+                    if f is not None else {})}
+                for c, r, f, o, d in zip(self.checks, records, findings, opened, closed, strict=True)]
         return document
 
 
-def check_document(check: PerformedCheck) -> dict[str, str]:
-    return {"checklist_id": check.checklist_id, "equipment_id": check.equipment_id,
-            "performed_at": to_utc_iso(check.performed_at)}
+def check_document(check: PerformedCheck) -> dict[str, Any]:
+    document: dict[str, Any] = {"checklist_id": check.checklist_id, "equipment_id": check.equipment_id,
+                                "performed_at": to_utc_iso(check.performed_at)}
+    if check.answers is not None:  # #33
+        document["answers"] = {item_id: answer_document(value) for item_id, value in check.answers.items()}
+    return document
 
 
 # -- reading checks from a client's document ------------------------------------------------------
@@ -136,7 +169,7 @@ def rows_from(values: object, name: str = "checks") -> list[Row]:
     every row at once in :class:`ChecksRefused`."""
     if not isinstance(values, list) or not values:
         raise ChecksRefused([Problem(name, f"is {describe(values)}: give a non-empty list of checks, each "
-                                           f"with {', '.join(CHECK_FIELDS)}")])
+                                           f"with {', '.join(REQUIRED_FIELDS)}")])
     problems: list[Problem] = []
     rows = []
     for index, value in enumerate(values):
@@ -151,14 +184,18 @@ def rows_from(values: object, name: str = "checks") -> list[Row]:
 
 def _check_or_problems(values: object, label: str | None, problems: list[Problem]) -> PerformedCheck | None:
     if not isinstance(values, Mapping):
-        problems.append(Problem("check", f"is {describe(values)}: give an object with {', '.join(CHECK_FIELDS)}",
+        problems.append(Problem("check", f"is {describe(values)}: give an object with {', '.join(REQUIRED_FIELDS)}",
                                 row=label))
         return None
     found = len(problems)
     unknown = sorted(str(k) for k in values if k not in CHECK_FIELDS)
     if unknown:
         problems.append(Problem(unknown[0], f"unknown field(s) {', '.join(unknown)}; a check has "
-                                            f"{', '.join(CHECK_FIELDS)}", row=label))
+                                            f"{', '.join(REQUIRED_FIELDS)} and optionally answers", row=label))
+    answers = values.get("answers")
+    if answers is not None and not isinstance(answers, Mapping):
+        problems.append(Problem("answers", f"is {describe(answers)}: give a map of item id to answer, such as "
+                                           '{"brakes": "pass", "tyre_pressure": 2.4}', Refusal.BAD_ANSWER, label))
     parsed: dict[str, Any] = {}
     readers: dict[str, Callable[[Any, str], Any]] = {
         "checklist_id": validate_checklist_id, "equipment_id": validate_equipment_id, "performed_at": parse_instant}
@@ -172,7 +209,8 @@ def _check_or_problems(values: object, label: str | None, problems: list[Problem
             problems.append(Problem(name, error.message, row=label))
     if len(problems) > found:
         return None
-    return PerformedCheck(parsed["checklist_id"], parsed["equipment_id"], parsed["performed_at"])
+    return PerformedCheck(parsed["checklist_id"], parsed["equipment_id"], parsed["performed_at"],
+                          None if answers is None else dict(answers))
 
 
 def validate_idempotency_key(key: object, field: str = "Idempotency-Key") -> str:
@@ -206,13 +244,40 @@ def _recordable(caller: Caller, checklist: Checklist | None) -> Checklist | None
     return checklist
 
 
+def item_lists_of(store: RecordingStore, checklists: Mapping[str, Checklist | None]) -> dict[str, list[ItemList]]:
+    """The revisions of the items of each checklist that ever had items (#33), read once each."""
+    return {checklist_id: store.item_lists(checklist_id) for checklist_id, checklist in checklists.items()
+            if checklist is not None and checklist.items_revision}
+
+
+def revision_at(item_lists: Mapping[str, Sequence[ItemList]], check: PerformedCheck) -> ItemList | None:
+    """The items in force for ``check`` (None: its checklist had none at ``performed_at``)."""
+    found = in_force(item_lists.get(check.checklist_id, ()), check.performed_at)
+    return found if found is not None and found.items else None
+
+
+def _answer_refusals(row: Row, item_list: ItemList | None) -> list[Problem]:
+    check = row.check
+    if item_list is None:
+        if check.answers:
+            return [Problem("answers", f"checklist {check.checklist_id!r} has no items at "
+                                       f"{to_utc_iso(check.performed_at)}: send the check without answers",
+                            Refusal.BAD_ANSWER, row.label)]
+        return []
+    return answer_problems(item_list.items, check.answers, row.label, checklist_id=check.checklist_id,
+                           revision=item_list.revision)
+
+
 def refusals(store: RecordingStore, rows: Sequence[Row], now: datetime,
-             checklists: Mapping[str, Checklist | None] | None = None) -> list[Problem]:
+             checklists: Mapping[str, Checklist | None] | None = None,
+             item_lists: Mapping[str, Sequence[ItemList]] | None = None) -> list[Problem]:
     """Every reason the store would refuse these checks (empty when all may be written);
-    ``checklists``: :func:`checklists_of` these rows, when the caller read them already."""
+    ``checklists``: :func:`checklists_of` these rows, and ``item_lists``: :func:`item_lists_of`
+    them, when the caller read them already."""
     problems: list[Problem] = []
     latest = now + MAX_FUTURE_SKEW
     read = checklists_of(store, rows) if checklists is None else checklists
+    lists = item_lists_of(store, read) if item_lists is None else item_lists
     existing = {checklist_id: checklist is not None for checklist_id, checklist in read.items()}
     pairs = {(r.check.checklist_id, r.check.equipment_id) for r in rows if existing[r.check.checklist_id]}
     assignments = store.assignments_of_pairs(pairs) if pairs else {}
@@ -236,7 +301,21 @@ def refusals(store: RecordingStore, rows: Sequence[Row], now: datetime,
                 "equipment_id", f"equipment {check.equipment_id!r} {when} checklist {check.checklist_id!r}: "
                                 "check the id, or assign the equipment (equipment assign --at) first",
                 Refusal.NOT_ASSIGNED, row.label))
+        problems.extend(_answer_refusals(row, revision_at(lists, check)))  # #33
     return problems
+
+
+def examined(rows: Sequence[Row],
+             item_lists: Mapping[str, Sequence[ItemList]]) -> list[tuple[PerformedCheck, Findings]]:
+    """Each valid row's check as it is written (its answers as kept: numbers as Decimal) and what its
+    answers found under the revision in force at its ``performed_at``."""
+    found = []
+    for row in rows:
+        check = row.check
+        item_list = revision_at(item_lists, check)
+        answers = None if check.answers is None else kept_answers(item_list.items if item_list else (), check.answers)
+        found.append((replace(check, answers=answers), findings_of(item_list, answers or {})))
+    return found
 
 
 def warnings_for(checklist: Checklist, row: Row) -> str | None:
@@ -284,9 +363,12 @@ def record_checks(store: RecordingStore, rows: Sequence[Row], *, now: datetime, 
         if earlier is not None and (replay := _replay(store, earlier, digest, idempotency_key, rows, recorded_by)):
             return replay
     checklists = checklists_of(store, rows, caller)  # read once: for the refusals and the warnings
-    problems = refusals(store, rows, now, checklists)
+    item_lists = item_lists_of(store, checklists)  # #33: the items' revisions, read once per checklist
+    problems = refusals(store, rows, now, checklists, item_lists)
     if problems:  # nothing claimed: the key stays free for the corrected request
         raise ChecksRefused(problems)
+    written_checks = examined(rows, item_lists)
+    findings = {check_key(check): found for check, found in reversed(written_checks)}  # the first of a key
     recorded_at = now
     if idempotency_key is not None:
         claim = store.claim_client_request(recorded_by, idempotency_key, digest, now)
@@ -297,9 +379,12 @@ def record_checks(store: RecordingStore, rows: Sequence[Row], *, now: datetime, 
     mine: set[CheckKey] = set()
     now_written: set[CheckKey] = set()
     kept: dict[CheckKey, CheckRecord] = {}
+    stored: dict[CheckKey, Findings] = {}
     for offset in range(0, len(checks), WRITE_CHUNK):
-        chunk = checks[offset:offset + WRITE_CHUNK]
-        result = store.record_performed_checks(chunk, recorded_at, recorded_by)
+        chunk = [check for check, _ in written_checks[offset:offset + WRITE_CHUNK]]
+        result = store.record_performed_checks(chunk, recorded_at, recorded_by,
+                                               {key: findings[key] for key in map(check_key, chunk)})
+        stored.update(result.kept_findings)
         for key in dict.fromkeys(map(check_key, chunk)):
             record = result.kept.get(key)
             if record is None:
@@ -313,24 +398,39 @@ def record_checks(store: RecordingStore, rows: Sequence[Row], *, now: datetime, 
                 kept[key] = record
         if progress is not None:
             progress(len(chunk))
-    if idempotency_key is not None:
+    found = {**findings, **stored}  # a check on record already: what its record found
+    answer = _answer(store, rows, len(mine), kept, own, idempotency_key, replayed=not mine,
+                     written_now=len(now_written), checklists=checklists, item_lists=item_lists, found=found)
+    if idempotency_key is not None:  # after the defects: a finished request opened all of its own
         store.finish_client_request(recorded_by, idempotency_key, len(mine))
-    return _answer(store, rows, len(mine), kept, own, idempotency_key, replayed=not mine,
-                   written_now=len(now_written), checklists=checklists)
+    return answer
 
 
 def _answer(store: RecordingStore, rows: Sequence[Row], written: int, kept: Mapping[CheckKey, CheckRecord],
             own: CheckRecord, idempotency_key: str | None, *, replayed: bool, written_now: int = 0,
-            checklists: Mapping[str, Checklist | None] | None = None) -> Recorded:
-    """The answer: each check with its record (``kept``'s, else ``own``); replayed, the first
-    check's record is the answer's ``recorded_at``/``recorded_by``."""
+            checklists: Mapping[str, Checklist | None] | None = None,
+            item_lists: Mapping[str, Sequence[ItemList]] | None = None,
+            found: Mapping[CheckKey, Findings] | None = None) -> Recorded:
+    """The answer: each check with its record (``kept``'s, else ``own``) and what it found
+    (``found``'s, else its answers' under the items in force), once the defects its findings open or
+    clear are (:func:`missed_checks.defects.opening.open_and_clear`: idempotent, so a replay finds
+    them as they are); replayed, the first check's record is the answer's ``recorded_at``/``recorded_by``."""
     checks = [row.check for row in rows]
     records = tuple(kept.get(check_key(c), own) for c in checks)
     first = records[0] if replayed else own
     read = checklists_of(store, rows) if checklists is None else checklists
+    lists = item_lists_of(store, read) if item_lists is None else item_lists
+    examined_checks = examined(rows, lists)
+    findings = tuple((found or {}).get(check_key(check), computed) for check, computed in examined_checks)
+    changes = open_and_clear(store, [
+        CheckFound(check, each, parse_instant(record.recorded_at, "recorded_at"), record.recorded_by)
+        for (check, _), each, record in zip(examined_checks, findings, records, strict=True)],
+        read, by=own.recorded_by or "missed-checks")
     return Recorded(checks, written, parse_instant(first.recorded_at, "recorded_at"), first.recorded_by,
                     replayed=replayed, idempotency_key=idempotency_key, warnings=_warnings(rows, read),
-                    records=records, already_recorded=len(kept), written_now=written_now)
+                    records=records, already_recorded=len(kept), written_now=written_now, findings=findings,
+                    defects_opened=tuple(changes.opened.get(i, ()) for i in range(len(checks))),
+                    defects_closed=tuple(changes.closed.get(i, ()) for i in range(len(checks))))
 
 
 def _warnings(rows: Sequence[Row], checklists: Mapping[str, Checklist | None]) -> tuple[str, ...]:

@@ -18,6 +18,7 @@ same items (see README "Data model"). One module per kind of item, over one low-
 * :mod:`.client_requests`: the HTTP API's idempotency keys.
 * :mod:`.sites`, :mod:`.registry`, :mod:`.grants`: sites, the equipment registry and grants (#31),
   written by revision (:mod:`.revised`).
+* :mod:`.defects`: defects a check's failed critical items opened (#33).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from missed_checks.aws.table.base import (
     serialize,
 )
 from missed_checks.aws.table.client_requests import ClientRequestItems  # the HTTP API's idempotency keys (#19)
+from missed_checks.aws.table.defects import DefectItems  # defects (#33)
 from missed_checks.aws.table.grants import GrantItems  # grants (#31)
 from missed_checks.aws.table.notifications import NotificationItems
 from missed_checks.aws.table.out_of_service import OutOfServiceItems
@@ -65,19 +67,20 @@ def calendar_named_by(pk: str) -> str | None:
     return keys.calendar_id_of(pk)
 
 
-class EvaluationTable(AssignmentItems, PerformedCheckItems, WindowItems, OutOfServiceItems):
+class EvaluationTable(AssignmentItems, PerformedCheckItems, WindowItems, OutOfServiceItems, DefectItems):
     """Checklists, assignments, performed checks, judged windows and missed checks, out-of-service
-    periods: the evaluation's :class:`missed_checks.evaluation.ports.EvaluationStore`, the report's
+    periods, defects: the evaluation's :class:`missed_checks.evaluation.ports.EvaluationStore`, the report's
     :class:`missed_checks.reporting.ports.ReportReader`, an equipment's status
     (:class:`missed_checks.equipment.status.StatusReader`)."""
 
 
-class RecordingTable(AssignmentItems, PerformedCheckItems, ClientRequestItems):
-    """Recording performed checks: :class:`missed_checks.evaluation.ports.RecordingStore`."""
+class RecordingTable(AssignmentItems, PerformedCheckItems, ClientRequestItems, DefectItems):
+    """Recording performed checks and the defects they open (#33):
+    :class:`missed_checks.evaluation.ports.RecordingStore`."""
 
 
 class ChecklistTable(AssignmentItems, PerformedCheckItems, WindowItems, OutOfServiceItems, ClientRequestItems,
-                     RegistryItems, GrantItems, AuditItems):
+                     RegistryItems, GrantItems, AuditItems, DefectItems):
     """Typed access to every kind of item of the table (the evaluation's
     :class:`missed_checks.evaluation.ports.EvaluationStore`; sites, the equipment registry and grants,
     #31)."""

@@ -317,3 +317,29 @@ def site_readiness_pk(site_id: str | None) -> str:
     """ByPeriod partition of the readiness of a site's equipment (sort key: the equipment id); None:
     equipment at no site."""
     return f"SITE#{site_id or NO_SITE}#READINESS"
+
+
+# -- defects (#33, docs/defects.md): one item per defect, by its deterministic id -------------------------
+DEFECT_SK = "DEFECT"
+DEFECT_INDEX_PREFIX = "DEFECT#"
+"""ByEquipment sort keys of an equipment's defects start with this (its performed checks with an
+instant, its assignments with ``ASSIGNMENT#``)."""
+
+
+def defect_key(defect_id: str) -> dict[str, str]:
+    """A defect (``missed_checks.defects.defect.defect_id_of``: the check that found it names it)."""
+    return {"pk": f"DEFECT#{defect_id}", "sk": DEFECT_SK}
+
+
+def defect_index_sk(found_at: str, defect_id: str) -> str:
+    """ByEquipment sort key of a defect: oldest found first."""
+    return f"{DEFECT_INDEX_PREFIX}{found_at}#{defect_id}"
+
+
+def site_defects_pk(site_id: str | None) -> str:
+    """ByPeriod partition of the defects of a site's equipment (None: equipment at no site)."""
+    return f"SITE#{site_id or NO_SITE}#DEFECTS"
+
+
+def site_defects_sk(found_at: str, defect_id: str) -> str:
+    return f"{found_at}#{defect_id}"

@@ -1,10 +1,11 @@
 """Performed checks: one item per (checklist, equipment, instant), partitioned by checklist and write
 partition (``keys.write_partition``, eight per shard); written once (a conditional put), so who
-recorded one and when is never rewritten."""
+recorded one and when is never rewritten, nor what it answered and found (#33: ``answers``,
+``items_revision``, ``result`` and ``failed_items`` with their labels as that revision had them)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
@@ -13,7 +14,9 @@ from missed_checks.aws.table import keys
 from missed_checks.aws.table.base import TableClient
 from missed_checks.checklists.checklist import validate_checklist_id
 from missed_checks.equipment.assignments import SHARD_COUNT, validate_equipment_id
+from missed_checks.errors import InvalidInput
 from missed_checks.evaluation.ports import CheckKey, CheckRecord, ChecksWritten, check_key
+from missed_checks.performed_checks.answers import Findings, failed_item_of
 from missed_checks.performed_checks.performed_check import PerformedCheck
 from missed_checks.timefmt import parse_instant, to_utc_iso
 
@@ -23,12 +26,12 @@ WRITE_THREADS = 16
 
 class PerformedCheckItems(TableClient):
     @staticmethod
-    def performed_check_item(check: PerformedCheck, recorded_at: datetime,
-                             recorded_by: str | None = None) -> dict[str, Any]:
+    def performed_check_item(check: PerformedCheck, recorded_at: datetime, recorded_by: str | None = None,
+                             findings: Findings | None = None) -> dict[str, Any]:
         validate_checklist_id(check.checklist_id, "checklist")
         validate_equipment_id(check.equipment_id)
         at = to_utc_iso(check.performed_at)
-        return {
+        return {**findings_fields(check, findings),
             **keys.performed_key(check.checklist_id, check.equipment_id, at),
             "type": "performed_check",
             "gsi1pk": keys.equipment_pk(check.equipment_id),
@@ -46,26 +49,25 @@ class PerformedCheckItems(TableClient):
         return self.record_performed_checks([check], recorded_at, recorded_by)
 
     def record_performed_checks(self, checks: Iterable[PerformedCheck], recorded_at: datetime,
-                                recorded_by: str | None = None) -> ChecksWritten:
+                                recorded_by: str | None = None,
+                                findings: Mapping[CheckKey, Findings] | None = None) -> ChecksWritten:
         """Write each check with a conditional put (``attribute_not_exists``), :data:`WRITE_THREADS`
         in flight: a check on record already (the same checklist, equipment and instant) is left as
         it is, its ``recorded_by`` and ``recorded_at`` never rewritten, and answered in ``kept``
         with that record (read from the failed condition, no second request)."""
         items: dict[CheckKey, dict[str, Any]] = {}
         for check in checks:
-            items.setdefault(check_key(check), self.performed_check_item(check, recorded_at, recorded_by))
+            key = check_key(check)
+            if key not in items:
+                items[key] = self.performed_check_item(check, recorded_at, recorded_by, (findings or {}).get(key))
         if len(items) == 1:
-            found = [self._put_unless_recorded(next(iter(items.values())))]
+            found = [self._put_new(next(iter(items.values())))]
         else:
             with ThreadPoolExecutor(max_workers=WRITE_THREADS) as pool:
-                found = list(pool.map(self._put_unless_recorded, items.values()))
-        kept = {key: record for key, record in zip(items, found, strict=True) if record is not None}
-        return ChecksWritten(len(items) - len(kept), kept)
-
-    def _put_unless_recorded(self, item: dict[str, Any]) -> CheckRecord | None:
-        """None when written now; the record on the table when the check was recorded already."""
-        earlier = self._put_new(item)
-        return None if earlier is None else _record(earlier)
+                found = list(pool.map(self._put_new, items.values()))
+        earlier = {key: item for key, item in zip(items, found, strict=True) if item is not None}
+        return ChecksWritten(len(items) - len(earlier), {key: _record(item) for key, item in earlier.items()},
+                             {key: findings_in(item) for key, item in earlier.items()})
 
     def performed_check_records(self, checks: Iterable[PerformedCheck]) -> dict[CheckKey, CheckRecord]:
         """Who recorded each of these checks and when, for those on record: strongly consistent
@@ -121,6 +123,28 @@ class PerformedCheckItems(TableClient):
         for shard in range(SHARD_COUNT):
             checks.extend(self.performed_checks(checklist_id, shard, start, end))
         return sorted(checks, key=lambda c: (c.performed_at, c.equipment_id))
+
+
+def findings_fields(check: PerformedCheck, findings: Findings | None) -> dict[str, Any]:
+    """What a performed check item holds of its answers and findings (#33; none for a check recorded
+    without findings): numbers as Decimal, as the answers were kept."""
+    fields: dict[str, Any] = {}
+    if check.answers is not None:
+        fields["answers"] = dict(check.answers)
+    if findings is not None:
+        fields.update({"items_revision": findings.items_revision, "result": findings.result,
+                       "failed_items": [{**item.to_dict(), "answer": item.answer} for item in findings.failed]})
+    return fields
+
+
+def findings_in(item: Mapping[str, Any]) -> Findings:
+    """What a performed check item found (a check recorded before items, or without findings: no
+    items); InvalidInput naming the attribute a hand edit broke."""
+    revision = item.get("items_revision")
+    failed = item.get("failed_items") or []
+    if not isinstance(failed, list) or not all(isinstance(each, Mapping) for each in failed):
+        raise InvalidInput("failed_items", "is not a list of failed items")
+    return Findings(None if revision is None else int(revision), tuple(failed_item_of(each) for each in failed))
 
 
 def _record(item: dict[str, Any]) -> CheckRecord:
