@@ -1,6 +1,7 @@
-"""HTTP API, the management routes (#31): sites, equipment, checklists and their equipment,
-closure calendars, out-of-service periods, digest subscriptions, the notification log, the audit
-trail, grants and ``GET /me``, on both APIs (HttpApi for IAM callers, PeopleApi for people).
+"""HTTP API, the management routes (#31): sites, equipment, checklists and their equipment (and
+items, #33), closure calendars, out-of-service periods, digest subscriptions, the notification log,
+the audit trail, grants and ``GET /me``, defects and a site's readiness (#33), on both APIs
+(HttpApi for IAM callers, PeopleApi for people).
 
 Thin: one Powertools ``Router`` per feature (:mod:`missed_checks.api.routes`), each reading its
 request and calling the scoped use cases the operator's commands call too; every refusal is a
@@ -26,18 +27,20 @@ from missed_checks.api.routes import (
     audit,
     calendars,
     checklists,
+    defects,
     equipment,
     grants,
     me,
     notifications,
     out_of_service,
+    readiness,
     sites,
     subscriptions,
 )
 from missed_checks.aws.observability import lambda_handler
 
 ROUTERS = (me.router, sites.router, equipment.router, out_of_service.router, checklists.router, calendars.router,
-           subscriptions.router, notifications.router, grants.router, audit.router)
+           subscriptions.router, notifications.router, grants.router, audit.router, defects.router, readiness.router)
 """Every feature's routes, listed (not discovered): a router that is not here is not served."""
 
 app = APIGatewayHttpResolver()

@@ -251,6 +251,8 @@ DISMISSAL = {"M": {"reason": {"S": "broken"}, "by": {"S": "sup"}, "at": {"S": "2
     ("SITE#north", "SITE", {}, True),
     ("REGISTERED#fl-01", "REGISTERED", {}, True),
     ("GRANT#alice", "GRANT", {}, True),
+    ("DEFECT#D-3f9a0c1b2d4e5f60", "DEFECT", {}, True),  # #33
+    ("CHECKLIST#x", "ITEMS#000000000001", {}, False),  # a revision of a checklist's items (#33)
     ("CHECKLIST#x", "EQUIPMENT#03#fl-01", {}, True),  # an assignment
     ("OUT_OF_SERVICE", "2026-03-02T05:10:00Z#fl-01", {}, True),
     ("MISSED#x#007", "2026-03-02T05:00:00Z#fl-01", {"dismissal": DISMISSAL}, True),

@@ -12,7 +12,7 @@ from missed_checks.errors import InvalidInput, describe
 from missed_checks.timefmt import to_utc_iso_micro
 
 KINDS = ("site", "equipment", "checklist", "assignment", "calendar", "out_of_service", "subscription", "dismissal",
-         "grant")
+         "grant", "defect")
 """What the trail records changes of (the ``kind`` of an entry)."""
 
 UNKNOWN_WRITER = "unknown (written without missed-checks)"

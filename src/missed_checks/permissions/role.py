@@ -35,11 +35,11 @@ class Action(StrEnum):
 
 
 ACTION_COVERS: Mapping[Action, str] = MappingProxyType({
-    Action.read: "read sites, equipment (registry and status), checklists (and their preview and assignments), "
-                 "closure calendars",
+    Action.read: "read sites, equipment (registry, status and readiness), checklists (and their preview, items and "
+                 "assignments), closure calendars, defects",
     Action.record: "record performed checks",
     Action.read_records: "read missed checks, the report, out-of-service periods, the notification log",
-    Action.supervise: "dismiss missed checks; record, end and cancel out-of-service periods",
+    Action.supervise: "dismiss missed checks; record, end and cancel out-of-service periods; resolve defects",
     Action.manage: "create, edit, pause, resume and delete checklists; register, edit, move and retire equipment; "
                    "assign equipment; manage closure calendars and digest subscriptions",
     Action.read_management: "read digest subscriptions and the audit trail",

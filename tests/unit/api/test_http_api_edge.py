@@ -289,6 +289,7 @@ def code_fields() -> dict[tuple[str, str], tuple[str, ...]]:
         ("POST", "/equipment/{equipment_id}/out-of-service"): ("out_of_service", "PERIOD_FIELDS"),
         ("POST", "/equipment/{equipment_id}/back-in-service"): ("out_of_service", "BACK_FIELDS"),
         ("POST", "/subscriptions"): ("subscriptions", "SUBSCRIPTION_FIELDS"),
+        ("POST", "/defects/{defect_id}/resolve"): ("defects", "RESOLVE_FIELDS"),
     }
     for route, (module, constant) in declared.items():
         if route in request_bodies():

@@ -23,6 +23,8 @@ from missed_checks.aws.table.audit import batch_records, kind_of
     ("SITE#north", "SITE", "site"),
     ("REGISTERED#fl-1", "REGISTERED", "equipment"),
     ("GRANT#alice", "GRANT", "grant"),
+    ("DEFECT#D-3f9a0c1b2d4e5f60", "DEFECT", "defect"),  # #33
+    ("CHECKLIST#x", "ITEMS#000000000001", None),  # a revision of a checklist's items: the checklist's entry says it
     ("PERFORMED#x#001", "2026-03-02T05:00:00Z#fl-1", None),
     ("AUDIT#checklist#x", "CHECKLIST", None),  # an entry is never audited, whatever its sort key
 ])

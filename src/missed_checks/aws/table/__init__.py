@@ -44,6 +44,7 @@ from missed_checks.aws.table.grants import GrantItems  # grants (#31)
 from missed_checks.aws.table.notifications import NotificationItems
 from missed_checks.aws.table.out_of_service import OutOfServiceItems
 from missed_checks.aws.table.performed_checks import PerformedCheckItems
+from missed_checks.aws.table.readiness import ReadinessItems  # readiness (#33)
 from missed_checks.aws.table.registry import RegistryItems  # the equipment registry (#31)
 from missed_checks.aws.table.sites import SiteItems  # sites (#31)
 from missed_checks.aws.table.subscriptions import SubscriptionItems
@@ -99,7 +100,7 @@ class ChecklistTable(AssignmentItems, PerformedCheckItems, WindowItems, OutOfSer
                       key=lambda item: str(item.get("performed_at") or item.get("window_start")))
 
 
-class ManagementTable(ChecklistTable, SiteItems, SubscriptionItems, NotificationItems):
+class ManagementTable(ChecklistTable, SiteItems, SubscriptionItems, NotificationItems, ReadinessItems):
     """Every kind of item a person manages (#31): the management API's routes and the operator's
     commands that act for a caller (sites, digest subscriptions, the notification log besides
-    :class:`ChecklistTable`'s)."""
+    :class:`ChecklistTable`'s; readiness's state items, #33)."""

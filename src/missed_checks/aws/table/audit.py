@@ -25,6 +25,7 @@ from missed_checks.aws.table.assignments import assignment_of
 from missed_checks.aws.table.base import TableClient, deserialize, serialize
 from missed_checks.aws.table.calendars import calendar_of
 from missed_checks.aws.table.checklists import checklist_of
+from missed_checks.aws.table.defects import defect_of
 from missed_checks.aws.table.grants import grant_of
 from missed_checks.aws.table.out_of_service import period_of
 from missed_checks.aws.table.registry import registered_of
@@ -45,7 +46,8 @@ def kind_of(item_keys: Mapping[str, Any]) -> str | None:
     if pk.startswith(keys.AUDIT_PREFIX):
         return None
     by_sk = {keys.CHECKLIST_SK: "checklist", keys.CALENDAR_SK: "calendar", keys.SUBSCRIPTION_SK: "subscription",
-             keys.SITE_SK: "site", keys.REGISTERED_SK: "equipment", keys.GRANT_SK: "grant"}
+             keys.SITE_SK: "site", keys.REGISTERED_SK: "equipment", keys.GRANT_SK: "grant",
+             keys.DEFECT_SK: "defect"}  # defects (#33)
     if sk in by_sk:
         return by_sk[sk]
     if keys.checklist_id_of(pk) is not None and sk.startswith(keys.assignment_prefix()):
@@ -64,6 +66,7 @@ _READERS: dict[str, tuple[Callable[[Mapping[str, Any]], Any], str, str | None]] 
     "site": (site_of, "site_id", "site_id"),
     "equipment": (registered_of, "equipment_id", "site_id"),
     "grant": (grant_of, "principal", None),
+    "defect": (defect_of, "defect_id", "site_id"),  # #33: opened, resolved
 }
 """Kinds whose object names its own id and site: its reader, and the attributes holding them."""
 
