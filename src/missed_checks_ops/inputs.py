@@ -14,6 +14,7 @@ import yaml
 
 from missed_checks.aws.table.item_size import within_item_size as within_item_size  # the commands' check
 from missed_checks.checklists.checklist import validate_checklist_id
+from missed_checks.checklists.saving import ITEM_FIELDS, item_fields
 from missed_checks.equipment.assignments import validate_equipment_id
 from missed_checks.errors import InvalidInput, describe
 from missed_checks.performed_checks.performed_check import PerformedCheck
@@ -50,7 +51,9 @@ def read_text(path: str | Path, field: str) -> str:
 
 def checklist_specs(path: str) -> list[dict[str, Any]]:
     """One checklist or a list of them from a YAML or JSON file (JSON is YAML); an entry's ``notify``
-    (#18) is kept as it came, for :meth:`missed_checks.notifications.notification.NotifySettings.parse`."""
+    (#18) is kept as it came, for :meth:`missed_checks.notifications.notification.NotifySettings.parse`;
+    its ``items``, ``pre_use`` and ``clear_on_pass`` (#33) are parsed (a bad item named
+    ``items[2].minimum``, in a list ``entries[1].items[2].minimum``)."""
     try:
         document = yaml.safe_load(read_text(path, "file"))
     except yaml.YAMLError as error:
@@ -67,10 +70,11 @@ def checklist_specs(path: str) -> list[dict[str, Any]]:
         entry = dict(given)
         if "checklist_id" in entry and "id" not in entry:
             entry["id"] = entry.pop("checklist_id")
-        unknown = sorted(str(key) for key in set(entry) - {*CHECKLIST_FIELDS, "notify"})  # YAML keys may be numbers
+        known = (*CHECKLIST_FIELDS, "notify", *ITEM_FIELDS)
+        unknown = sorted(str(key) for key in set(entry) - set(known))  # YAML keys may be numbers
         if unknown:
             raise InvalidInput("file", f"{where}: unknown field(s) {', '.join(unknown)}; "
-                                       f"expected {', '.join((*CHECKLIST_FIELDS, 'notify'))}")
+                                       f"expected {', '.join(known)}")
         prefix = f"entries[{number - 1}]." if isinstance(document, list) else ""
         spec: dict[str, Any] = {name: _text(entry.get(name), f"{prefix}{name}", where)
                                 for name in CHECKLIST_FIELDS if name != "closed_on"}
@@ -78,6 +82,7 @@ def checklist_specs(path: str) -> list[dict[str, Any]]:
             spec["closed_on"] = entry["closed_on"]
         if "notify" in entry:  # notifications (#18)
             spec["notify"] = entry["notify"]
+        spec.update(item_fields(entry, prefix))  # what a check finds (#33): items[2].minimum named
         specs.append(spec)
     if isinstance(document, list):
         refuse_repeated_ids([spec["id"] for spec in specs])

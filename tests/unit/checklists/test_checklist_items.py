@@ -138,3 +138,18 @@ def test_the_operator_puts_items_too(table: ManagementTable) -> None:
     written = managing.put_checklist(table, OPERATOR, {"id": "legacy", "recurrence": RULE, "timezone": "UTC",
                                                      "items": [TYRES]}, NOW)
     assert written.items_revision == 1 and table.item_list("legacy", 1) == ItemList(1, NOW, parse_items([TYRES]))
+
+
+def test_the_command_lines_checklist_file_takes_items_naming_a_bad_one(tmp_path: Any) -> None:
+    from missed_checks_ops.inputs import checklist_specs
+
+    one = tmp_path / "one.yaml"
+    one.write_text("id: forklift-daily\nrecurrence: x\nitems:\n  - {id: brakes, label: Brakes work, kind: pass_fail, "
+                   "critical: true}\npre_use: true\nclear_on_pass: false\n")
+    [spec] = checklist_specs(str(one))
+    assert spec["items"] == parse_items([BRAKES]) and spec["pre_use"] is True and spec["clear_on_pass"] is False
+    many = tmp_path / "many.yaml"
+    many.write_text("- {id: a, recurrence: x}\n- {id: b, recurrence: x, items: [{id: brakes, label: B, kind: yes_no}]}\n")
+    with pytest.raises(InvalidInput) as refused:
+        checklist_specs(str(many))
+    assert refused.value.field == "entries[1].items[0].kind"
