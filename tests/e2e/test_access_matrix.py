@@ -173,8 +173,8 @@ MATRIX: tuple[tuple[str, str, str], ...] = (
     ("DELETE /grants/{principal}",                        "-",     "403 403 403 403 204 204"),
 )
 
-# duration: the module (one local serve, 546 cells; 486 before #33) took 108 s at a load of 6 and 170-300 s at 13-15 on the
-# 2 cores, about 150 s in make unit: spread over its tests (each test's marker counts, tests/conftest.py)
+# duration: the module (one local serve, 546 cells; 486 before #33) took 108 s at a load of 6 and 170-300 s at 13-15
+# on the 2 cores, about 150 s in make unit: spread over its tests (each test's marker counts, tests/conftest.py)
 pytestmark = [pytest.mark.e2e, pytest.mark.duration(round(150 / (len(MATRIX) + 3), 1))]
 
 SITES = {"north": "Europe/Berlin", "south": "America/Chicago"}
