@@ -1,6 +1,7 @@
 """HTTP API, status route: ``GET /equipment/{equipment_id}/status``, the equipment's current or next
 window on every checklist it is assigned to, done / undone / due by, and its open run of misses
-(:mod:`missed_checks.equipment.status`); for a caller with roles (#31), on the checklists at their sites."""
+(:mod:`missed_checks.equipment.status`); for a caller with roles (#31), on the checklists at their sites;
+and its live readiness (#33, docs/readiness.md)."""
 
 from __future__ import annotations
 
@@ -17,16 +18,17 @@ from missed_checks.aws import settings
 from missed_checks.aws.observability import lambda_handler
 from missed_checks.aws.table import EvaluationTable, NotFound
 from missed_checks.aws.table.grants import GrantItems
+from missed_checks.aws.table.readiness import ReadinessTable
 from missed_checks.equipment.assignments import validate_equipment_id
-from missed_checks.equipment.status import status_for
+from missed_checks.equipment.status import readiness_for, status_for
 from missed_checks.timefmt import to_utc_iso
 
 app = APIGatewayHttpResolver()
 http_api.install_problems(app, not_found_errors=(NotFound,))
 
 
-class StatusTable(EvaluationTable, GrantItems):
-    """An equipment's status, and the caller's grant (#31)."""
+class StatusTable(EvaluationTable, ReadinessTable, GrantItems):
+    """An equipment's status and readiness (#33), and the caller's grant (#31)."""
 
 
 def table() -> StatusTable:
@@ -47,7 +49,9 @@ def equipment_status(equipment_id: str) -> dict[str, Any]:
     if not statuses:
         raise NotFound(f"equipment {equipment_id!r} is not assigned to any checklist now: check the id "
                        "(equipment list --checklist ...)")
-    return {"equipment_id": equipment_id, "now": to_utc_iso(now), "checklists": [s.to_dict() for s in statuses]}
+    readiness = readiness_for(store, caller, equipment_id, now)
+    return {"equipment_id": equipment_id, "now": to_utc_iso(now), "checklists": [s.to_dict() for s in statuses],
+            "readiness": readiness.to_dict() if readiness is not None else None}
 
 
 @lambda_handler

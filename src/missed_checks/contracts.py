@@ -48,7 +48,7 @@ from missed_checks.timefmt import parse_instant
 
 __all__ = [
     "BatchCounts", "CloseWindowInput", "CloseWindowOutput", "ExecutionInput", "FanOutWindow", "JudgedWindowDetail",
-    "ReadinessChangedDetail", "RecheckInput",
+    "ReadinessChangedDetail",
     "PlanEvaluationInput", "PlanEvaluationOutput", "RecordMissedChecksInput", "StackOutputs", "dump",
     "field_names", "parse",
 ]
@@ -243,15 +243,6 @@ class ReadinessChangedDetail:
     out_of_service_until: Instant | None = None
 
 
-@dataclass(frozen=True)
-class RecheckInput:
-    """ReadinessFunction's input from an equipment's one-time recheck schedule (#33): recompute the
-    equipment's readiness at the instant it may change by time alone."""
-
-    kind: Literal["recheck"]
-    equipment_id: str
-
-
 # -- the stack --------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class StackOutputs:
@@ -285,6 +276,9 @@ class StackOutputs:
     UserPoolClientId: str = ""
     # the fleet manager's web app (#32); empty before it
     WebAppUrl: str = ""
+    # readiness (#33): stream batches and recheck firings the readiness function kept failing on; empty before it
+    ReadinessDeadLetterQueueUrl: str = ""
+    ReadinessFunctionName: str = ""
 
 
 # -- parsing and dumping ----------------------------------------------------------------------------

@@ -28,6 +28,7 @@ __all__ = [
     "StreamBatchLetter", "SyncError", "WindowEventLetter",
     "decode_dead_letter", "failed_window", "failed_window_message", "read_dead_letter",
     "DigestLetter",  # digest (#18)
+    "RecheckLetter",  # readiness (#33)
 ]
 
 
@@ -48,6 +49,8 @@ class Replay(StrEnum):
     """Hand the letter back to the notifier (#18): whatever was sent already is not sent again."""
     DIGEST_AGAIN = "digest-again"
     """Fire the digest function again with the letter (#18): a digest sent already is not sent again."""
+    RECHECK_AGAIN = "recheck-again"
+    """Hand the letter back to the readiness function (#33): a change announced already is not announced again."""
 
 
 @dataclass(frozen=True)
@@ -276,7 +279,8 @@ class NotificationLetter:
     notification (the others of its window went out)."""
 
     kind: Literal["notification"]
-    source: Literal["notify"]
+    source: Literal["notify", "readiness"]
+    """Who wrote it: the notifier, or the readiness function (a defect alert, #33)."""
     notification: dict[str, Any]
     """``missed_checks.notifications.notification.Notification.to_dict()``: replayed as it is."""
     error: str
@@ -356,10 +360,26 @@ class DigestLetter:
                           instant=_utc(self.instant), error=code, cause=message)
 
 
+@dataclass(frozen=True)
+class RecheckLetter:
+    """An equipment's readiness recheck (#33): the input of its one-time recheck schedule
+    (``{"kind": "recheck", "equipment_id": ...}``), and so the body of a firing the readiness function
+    could not handle (Lambda's dead letter after its retries) or Scheduler could not deliver."""
+
+    kind: Literal["recheck"]
+    equipment_id: str
+
+    def view(self, attributes: Mapping[str, str]) -> LetterView:
+        code, message = async_failure(attributes)
+        why = (message or code or "failed")[:200]
+        return LetterView("recheck", Replay.RECHECK_AGAIN,
+                          f"readiness recheck of {self.equipment_id} not handled: {why}", error=code, cause=message)
+
+
 DeadLetter = (ScheduleSyncLetter | StreamBatchLetter | EvaluationWindowLetter | EvaluationInstantLetter
               | InvalidExecutionInputLetter | SchedulerLetter
               | NotificationLetter | ReminderLetter | WindowEventLetter
-              | DigestLetter)
+              | DigestLetter | RecheckLetter)
 LETTERS: dict[str, type[DeadLetter]] = {
     "schedule-sync": ScheduleSyncLetter,
     "stream-batch": StreamBatchLetter,
@@ -371,6 +391,7 @@ LETTERS: dict[str, type[DeadLetter]] = {
     "reminder": ReminderLetter,
     "window-event": WindowEventLetter,
     "digest": DigestLetter,  # digest (#18)
+    "recheck": RecheckLetter,  # readiness (#33)
 }
 """Every dead letter by its tag (``kind``)."""
 

@@ -51,7 +51,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -114,12 +114,22 @@ def decode(queue: str, message: dict[str, Any]) -> DeadLetter:
     attributes = {name: str(value.get("StringValue", value.get("BinaryValue", "")))
                   for name, value in (message.get("MessageAttributes") or {}).items()}
     said = read_dead_letter(body, attributes)  # the letter's kind, read once, by its tag
+    if queue == "readiness" and said.kind == "stream-batch":  # readiness (#33): its records are handed back
+        said = replace(said, summary=said.summary.replace("were never synced; replay re-syncs every checklist",
+                                                          "were never watched; replay hands them back to readiness"))
     return DeadLetter(queue=queue, message_id=str(message["MessageId"]), receipt_handle=message["ReceiptHandle"],
                       kind=said.kind, summary=said.summary, replay=said.replay, checklist_id=said.checklist_id,
                       instant=said.instant, window=said.window, execution=said.execution, error=said.error,
                       cause=said.cause, body=body, attributes=attributes,
                       receive_count=int(system.get("ApproximateReceiveCount", 0)),
                       sent_at=_sent_at(system.get("SentTimestamp")))
+
+
+def _epoch(value: object) -> object:
+    """A stream record's ApproximateCreationDateTime (a datetime from GetRecords) as Lambda sends it."""
+    if isinstance(value, datetime):
+        return int(value.timestamp())
+    raise TypeError(f"{type(value).__name__} is not JSON")
 
 
 def _sent_at(millis: str | None) -> str | None:
@@ -132,7 +142,7 @@ def _sent_at(millis: str | None) -> str | None:
 def queue_kinds(selected: str | None, target: StackTarget | None = None) -> list[str]:
     kinds = list(QUEUE_OUTPUTS) if selected in (None, "all") else [str(selected)]
     if selected in (None, "all") and target is not None:
-        for optional in ("notification", "audit"):  # a stack deployed before notifications (#18) or the audit trail
+        for optional in ("notification", "audit", "readiness"):  # a stack deployed before #18, #31 or #33
             if not target.outputs.get(QUEUE_OUTPUTS[optional]):
                 kinds.remove(optional)
     return kinds
@@ -204,6 +214,8 @@ class Replayer:
         try:
             if letter.queue == "audit":  # the audit trail (#31): its stream batches are audited again
                 return self._audit_again(letter)
+            if letter.queue == "readiness":  # readiness (#33): its stream batches and rechecks handed back
+                return self._recheck_again(letter)
             match letter.replay:
                 case Replay.SYNC_CHECKLIST:
                     result = self._sync(str(letter.checklist_id))
@@ -223,6 +235,8 @@ class Replayer:
                     return self._notify_again(letter)
                 case Replay.DIGEST_AGAIN:  # digest (#18)
                     return self._digest_again(letter)
+                case Replay.RECHECK_AGAIN:  # readiness (#33): a recheck firing found in another queue
+                    return self._recheck_again(letter)
         except Exception as error:  # one failed replay must not stop the others; the message stays
             return Replayed(letter, False, f"replay failed: {type(error).__name__}: {error}")
 
@@ -324,6 +338,33 @@ class Replayer:
         if delivery == "in_flight":
             return Replayed(letter, False, "another firing is sending this digest; replay later to confirm")
         return Replayed(letter, True, f"digest fired again: {delivery.replace('_', ' ')}")
+
+    def _recheck_again(self, letter: DeadLetter) -> Replayed:
+        """Hand a readiness letter back to the readiness function (#33), synchronously: a recheck
+        firing as it is; a stream batch as the records read from the stream again (it keeps them 24
+        hours). What was announced or told already is not again."""
+        if letter.replay is Replay.RECHECK_AGAIN:
+            event: Any = letter.body
+        else:
+            batch = letter.body.get("DDBStreamBatchInfo") if isinstance(letter.body, dict) else None
+            if not isinstance(batch, dict):
+                return Replayed(letter, False, "neither a recheck nor a stream batch; left in the queue")
+            try:
+                records = list(batch_records(self.target.client("dynamodbstreams"), batch))
+            except ClientError as error:
+                return Replayed(letter, False, f"the stream no longer holds these records ({error}): recheck the "
+                                               "equipment by any change of it; the message stays as their record")
+            event = json.loads(json.dumps({"Records": records}, default=_epoch))
+        ok, answer = invoke_function(self.target.client("lambda"), self.target.output("ReadinessFunctionName"), event)
+        if not ok or not isinstance(answer, dict):
+            message = answer.get("errorMessage") if isinstance(answer, dict) else answer
+            return Replayed(letter, False, f"the readiness function failed: {message}; the message stays")
+        if answer.get("batchItemFailures"):
+            return Replayed(letter, False, f"{len(answer['batchItemFailures'])} record(s) failed again; the message "
+                                           "stays")
+        what = f"rechecked {answer.get('equipment_id')}: {answer.get('readiness')}" if "readiness" in answer else \
+            f"handled again: {len(event['Records'])} record(s)"
+        return Replayed(letter, True, what)
 
     def _audit_again(self, letter: DeadLetter) -> Replayed:
         """Read the batch's records from the stream again and record each one's audit entry (#31)."""

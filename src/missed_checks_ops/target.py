@@ -43,6 +43,7 @@ QUEUE_OUTPUTS = {
     "evaluation": "EvaluationDeadLetterQueueUrl",
     "notification": "NotificationDeadLetterQueueUrl",  # notifications (#18)
     "audit": "AuditDeadLetterQueueUrl",  # the audit trail (#31)
+    "readiness": "ReadinessDeadLetterQueueUrl",  # readiness (#33)
 }
 # Override flag (without dashes, as argparse names it) -> output it replaces.
 OVERRIDES = {

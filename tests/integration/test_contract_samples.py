@@ -112,6 +112,20 @@ def test_the_audit_sample_records_the_checklists_creation_once(checklist):
         ("created", "manager-north", "north", None, "Forklift pre-use check")]
 
 
+def test_the_readiness_samples_store_and_announce_the_equipments_readiness_once(checklist):
+    """#33: events/readiness.json (fl-000 assigned) and events/readiness_recheck.json (its recheck
+    firing) keep one state item, at its first change, however often either is delivered."""
+    from missed_checks.aws.table.readiness import ReadinessItems
+
+    stack, _ = checklist
+    for _ in range(2):
+        assert invoke(stack, "ReadinessFunction", sample("readiness.json")) == {"batchItemFailures": []}
+        assert invoke(stack, "ReadinessFunction", sample("readiness_recheck.json")) == {
+            "equipment_id": "fl-000", "readiness": "cleared"}  # no pre-use checklist: cleared
+    record = ReadinessItems(stack.table_name, stack.client("dynamodb")).readiness_record("fl-000")
+    assert record is not None and (record.sequence, record.announced, record.previous) == (1, True, None)
+
+
 def test_a_malformed_task_payload_fails_with_invalid_input_naming_the_field(checklist):
     stack, _ = checklist
     invocation = stack.lambda_runtime.invoke("RecordMissedChecksFunction",
@@ -146,6 +160,7 @@ def test_the_notifier_samples_send_the_mondays_reminder_and_missed_alert_once(ch
 FUNCTION_SAMPLES = {
     "ScheduleSyncFunction": ["schedule_sync.json"],
     "AuditFunction": ["audit.json"],  # the audit trail (#31)
+    "ReadinessFunction": ["readiness.json", "readiness_recheck.json"],  # readiness (#33)
     "PlanEvaluationFunction": ["plan_evaluation.json"],
     "RecordMissedChecksFunction": ["record_missed_checks.json"],
     "CloseWindowFunction": ["close_window.json"],

@@ -38,6 +38,7 @@ def test_every_function_gets_the_stacks_resource_names_and_no_endpoint(local_sta
                            "ApiChecksFunction", "ApiMissedFunction", "ApiStatusFunction",  # the HTTP API: #19
                            "ApiReportFunction", "ApiManageFunction",  # the management routes: #31
                            "AuditFunction",  # the audit trail: #31
+                           "ReadinessFunction",  # readiness: #33
                            "WebAppFunction"}  # the web app: #32
     for variables in values.values():
         assert variables["TABLE_NAME"] == local_stack.table_name

@@ -59,6 +59,8 @@ SAMPLES = {
     "close_window.json": CloseWindowInput,
     "schedule_sync.json": DynamoDBStreamEvent,  # Lambda's own event: Powertools' data class
     "audit.json": DynamoDBStreamEvent,  # the audit trail (#31): a checklist created, stamped
+    "readiness.json": DynamoDBStreamEvent,  # readiness (#33): an assignment, which the readiness function reads
+    "readiness_recheck.json": dead_letters.RecheckLetter,  # readiness (#33): a recheck firing, and its dead letter
     "api_record_check.json": APIGatewayProxyEventV2,  # API Gateway's payload 2.0 (HTTP API, issue #19)
     "api_equipment_status.json": APIGatewayProxyEventV2,
     "api_missed.json": APIGatewayProxyEventV2,

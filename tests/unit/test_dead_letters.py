@@ -42,6 +42,7 @@ TAGGED = {
     "window-event": {"version": "0", "detail-type": "Occurrence window judged", "source": "missed-checks",
                      "detail": {"checklist_id": "fl", "window": WINDOW, "missed": 1}},
     "digest": {"kind": "digest", "subscription_id": "fleet-daily", "instant": "2026-03-02T06:00:00Z"},  # (#18)
+    "recheck": {"kind": "recheck", "equipment_id": "FL-1"},  # readiness (#33)
 }
 EXPECTED = {
     "evaluation-window": ("evaluation", Replay.EVALUATE_FROM_NOW),
@@ -54,6 +55,7 @@ EXPECTED = {
     "reminder": ("notification", Replay.NOTIFY_AGAIN),
     "window-event": ("notification", Replay.NOTIFY_AGAIN),
     "digest": ("notification", Replay.DIGEST_AGAIN),  # digest (#18)
+    "recheck": ("recheck", Replay.RECHECK_AGAIN),  # readiness (#33)
 }
 
 
@@ -67,7 +69,7 @@ def test_a_tagged_letter_is_read_by_its_tag(kind: str) -> None:
     assert (said.kind, said.replay) == EXPECTED[kind]
 
 
-@pytest.mark.parametrize("kind", sorted(set(TAGGED) - {"stream-batch"}))
+@pytest.mark.parametrize("kind", sorted(set(TAGGED) - {"stream-batch", "recheck"}))  # a recheck was born tagged
 def test_a_letter_sent_before_the_tag_existed_is_read_by_its_shape(kind: str) -> None:
     untagged = {k: v for k, v in TAGGED[kind].items() if k != "kind"}
     assert (read_dead_letter(untagged).kind, read_dead_letter(untagged).replay) == EXPECTED[kind]

@@ -195,7 +195,7 @@ def test_the_web_apps_sessions_expire_by_the_tables_ttl_and_it_signs_in_at_the_s
 
 def test_dead_letter_queues_are_encrypted_and_keep_messages_fourteen_days():
     queues = {n: r for n, r in RESOURCES.items() if r["Type"] == "AWS::SQS::Queue"}
-    assert len(queues) == 5  # three, the notification DLQ (#18) and the audit DLQ (#31)
+    assert len(queues) == 6  # three, the notification DLQ (#18), the audit DLQ (#31) and readiness's (#33)
     for name, queue in queues.items():
         assert queue["Properties"]["SqsManagedSseEnabled"] is True, name
         assert queue["Properties"]["MessageRetentionPeriod"] == 14 * 24 * 3600, name
@@ -203,7 +203,8 @@ def test_dead_letter_queues_are_encrypted_and_keep_messages_fourteen_days():
 
 def test_stream_mapping_is_bounded_reports_partial_failures_and_has_a_failure_destination():
     for function, events, queue in (("ScheduleSyncFunction", "ChecklistChanges", "ScheduleSyncDeadLetterQueue"),
-                                    ("AuditFunction", "ManagedChanges", "AuditDeadLetterQueue")):  # #31
+                                    ("AuditFunction", "ManagedChanges", "AuditDeadLetterQueue"),  # #31
+                                    ("ReadinessFunction", "ReadinessChanges", "ReadinessDeadLetterQueue")):  # #33
         event = RESOURCES[function]["Properties"]["Events"][events]["Properties"]
         assert event["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
         assert event["BisectBatchOnFunctionError"] is True
@@ -329,7 +330,7 @@ def statements_with(cloudformation, action):
 def test_list_streams_is_granted_on_star_alone_as_it_has_no_resource_level_permissions(cloudformation):
     """A statement scoping dynamodb:ListStreams to a table or stream grants nothing."""
     listing = statements_with(cloudformation, "dynamodb:ListStreams")
-    assert sorted(role for role, _ in listing) == ["AuditRole", "ScheduleSyncRole"]  # the two stream readers
+    assert sorted(role for role, _ in listing) == ["AuditRole", "ReadinessRole", "ScheduleSyncRole"]  # stream readers
     for _, statement in listing:
         assert (statement["Action"], statement["Resource"]) == (["dynamodb:ListStreams"], "*")
     for _, stream_reads in statements_with(cloudformation, "dynamodb:GetRecords"):
@@ -429,17 +430,21 @@ def test_failed_and_timed_out_evaluations_raise_alarms():
             "Sum", "GreaterThanThreshold", 0), metric
 
 
-def test_the_iterator_age_alarm_watches_schedule_sync():
-    (alarm,) = alarm_on("AWS/Lambda", "IteratorAge").values()
-    assert dimension(alarm) == ("FunctionName", {"Ref": "ScheduleSyncFunction"})
-    assert alarm["Statistic"] == "Maximum" and alarm["Threshold"] > 0
-    # Long before the stream mapping gives a record up (its maximum record age, in seconds).
-    event = RESOURCES["ScheduleSyncFunction"]["Properties"]["Events"]["ChecklistChanges"]["Properties"]
-    assert alarm["Threshold"] < event["MaximumRecordAgeInSeconds"] * 1000
+def test_the_iterator_age_alarms_watch_schedule_sync_and_readiness():
+    """Readiness (#33) is the stream's third reader: its lag is watched as schedule-sync's is."""
+    found = {dimension(alarm)[1]["Ref"]: alarm for alarm in alarm_on("AWS/Lambda", "IteratorAge").values()}
+    assert set(found) == {"ScheduleSyncFunction", "ReadinessFunction"}
+    for function, events in (("ScheduleSyncFunction", "ChecklistChanges"), ("ReadinessFunction", "ReadinessChanges")):
+        alarm = found[function]
+        assert dimension(alarm)[0] == "FunctionName"
+        assert alarm["Statistic"] == "Maximum" and alarm["Threshold"] > 0
+        # Long before the stream mapping gives a record up (its maximum record age, in seconds).
+        event = RESOURCES[function]["Properties"]["Events"][events]["Properties"]
+        assert alarm["Threshold"] < event["MaximumRecordAgeInSeconds"] * 1000
 
 
 def test_every_alarm_notifies_the_topic_and_tells_the_on_call_what_to_do():
-    assert len(alarms()) == 8  # six, the notification DLQ's (#18) and the audit DLQ's (#31)
+    assert len(alarms()) == 10  # six, the notification DLQ's (#18), the audit DLQ's (#31), readiness's two (#33)
     for name, alarm in alarms().items():
         assert alarm["AlarmActions"] == [{"Ref": "AlarmTopic"}], name
         assert alarm["OKActions"] == [{"Ref": "AlarmTopic"}], name

@@ -23,7 +23,8 @@ from botocore.exceptions import ClientError
 
 from missed_checks.aws.clients import ServiceAdapter
 from missed_checks.checklists.schedule import MAXIMUM_EVENT_AGE_SECONDS, DesiredSchedule, Target
-from missed_checks.contracts import RecheckInput, dump
+from missed_checks.contracts import dump
+from missed_checks.dead_letters import RecheckLetter
 from missed_checks.errors import ScheduleRejected, TransientError
 from missed_checks.readiness.watching import recheck_schedule_name
 
@@ -159,7 +160,7 @@ class RecheckSchedules(ServiceAdapter):
             "Target": {
                 "Arn": self.function_arn,
                 "RoleArn": self.role_arn,
-                "Input": json.dumps(dump(RecheckInput(kind="recheck", equipment_id=equipment_id))),
+                "Input": json.dumps(dump(RecheckLetter(kind="recheck", equipment_id=equipment_id))),
                 "RetryPolicy": {"MaximumEventAgeInSeconds": MAXIMUM_EVENT_AGE_SECONDS, "MaximumRetryAttempts": 5},
                 "DeadLetterConfig": {"Arn": self.dead_letter_arn},
             },

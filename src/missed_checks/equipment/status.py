@@ -12,6 +12,10 @@ Definitions:
   a checklist whose recurrence has ended is ``no_window``;
 * the **open run of misses**: judged windows of the last :data:`MISS_LOOKBACK`, newest first, each
   with a missed check of the equipment, up to the first judged window without one.
+
+Beside them, the equipment's live **readiness** (#33, :func:`readiness_for`): computed from the table
+as it is now (:func:`missed_checks.readiness.watching.readiness_now`), which the stored, announced
+state follows within seconds (docs/readiness.md).
 """
 
 from __future__ import annotations
@@ -28,6 +32,9 @@ from missed_checks.equipment.assignments import Assignment
 from missed_checks.performed_checks.performed_check import counting_windows, timeliness
 from missed_checks.permissions.caller import Caller
 from missed_checks.permissions.role import Action
+from missed_checks.readiness.ports import ReadinessReader
+from missed_checks.readiness.readiness import Readiness
+from missed_checks.readiness.watching import readiness_now
 from missed_checks.reporting.report import MissedRecord
 from missed_checks.timefmt import parse_instant, to_utc_iso
 
@@ -126,6 +133,13 @@ def status_for(reader: StatusReader, caller: Caller, equipment_id: str, now: dat
     """:func:`status_of` on the checklists at the sites where ``caller`` may ``read`` (#31): what
     ``GET /equipment/{id}/status`` and the web app's equipment page show."""
     return [s for s in status_of(reader, equipment_id, now) if caller.may(Action.read, s.checklist.site_id)]
+
+
+def readiness_for(reader: ReadinessReader, caller: Caller, equipment_id: str, now: datetime) -> Readiness | None:
+    """The equipment's live readiness, for a caller who may ``read`` at its site (None otherwise): what
+    ``GET /equipment/{id}/status`` shows beside the checklists."""
+    readiness = readiness_now(reader, equipment_id, now)
+    return readiness if caller.may(Action.read, readiness.site_id) else None
 
 
 def _open_misses(reader: StatusReader, equipment_id: str, checklist_id: str, low: datetime,

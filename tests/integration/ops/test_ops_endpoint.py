@@ -49,6 +49,6 @@ def test_commands_find_the_local_serve_stack_from_the_endpoint(server: LocalServ
     assert report.code == 0 and report.json["rows"] == []
     empty = cli("dlq", "list", *endpoint, "--format", "json", target=False)
     assert empty.json == {"schedule-sync": [], "scheduler": [], "evaluation": [], "notification": [],  # +#18
-                          "audit": []}  # +#31
+                          "audit": [], "readiness": []}  # +#31, +#33
     wrong = cli("checklist", "list", "--endpoint", server.endpoint, "--stack", "other", target=False)
     assert wrong.code == 1 and "other not found" in wrong.err

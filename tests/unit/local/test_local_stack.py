@@ -96,9 +96,10 @@ def test_functions_get_globals_and_their_own_environment(local_stack: EmbeddedSt
 
 def test_stream_mapping_keeps_filter_batch_and_destination(local_stack: EmbeddedStack) -> None:
     mappings = {mapping.function: mapping for mapping in local_stack.stream_mappings}
-    assert sorted(mappings) == ["AuditFunction", "ScheduleSyncFunction"]  # the audit trail's (#31) too
+    assert sorted(mappings) == ["AuditFunction", "ReadinessFunction", "ScheduleSyncFunction"]  # #31's, #33's too
     for function, event, queue in (("ScheduleSyncFunction", "ChecklistChanges", "ScheduleSyncDeadLetterQueue"),
-                                   ("AuditFunction", "ManagedChanges", "AuditDeadLetterQueue")):
+                                   ("AuditFunction", "ManagedChanges", "AuditDeadLetterQueue"),
+                                   ("ReadinessFunction", "ReadinessChanges", "ReadinessDeadLetterQueue")):
         mapping = mappings[function]
         declared = RESOURCES[function]["Properties"]["Events"][event]["Properties"]
         assert mapping.stream_arn == local_stack.outputs["TableStreamArn"]
@@ -119,6 +120,7 @@ def test_alarms_watch_the_deployed_resources_and_notify_the_topic(local_stack: E
         ("AWS/States", "ExecutionsFailed", "StateMachineArn", local_stack.state_machine_arn),
         ("AWS/States", "ExecutionsTimedOut", "StateMachineArn", local_stack.state_machine_arn),
         ("AWS/Lambda", "IteratorAge", "FunctionName", local_stack.functions["ScheduleSyncFunction"].name),
+        ("AWS/Lambda", "IteratorAge", "FunctionName", local_stack.functions["ReadinessFunction"].name),  # #33
     }
     assert all(a["AlarmActions"] == a["OKActions"] == [topic] for a in alarms)
     sns = local_stack.client("sns")

@@ -101,7 +101,7 @@ WEEKDAYS = r"DTSTART;TZID=Europe/Berlin:20260105T060000\nRRULE:FREQ=WEEKLY;BYDAY
         (["checklist"], "command", "give one of put, show, list, pause, resume, delete"),
         (["checklist", "shw", "x"], "command", "'shw' is not one of put, show, "),
         (["dlq", "list", "--queue", "dead"], "queue",
-         "'dead' is not one of schedule-sync, scheduler, evaluation, notification, audit, all"),
+         "'dead' is not one of schedule-sync, scheduler, evaluation, notification, audit, readiness, all"),
         (["checklist", "list", "--format", "xml"], "format", "'xml' is not one of table, json, csv: choose one"),
         (["checklist", "pause", "x", "--format", "csv"], "format", "'csv' is not one of table, json"),
         (["report", "--from", "2026-03-01"], "to", "missing: give --to DATE|INSTANT"),

@@ -14,7 +14,9 @@ from typing import Any
 
 from missed_checks.aws.table import keys
 from missed_checks.aws.table.assignments import AssignmentItems
-from missed_checks.aws.table.base import serialize
+from missed_checks.aws.table.base import deserialize, serialize
+from missed_checks.aws.table.defects import DefectItems
+from missed_checks.aws.table.notifications import NotificationItems
 from missed_checks.aws.table.out_of_service import OutOfServiceItems
 from missed_checks.aws.table.registry import RegistryItems
 from missed_checks.aws.table.revised import RevisedItems
@@ -22,10 +24,13 @@ from missed_checks.equipment.assignments import validate_equipment_id
 from missed_checks.errors import InvalidInput, describe
 from missed_checks.paging import Page
 from missed_checks.readiness.readiness import CheckSeen, Readiness, ReadinessRecord, State
+from missed_checks.readiness.watching import TableChange
 from missed_checks.sites.site import validate_site_id
 from missed_checks.timefmt import parse_instant, to_utc_iso
 
 ITEM_TYPE = "readiness"
+PRE_USE_FIELDS = ("pre_use", "recurrence", "timezone", "window", "status", "closed_on")
+"""What of a checklist decides its current window and whether it asks for a pre-use check."""
 
 
 class ReadinessItems(RevisedItems):
@@ -75,9 +80,14 @@ class ReadinessItems(RevisedItems):
                 for item in items if item.get("type") == "performed_check"]
 
 
-class ReadinessTable(ReadinessItems, AssignmentItems, OutOfServiceItems, RegistryItems):
-    """Readiness's :class:`missed_checks.readiness.ports.ReadinessStore`, with the defects'
-    ``defects_of_equipment`` mixed in by :func:`readiness_table`."""
+class ReadinessTable(ReadinessItems, AssignmentItems, OutOfServiceItems, DefectItems, RegistryItems):
+    """Readiness's :class:`missed_checks.readiness.ports.ReadinessStore`: the state items and what
+    readiness is computed from."""
+
+
+class WatchTable(ReadinessTable, NotificationItems):
+    """The readiness function's: :class:`missed_checks.readiness.ports.WatchStore`, and the defect
+    alerts' once-only records (:class:`missed_checks.evaluation.ports.NotificationRecords`)."""
 
 
 def readiness_item(record: ReadinessRecord) -> dict[str, Any]:
@@ -117,3 +127,28 @@ def readiness_record_of(item: Mapping[str, Any]) -> ReadinessRecord:
                            previous=state("previous") if item.get("previous") is not None else None,
                            changed_at=changed_at, announced=bool(item.get("announced")),
                            recheck_at=instant("recheck_at"))
+
+
+def table_change_of_record(record: Mapping[str, Any]) -> TableChange:
+    """What a stream record (as Lambda hands it, images in DynamoDB JSON) means for readiness: the
+    equipment of a performed check, a defect, an out-of-service period, an assignment or a registry
+    record; a pre-use checklist whose rule or flags changed (its fleet is rechecked); a defect just
+    opened. A record of any other item: nothing (the mapping's filter passes none)."""
+    stream = record.get("dynamodb")
+    if not isinstance(stream, Mapping):
+        raise InvalidInput("dynamodb", f"stream record {record.get('eventID')} has no dynamodb section")
+    item_keys = deserialize(stream.get("Keys") or {})
+    old, new = (deserialize(stream[name]) if stream.get(name) else {} for name in ("OldImage", "NewImage"))
+    pk, sk = str(item_keys.get("pk", "")), str(item_keys.get("sk", ""))
+    if sk == keys.CHECKLIST_SK:
+        relevant = (old.get("pre_use") or new.get("pre_use")) and any(
+            old.get(name) != new.get(name) for name in PRE_USE_FIELDS)
+        return TableChange(checklist_id=keys.checklist_id_of(pk)) if relevant else TableChange()
+    equipment: tuple[str, ...] = ()
+    if (pk.startswith("PERFORMED#") or pk == keys.OUT_OF_SERVICE_PK or sk in (keys.DEFECT_SK, keys.REGISTERED_SK)
+            or (keys.checklist_id_of(pk) is not None and sk.startswith(keys.assignment_prefix()))):
+        equipment = tuple(sorted({str(image["equipment_id"]) for image in (old, new) if image.get("equipment_id")}))
+    opened = None
+    if sk == keys.DEFECT_SK and record.get("eventName") == "INSERT" and new.get("status") == "open":
+        opened = str(new.get("defect_id") or pk.removeprefix("DEFECT#"))
+    return TableChange(equipment_ids=equipment, opened_defect_id=opened)
