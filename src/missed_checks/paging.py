@@ -8,7 +8,7 @@ from typing import Generic, TypeVar
 
 from missed_checks.errors import InvalidInput, describe
 
-__all__ = ["MAX_PAGE", "Page", "page_after", "page_limit"]
+__all__ = ["MAX_PAGE", "Page", "every_item", "page_after", "page_limit"]
 
 T = TypeVar("T")
 
@@ -37,3 +37,16 @@ def page_after(items: Iterable[T], key: Callable[[T], str], position: str | None
     after = [item for item in items if position is None or key(item) > position]
     page = after[:limit]
     return Page(page, key(page[-1]) if len(after) > limit else None)
+
+
+def every_item(read: Callable[[str | None, int], Page[T]]) -> list[T]:
+    """Every item of a list read a page (of :data:`MAX_PAGE`) at a time: ``read(position, limit)``
+    until a page says it is the last."""
+    items: list[T] = []
+    position: str | None = None
+    while True:
+        page = read(position, MAX_PAGE)
+        items.extend(page.items)
+        if page.next_position is None:
+            return items
+        position = page.next_position

@@ -10,7 +10,7 @@ from missed_checks.defects.defect import Defect, DefectStatus
 from missed_checks.defects.ports import DefectReader
 from missed_checks.equipment.assignments import validate_equipment_id
 from missed_checks.errors import InvalidInput, NotFound, describe, shorten
-from missed_checks.paging import Page, page_limit
+from missed_checks.paging import Page, every_item, page_limit
 from missed_checks.permissions.authorizing import authorize, visible
 from missed_checks.permissions.caller import Caller
 from missed_checks.permissions.role import Action
@@ -73,7 +73,7 @@ def list_defects(store: DefectListing, caller: Caller, *, site_id: object = None
         sites = [site]
     else:
         held = caller.sites()
-        sites = [*sorted(held)] if held is not None else [None, *_every_site(store)]
+        sites = [*sorted(held)] if held is not None else [None, *(s.site_id for s in every_item(store.list_sites))]
     after_site, after_key = _position(position)
     defects: list[Defect] = []
     for index, each in enumerate(sites):
@@ -92,17 +92,6 @@ def list_defects(store: DefectListing, caller: Caller, *, site_id: object = None
 def _key(defect: Defect) -> str:
     """A defect's place in a list: when it was found, then its id (the indexes' order)."""
     return f"{to_utc_iso(defect.found_at)}#{defect.defect_id}"
-
-
-def _every_site(store: SiteStore) -> list[str]:
-    sites: list[str] = []
-    position: str | None = None
-    while True:
-        page = store.list_sites(position, 1000)
-        sites.extend(site.site_id for site in page.items)
-        if page.next_position is None:
-            return sites
-        position = page.next_position
 
 
 def _position(position: str | None) -> tuple[str | None, str | None]:

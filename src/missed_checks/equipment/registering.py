@@ -20,7 +20,7 @@ from missed_checks.equipment.assignments import validate_equipment_id
 from missed_checks.equipment.ports import RegistryStore
 from missed_checks.equipment.registration import RegisteredEquipment
 from missed_checks.errors import InvalidInput, NotFound
-from missed_checks.paging import Page, page_limit
+from missed_checks.paging import Page, every_item, page_limit
 from missed_checks.permissions.authorizing import authorize
 from missed_checks.permissions.caller import Caller
 from missed_checks.permissions.role import Action
@@ -170,14 +170,7 @@ def list_equipment(store: RegistryStore, caller: Caller, site_id: object = None,
 
 
 def _every_site(store: RegistryStore) -> list[str]:
-    sites: list[str] = []
-    position: str | None = None
-    while True:
-        page = store.list_sites(position, 1000)
-        sites.extend(site.site_id for site in page.items)
-        if page.next_position is None:
-            return sites
-        position = page.next_position
+    return [site.site_id for site in every_item(store.list_sites)]
 
 
 def _position(position: str | None) -> tuple[str | None, str | None]:
