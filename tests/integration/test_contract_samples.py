@@ -195,6 +195,11 @@ def test_the_api_read_samples_answer_the_mondays_status_missed_checks_and_report
     status, equipment = _answer(stack, "ApiStatusFunction", "api_equipment_status.json")
     assert status == 200 and equipment["equipment_id"] == "fl-001", equipment
     assert [c["checklist_id"] for c in equipment["checklists"]] == [CHECKLIST]
+    # its live readiness (#33): the sample's checklist is no pre-use checklist, so nothing is asked
+    assert equipment["readiness"] == {
+        "equipment_id": "fl-001", "site_id": None, "state": "cleared", "since": None,
+        "reason": "cleared to operate: no open defect and no pre-use check due", "open_defects": [],
+        "unchecked_checklists": [], "out_of_service_until": None, "next_change_at": None}
     status, missed = _answer(stack, "ApiMissedFunction", "api_missed.json")
     assert status == 200, missed
     assert sorted(m["equipment_id"] for m in missed["missed"]) == [e for e in EQUIPMENT if e not in CHECKED]

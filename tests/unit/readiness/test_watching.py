@@ -14,6 +14,7 @@ from missed_checks.checklists.checklist import Checklist
 from missed_checks.contracts import ReadinessChangedDetail
 from missed_checks.defects.defect import Defect, DefectStatus
 from missed_checks.equipment.out_of_service import OutOfServicePeriod
+from missed_checks.equipment.status import readiness_for
 from missed_checks.errors import InvalidInput, NotFound
 from missed_checks.paging import Page, page_after
 from missed_checks.performed_checks.answers import FailedItem
@@ -248,3 +249,12 @@ def test_a_sites_readiness_lists_its_equipment_for_a_caller_who_may_read_there()
     with pytest.raises(InvalidInput) as refused:
         site_readiness(table, "north", caller=operator, cursor=5)
     assert refused.value.field == "cursor"
+
+
+def test_the_status_route_shows_the_live_readiness_to_a_caller_who_may_read_at_its_site() -> None:
+    table, _, _ = fleet()
+    table.with_sites("south")
+    north = readiness_for(table, Caller("op", roles={"north": Role.operator}), "FL-1", MORNING)
+    assert north is not None and north.state is State.UNCHECKED and north.site_id == "north"
+    assert readiness_for(table, Caller("op", roles={"south": Role.operator}), "FL-1", MORNING) is None
+    assert table.records == {}  # live: computed, nothing stored or announced
