@@ -15,6 +15,10 @@
 * ``executions`` (counts by status and by the plan's outcome), ``failed_executions``,
   ``firings``, ``dead_letters`` (per queue logical id, bodies decoded), ``schedules``,
   ``schedule_problems``, ``lambda``, ``deployment_problems`` and ``stream`` statistics.
+* ``readiness`` (#33): every ``Equipment readiness changed`` event a subscriber of the stack's bus
+  received (its detail), in the order of the changes; ``defects``: every defect of the scenario's
+  equipment (``defect_id``, ``checklist``, ``equipment``, ``found_at``, ``found_by``, ``failed_items``,
+  ``status``, ``resolved_how``, ``resolved_at``, ``resolved_by``), oldest first.
 * ``notifications``: every notification sent (#18: ``kind``, ``checklist``, ``window_start``, ``to``,
   ``equipment``, ``sent_at`` simulated, ``subject``), as the embedded SES captured them
   (:mod:`missed_checks_local.product.notifications`).
@@ -43,7 +47,8 @@ _EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
 _LATEST = datetime(2200, 1, 1, tzinfo=UTC)
 
 
-def build_result(scenario: Scenario, runtime: LocalRuntime, table: Any) -> dict[str, Any]:
+def build_result(scenario: Scenario, runtime: LocalRuntime, table: Any,
+                 readiness: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     report = build_report(table, scenario.start, scenario.end, now=runtime.clock.now(), detail=True)
     ids = scenario.checklist_ids
     missed = []
@@ -96,7 +101,21 @@ def build_result(scenario: Scenario, runtime: LocalRuntime, table: Any) -> dict[
         # notifications (#18): what the embedded SES captured, with what each is about
         "notifications": captured_notifications(runtime.stack, table.name, scenario.start,
                                                 runtime.clock.now() + timedelta(seconds=1)),
+        # cleared to operate (#33): what a subscriber heard, and the defects on record
+        "readiness": list(readiness or []),
+        "defects": _defects(table, scenario.equipment_ids),
     }
+
+
+def _defects(table: Any, equipment_ids: list[str]) -> list[dict[str, Any]]:
+    found = [defect for equipment_id in equipment_ids for defect in table.defects_of_equipment(equipment_id)]
+    entries = [{"defect_id": d.defect_id, "checklist": d.checklist_id, "equipment": d.equipment_id,
+                "found_at": to_utc_iso(d.found_at), "found_by": d.found_by,
+                "failed_items": [f.item_id for f in d.failed_items], "status": str(d.status),
+                "resolved_how": None if d.resolved_how is None else str(d.resolved_how),
+                "resolved_at": None if d.resolved_at is None else to_utc_iso(d.resolved_at),
+                "resolved_by": d.resolved_by} for d in found]
+    return sorted(entries, key=lambda d: (d["found_at"], d["equipment"]))
 
 
 def to_json(result: dict[str, Any]) -> str:

@@ -51,6 +51,15 @@ schedule firings at that instant.
 subscribe`` does (``day`` and ``checklists`` optional); its digests are in the run's
 ``notifications`` with kind ``digest``.
 
+Cleared to operate (#33, docs/defects.md, docs/readiness.md): ``put_checklist`` takes ``items``
+(what a check answers, as ``checklist put --file``: ``[{"id": "brakes", "label": "Brakes work",
+"kind": "pass_fail", "critical": true}, ...]``), ``pre_use`` and ``clear_on_pass``; ``performed``
+takes ``answers`` (``{"brakes": "fail"}``), checked against the items in force at its
+``performed_at`` when it plays (a bad answer fails the run naming the event and the item);
+``{"at": "...", "resolve_defect": {"checklist", "equipment", "found_at", "note", "by"}}`` resolves,
+as a supervisor, the defect the check performed at ``found_at`` opened. The run's ``readiness`` lists
+every ``Equipment readiness changed`` event a subscriber received, ``defects`` every defect.
+
 Every problem in a file is reported as :class:`~missed_checks.errors.InvalidInput` naming the
 event and field (``events[3].put_checklist.recurrence: ...``).
 """
@@ -106,11 +115,13 @@ ACTIONS = (
     "back_in_service",
     "put_calendar",  # closure calendars (#23 item 2)
     "subscribe_digest",  # digest (#18): a subscription and its schedule, as `digest subscribe` writes them
+    "resolve_defect",  # cleared to operate (#33): a supervisor resolves the defect a failed check opened
 )
 _EQUIPMENT_ACTIONS = ("out_of_service", "back_in_service")
 """Events about one piece of equipment, on all its checklists (no ``checklist`` field)."""
 _PUT_KEYS = {"id", "name", "recurrence", "timezone", "window", "grace", "validate", "closed_on",
-             "notify"}  # notify: who is told (#18), as `checklist put --file` takes it
+             "notify",  # notify: who is told (#18), as `checklist put --file` takes it
+             "items", "pre_use", "clear_on_pass"}  # what a check answers, and readiness (#33)
 _TOP_KEYS = {"name", "description", "start", "end", "events", "parameters", "faults"}
 
 
@@ -138,6 +149,15 @@ class Scenario:
     """Template parameter overrides (``{"MaxWindowsPerRun": "5"}``)."""
     faults: tuple[Any, ...] = ()
     """Faults to inject (:mod:`missed_checks_local.product.faults`); none by default."""
+
+    @property
+    def equipment_ids(self) -> list[str]:
+        """Every piece of equipment the timeline assigns, in order of first assignment."""
+        ids: dict[str, None] = {}
+        for event in self.events:
+            if event.action == "assign":
+                ids.update(dict.fromkeys(event.args["equipment"]))
+        return list(ids)
 
     @property
     def checklist_ids(self) -> list[str]:
@@ -280,7 +300,24 @@ def _put(where: str, value: Any, at: datetime) -> dict[str, Any]:
         rule = Checklist(checklist_id=args["id"], recurrence=args["recurrence"], timezone=args["timezone"],
                          window=args["window"], grace=args["grace"]).parsed() if validate else None
         args["notify"] = NotifySettings.parse(fields["notify"], rule, f"{where}.notify")
+    # cleared to operate (#33): absent keeps an existing checklist's items and flags
+    args["items"] = _items(f"{where}.items", fields["items"]) if "items" in fields else None
+    for flag in ("pre_use", "clear_on_pass"):
+        if flag in fields and not isinstance(fields[flag], bool):
+            raise InvalidInput(f"{where}.{flag}", "must be true or false")
+        args[flag] = fields.get(flag)
     return args
+
+
+def _items(where: str, value: Any) -> tuple[Any, ...]:
+    """A checklist's items (#33), as ``checklist put --file`` takes them (every problem named
+    ``events[i].put_checklist.items[2].minimum``)."""
+    from missed_checks.checklists.check_item import parse_items
+
+    try:
+        return parse_items(value, "items")
+    except InvalidInput as error:
+        raise InvalidInput(f"{where.removesuffix('.items')}.{error.field}", error.message) from None
 
 
 def _assignment(where: str, value: Any, at: datetime) -> dict[str, Any]:
@@ -296,7 +333,8 @@ def _assignment(where: str, value: Any, at: datetime) -> dict[str, Any]:
 
 
 def _performed(where: str, value: Any, at: datetime) -> dict[str, Any]:
-    fields = _fields(where, value, {"checklist", "equipment", "performed_at", "by"}, {"checklist", "equipment"})
+    fields = _fields(where, value, {"checklist", "equipment", "performed_at", "by", "answers"},
+                     {"checklist", "equipment"})
     performed_at = at
     if fields.get("performed_at") is not None:
         performed_at = parse_instant(fields["performed_at"], f"{where}.performed_at")
@@ -309,7 +347,29 @@ def _performed(where: str, value: Any, at: datetime) -> dict[str, Any]:
         "equipment": _equipment_id(f"{where}.equipment", fields["equipment"]),
         "performed_at": performed_at,
         "by": _author(f"{where}.by", fields.get("by", _SCENARIO_BY)),  # kept as recorded_by
+        # what the check found (#33): checked against the items in force at performed_at when played
+        "answers": _answers(f"{where}.answers", fields["answers"]) if "answers" in fields else None,
     }
+
+
+def _answers(where: str, value: Any) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        raise InvalidInput(where, "must be an object of answers by item id, e.g. {\"brakes\": \"pass\"}")
+    return dict(value)
+
+
+def _resolve_defect(where: str, value: Any, at: datetime) -> dict[str, Any]:
+    """A supervisor resolves the defect a failed check opened (#33): the check named by its
+    checklist, equipment and ``found_at`` (its performed_at), with a note."""
+    fields = _fields(where, value, {"checklist", "equipment", "found_at", "note", "by"},
+                     {"checklist", "equipment", "found_at", "note", "by"})
+    found_at = parse_instant(fields["found_at"], f"{where}.found_at")
+    if found_at > at:
+        raise InvalidInput(f"{where}.found_at", "is after the event's 'at' (a defect is resolved after it is found)")
+    return {"checklist": _checklist_id(f"{where}.checklist", fields["checklist"]),
+            "equipment": _equipment_id(f"{where}.equipment", fields["equipment"]),
+            "found_at": found_at, "note": _text(f"{where}.note", fields["note"]),
+            "by": _author(f"{where}.by", fields["by"])}
 
 
 def _dismiss(where: str, value: Any, at: datetime) -> dict[str, Any]:
@@ -413,6 +473,7 @@ _ARGUMENT_CHECKS: dict[str, Callable[[str, Any, datetime], Any]] = {
     "back_in_service": _back_in_service,
     "put_calendar": _put_calendar,
     "subscribe_digest": _digest,  # digest (#18)
+    "resolve_defect": _resolve_defect,  # cleared to operate (#33)
 }
 
 
@@ -453,7 +514,8 @@ def _check_references(events: list[ScenarioEvent]) -> None:
             checklist, field = event.args, event.where
         else:
             checklist, field = event.args["checklist"], f"{event.where}.checklist"
-        known = ever if event.action == "dismiss" else existing  # a check is recorded as POST /checks records it
+        # a check is recorded as POST /checks records it; a dismissal or a resolution may follow a deletion
+        known = ever if event.action in ("dismiss", "resolve_defect") else existing
         if checklist not in known:
             raise InvalidInput(
                 field,
@@ -562,6 +624,7 @@ def run_scenario(
     more faults, so that what the faults delayed (a dropped firing's catch-up) can happen."""
     from missed_checks_local.clock import SimulatedClock
     from missed_checks_local.embedded import embedded_aws  # deferred (and below): the embedded AWS imports moto
+    from missed_checks_local.product.readiness import ReadinessCapture
     from missed_checks_local.product.run_result import build_result
     from missed_checks_local.runtime import LocalRuntime
     from missed_checks_local.stack import EmbeddedStack
@@ -578,6 +641,8 @@ def run_scenario(
                 runtime.on_step = lambda: progress(clock.now())
             from missed_checks.aws.table import ChecklistTable  # deferred: boto3, not needed to parse a scenario
 
+            readiness = ReadinessCapture()  # #33: a subscriber of the readiness events, as an interlock would be
+            readiness.prepare(runtime)
             if prepare is not None:
                 prepare(runtime)
             table = ChecklistTable(stack.table_name)
@@ -597,7 +662,7 @@ def run_scenario(
                                    "the end of the scenario: nothing to dismiss")
             if observe is not None:
                 observe(runtime)
-            report = build_result(scenario, runtime, table)
+            report = build_result(scenario, runtime, table, readiness=readiness.read(runtime))
             report.update({"denials": denials} if (denials := runtime.denials()) else {})
             if recover is not None:
                 report["recovery"] = report_recovery
@@ -715,6 +780,28 @@ def _apply_out_of_service(event: ScenarioEvent, table: Any) -> None:
         raise InvalidInput("equipment", str(error)) from None
 
 
+def _apply_to_runtime(event: ScenarioEvent, runtime: Any) -> None:
+    """A failure injected into the scheduler, or a digest subscription with its schedule."""
+    args = event.args
+    if event.action == "fail_next_firing":
+        runtime.scheduler.inject_failure(args["checklist"], count=args["count"], error_code=args["error"])
+        return
+    from missed_checks_local.product.digests import subscribe  # deferred: boto3, as the table in _apply
+
+    subscribe(runtime.stack, args, event.at)  # digest (#18)
+    runtime.scheduler.refresh()  # written here, not by schedule-sync: the scheduler must look now
+
+
+def _resolve(event: ScenarioEvent, table: Any) -> None:
+    from missed_checks.defects.defect import defect_id_of
+    from missed_checks.defects.resolving import resolve_defect
+    from missed_checks.permissions.caller import Caller
+
+    args = event.args
+    resolve_defect(table, defect_id_of(args["checklist"], args["equipment"], args["found_at"]), args["note"],
+                   caller=Caller.operator(args["by"]), now=event.at)
+
+
 def _apply(event: ScenarioEvent, table: Any, runtime: Any) -> bool:
     """Play one event; False for a dismissal whose missed check is not recorded yet."""
 
@@ -735,6 +822,9 @@ def _apply(event: ScenarioEvent, table: Any, runtime: Any) -> bool:
                 validate=args["validate"],
                 closed_on=args["closed_on"],
                 notify=args.get("notify"),
+                items=args.get("items"),  # cleared to operate (#33)
+                pre_use=args.get("pre_use"),
+                clear_on_pass=args.get("clear_on_pass"),
                 by=_SCENARIO_BY,
                 site_id=args.get("site_id"),  # local serve --scenario puts them at a site (#32)
             )
@@ -745,7 +835,7 @@ def _apply(event: ScenarioEvent, table: Any, runtime: Any) -> bool:
         elif event.action == "unassign":
             table.unassign_equipment(args["checklist"], args["equipment"], at, by=_SCENARIO_BY)
         elif event.action == "performed":
-            check = PerformedCheck(args["checklist"], args["equipment"], args["performed_at"])
+            check = PerformedCheck(args["checklist"], args["equipment"], args["performed_at"], answers=args["answers"])
             record_checks(table, [Row(check)], now=at, recorded_by=args["by"])  # a re-post keeps the first
         elif event.action == "pause_checklist":
             table.pause_checklist(args, at, by=_SCENARIO_BY)
@@ -753,15 +843,12 @@ def _apply(event: ScenarioEvent, table: Any, runtime: Any) -> bool:
             table.resume_checklist(args, at, by=_SCENARIO_BY)
         elif event.action == "delete_checklist":
             table.delete_checklist(args, by=_SCENARIO_BY)
-        elif event.action == "fail_next_firing":
-            runtime.scheduler.inject_failure(args["checklist"], count=args["count"], error_code=args["error"])
+        elif event.action in ("fail_next_firing", "subscribe_digest"):
+            _apply_to_runtime(event, runtime)
         elif event.action in _EQUIPMENT_ACTIONS:
             _apply_out_of_service(event, table)
-        elif event.action == "subscribe_digest":  # digest (#18)
-            from missed_checks_local.product.digests import subscribe  # deferred: boto3, as the table above
-
-            subscribe(runtime.stack, args, at)
-            runtime.scheduler.refresh()  # written here, not by schedule-sync: the scheduler must look now
+        elif event.action == "resolve_defect":  # cleared to operate (#33), as `defect resolve` does
+            _resolve(event, table)
     except InvalidInput as error:
         raise InvalidInput(f"{event.where}.{error.field}", error.message) from None
     return True
