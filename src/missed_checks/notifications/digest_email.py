@@ -8,7 +8,10 @@ Every figure is also written as text (compliance is never a colour alone).
 The figures are the report's own (:mod:`missed_checks.reporting.report`): its rows, their
 :meth:`~missed_checks.reporting.report.ReportRow.to_dict` counts (every outcome the report has, in its
 column order :data:`~missed_checks.reporting.report.COLUMNS`), its compliance, and the missed windows of
-its outcomes (:func:`missed_checks.reporting.insights.missed_checks`). Nothing is re-counted here.
+its outcomes (:func:`missed_checks.reporting.insights.missed_checks`), and what the checks found
+(#33, :mod:`missed_checks.reporting.findings`: the checks that failed a critical item in the period,
+the defects open at its end and how long they had been open, the defects resolved and the time
+they took). Nothing is re-counted here.
 **Worst first**: checklists and equipment by compliance, lowest first (none yet: last), then most
 missed; missed checks grouped by that equipment order.
 
@@ -26,16 +29,19 @@ from typing import Protocol
 from zoneinfo import ZoneInfo
 
 from missed_checks.notifications.digest import Period, Subscription
+from missed_checks.reporting.findings import ReportFindings, in_words
 from missed_checks.reporting.insights import local, missed_checks
 from missed_checks.reporting.report import COLUMNS, TOTAL, ReportRow, WindowOutcome, total, why_no_compliance
 
-__all__ = ["EQUIPMENT_ROWS", "MISSED_ROWS", "ChecklistInfoView", "DigestReport", "render_digest", "render_text",
-           "subject", "worst_first"]
+__all__ = ["EQUIPMENT_ROWS", "FINDINGS_ROWS", "MISSED_ROWS", "ChecklistInfoView", "DigestReport", "render_digest",
+           "render_text", "subject", "worst_first"]
 
 EQUIPMENT_ROWS = 25
 """The equipment table lists the worst this many (the rest are counted in a line)."""
 MISSED_ROWS = 50
 """The missed-check list shows this many (the rest are counted in a line)."""
+FINDINGS_ROWS = 50
+"""The lists of failed critical items and of open defects show this many each (the rest counted)."""
 
 _IDS = ("checklist_id", "equipment_id")
 COUNT_COLUMNS = tuple(c for c in COLUMNS if c not in _IDS and c != "compliance_pct")
@@ -101,6 +107,9 @@ class DigestReport(Protocol):
     @property
     def warnings(self) -> Sequence[str]: ...
 
+    @property
+    def findings(self) -> ReportFindings | None: ...
+
 
 def worst_first(rows: Iterable[ReportRow]) -> list[ReportRow]:
     """``rows`` by compliance, lowest first (rows with nothing judged yet last), then most missed,
@@ -119,12 +128,15 @@ def _period_text(subscription: Subscription, start: datetime, end: datetime) -> 
 
 
 def subject(subscription: Subscription, report: DigestReport) -> str:
-    """The message's subject: period, fleet compliance and misses (plain text)."""
+    """The message's subject: period, fleet compliance and misses, and the defects open at its end
+    when there are any (plain text)."""
     fleet = total(report.rows)
     done = "no windows judged" if fleet.compliance is None else f"{fleet.compliance:.1f} % done"
     kind = "Daily" if subscription.period is Period.DAILY else "Weekly"
+    opened = len(report.findings.open_defects) if report.findings is not None else 0
+    defects = f", {opened} open defect{'' if opened == 1 else 's'}" if opened else ""
     return (f"{kind} missed-checks digest, {_period_text(subscription, report.start, report.end)}: "
-            f"{done}, {fleet.missed} missed")
+            f"{done}, {fleet.missed} missed{defects}")
 
 
 def _label(column: str) -> str:
@@ -240,6 +252,76 @@ def _missed_section(report: DigestReport, order: Sequence[str]) -> str:
                      "missed") + more)
 
 
+def _found_lines(found: ReportFindings) -> list[str]:
+    """The findings' figures in sentences (the HTML's paragraphs and the text's lines)."""
+    fleet, ttr = found.fleet, found.time_to_resolve
+    lines = [f"{fleet.performed} check{'' if fleet.performed == 1 else 's'} performed, {fleet.failed} with a failed "
+             f"item, {fleet.critical_failed} with a failed critical item (a check with failed items still counts "
+             "as performed in compliance)."]
+    if ttr.count:
+        lines.append(f"{ttr.count} defect{'' if ttr.count == 1 else 's'} resolved: {ttr.by_supervisor} by a "
+                     f"supervisor, {ttr.by_passing_check} by a passing check; time to resolve: median "
+                     f"{in_words(ttr.median or timedelta(0))}, longest {in_words(ttr.longest or timedelta(0))}.")
+    return lines
+
+
+def _has_findings(found: ReportFindings | None) -> bool:
+    return found is not None and bool(found.fleet.failed or found.open_defects or found.resolved)
+
+
+def _critical_texts(report: DigestReport, found: ReportFindings) -> list[tuple[str, str, str, str]]:
+    """(equipment, checklist, when in the checklist's zone, the critical items it failed) of each
+    check of the period that failed a critical item."""
+    return [(c.equipment_id, c.checklist_id,
+             local(c.performed_at, _zone_of(report, c.checklist_id)).strftime("%a %d %b %H:%M %Z"),
+             ", ".join(i.label for i in c.failed_items if i.critical)) for c in found.critical_checks]
+
+
+def _open_texts(report: DigestReport, found: ReportFindings) -> list[tuple[str, str, str, str, str]]:
+    """(equipment, defect id, what failed, when found in the checklist's zone, open for) of each defect open."""
+    return [(d.equipment_id, d.defect_id, ", ".join(d.items),
+             f"{d.found_at.astimezone(_zone_of(report, d.checklist_id)):%a %d %b %H:%M %Z}", d.age_words)
+            for d in found.open_defects]
+
+
+def _left(text: str, sub: str | None = None) -> str:
+    """A cell aligned left, ``sub`` on a line of its own below the text."""
+    below = f'<span style="{_SUB}">{escape(sub)}</span>' if sub else ""
+    return f'<td style="{_CELL_LEFT};{_TEXT}">{escape(text)}{below}</td>'
+
+
+def _more(shown: int, of: int) -> str:
+    return (f'<p style="margin:6px 0;font-size:13px;{_MUTED}">and {of - shown} more</p>' if of > shown else "")
+
+
+def _findings_section(report: DigestReport, zone: tzinfo) -> str:
+    """What the checks found: its figures, the checks that failed a critical item, the open defects."""
+    found = report.findings
+    if found is None or not _has_findings(found):
+        return ""
+    html = (f'<h2 style="{_H2}">What the checks found</h2>'
+            + "".join(f'<p data-section="findings" style="margin:4px 0;font-size:14px;{_TEXT}">{escape(line)}</p>'
+                      for line in _found_lines(found)))
+    critical = _critical_texts(report, found)
+    if critical:
+        body = [f'<tr data-row="critical" data-id="{escape(equipment)}">{_left(equipment, checklist)}{_left(when)}'
+                f"{_left(items)}</tr>" for equipment, checklist, when, items in critical[:FINDINGS_ROWS]]
+        html += (f'<h2 style="{_H2}">Failed critical items</h2>'
+                 + _table([("equipment, checklist", 30.0), ("performed (checklist's zone)", 30.0),
+                           ("critical items failed", None)], 3, body, "critical")
+                 + _more(len(body), len(critical)))
+    opened = _open_texts(report, found)
+    if opened:
+        body = [f'<tr data-row="defect" data-id="{escape(defect_id)}">{_left(equipment, defect_id)}{_left(items)}'
+                f"{_left(when)}{_left(age)}</tr>" for equipment, defect_id, items, when, age in opened[:FINDINGS_ROWS]]
+        at = found.at.astimezone(zone).strftime("%a %d %b %H:%M %Z")
+        html += (f'<h2 style="{_H2}">Open defects at {escape(at)}</h2>'
+                 + _table([("equipment, defect", 26.0), ("what failed", None), ("found (checklist's zone)", 24.0),
+                           ("open for", 18.0)], 4, body, "defects")
+                 + _more(len(body), len(opened)))
+    return html
+
+
 def _summary(report: DigestReport) -> str:
     fleet = total(report.rows)
     background, colour, word = _band(fleet.compliance)
@@ -271,10 +353,10 @@ def render_digest(subscription: Subscription, report: DigestReport, reference: s
     scope = "all checklists" if subscription.whole_fleet else "checklists " + ", ".join(subscription.checklists)
     if report.rows:
         body = (_summary(report) + _checklist_section(report) + _equipment_section(report, equipment)
-                + _missed_section(report, [r.equipment_id for r in equipment]))
+                + _findings_section(report, zone) + _missed_section(report, [r.equipment_id for r in equipment]))
     else:
         body = (f'<p data-section="summary" style="font-size:15px;{_TEXT}">No window of {escape(scope)} was due in '
-                "this period.</p>")
+                "this period.</p>" + _findings_section(report, zone))
     warnings = "".join(f'<p style="margin:4px 0;font-size:13px;color:#8d2b0b">Warning: {escape(w)}</p>'
                        for w in report.warnings)
     title = f"{'Daily' if subscription.period is Period.DAILY else 'Weekly'} digest: {period}"
@@ -333,7 +415,31 @@ def render_text(subscription: Subscription, report: DigestReport) -> str:
                       for o in missed[:MISSED_ROWS]]
             if len(missed) > MISSED_ROWS:
                 lines.append(f"  ... and {len(missed) - MISSED_ROWS} more")
+    lines += _findings_text(subscription, report)
     lines += ["", f"As of {report.as_of.astimezone(zone):%Y-%m-%d %H:%M %Z}. Subscription "
                   f"{subscription.subscription_id}: {subscription.describe_when()}; to stop it: "
                   f"missed-checks digest unsubscribe {subscription.subscription_id}"]
     return "\n".join(lines) + "\n"
+
+
+def _findings_text(subscription: Subscription, report: DigestReport) -> list[str]:
+    """The text part's lines of what the checks found (none: nothing was)."""
+    found = report.findings
+    if found is None or not _has_findings(found):
+        return []
+    lines = ["", "What the checks found:", *(f"  {line}" for line in _found_lines(found))]
+    critical = _critical_texts(report, found)
+    if critical:
+        lines += ["", "Failed critical items:"]
+        lines += [f"  - {equipment} ({checklist}) {when}: {items}"
+                  for equipment, checklist, when, items in critical[:FINDINGS_ROWS]]
+        if len(critical) > FINDINGS_ROWS:
+            lines.append(f"  ... and {len(critical) - FINDINGS_ROWS} more")
+    opened = _open_texts(report, found)
+    if opened:
+        lines += ["", f"Open defects at {found.at.astimezone(subscription.zone):%a %d %b %H:%M %Z}:"]
+        lines += [f"  - {equipment} {defect_id}: {items}; found {when}, open for {age}"
+                  for equipment, defect_id, items, when, age in opened[:FINDINGS_ROWS]]
+        if len(opened) > FINDINGS_ROWS:
+            lines.append(f"  ... and {len(opened) - FINDINGS_ROWS} more")
+    return lines

@@ -24,18 +24,21 @@ In the product package (not the operator's) because the digest Lambda builds the
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
+from itertools import chain
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from missed_checks import identifiers
 from missed_checks.checklists.checklist import Checklist, Status, validate_checklist_id
 from missed_checks.checklists.recurrence import OccurrenceWindow
-from missed_checks.equipment.assignments import SHARD_COUNT, Assignment, validate_equipment_id
+from missed_checks.equipment.assignments import SHARD_COUNT, Assignment, shard_of, validate_equipment_id
 from missed_checks.errors import InvalidInput, NotFound
+from missed_checks.paging import MAX_PAGE
+from missed_checks.reporting.findings import CheckResult, DefectView, ReportFindings, report_findings
 from missed_checks.reporting.ports import ReportReader
 from missed_checks.reporting.report import (
     MissedRecord,
@@ -89,6 +92,8 @@ class Report:
     """With ``detail``: the assignment of every (checklist, equipment) with a row."""
     out_of_service: dict[str, list[OutOfService]] = field(default_factory=dict)
     """The out-of-service periods the report excused windows with, by equipment."""
+    findings: ReportFindings | None = None
+    """With ``detail``: what the checks of the range found (failed items, defects; #33)."""
 
     @property
     def total(self) -> ReportRow:
@@ -113,6 +118,8 @@ class Report:
             data["assignments"] = [_assignment_dict(a) for _, a in sorted(self.assignments.items())]
             data["out_of_service"] = {equipment_id: [p.to_dict() for p in periods]
                                       for equipment_id, periods in sorted(self.out_of_service.items())}
+            if self.findings is not None:
+                data["findings"] = self.findings.to_dict()
         return data
 
 
@@ -153,14 +160,15 @@ def build_report(
     for equipment_id in equipment_ids:
         validate_equipment_id(equipment_id)
     report = Report(start, end, now, [], outcomes=[] if detail else None)
+    seen = _Found()
     if out_of_service is None:
         out_of_service = out_of_service_of(table, start, sorted(set(equipment_ids)))
     for period in out_of_service:
         report.out_of_service.setdefault(period.equipment_id, []).append(period)
     if equipment_ids:
-        _by_equipment(table, report, sorted(set(equipment_ids)), set(checklist_ids), progress)
+        _by_equipment(table, report, sorted(set(equipment_ids)), set(checklist_ids), progress, seen)
     else:
-        _by_checklist(table, report, checklist_ids, progress)
+        _by_checklist(table, report, checklist_ids, progress, seen)
     report.rows.sort(key=lambda row: (row.checklist_id, row.equipment_id))
     used = {row.checklist_id for row in report.rows}
     if report.outcomes is not None:
@@ -171,7 +179,39 @@ def build_report(
     report.checklists = {k: v for k, v in sorted(report.checklists.items()) if k in used}
     equipment = {row.equipment_id for row in report.rows}
     report.out_of_service = {k: v for k, v in sorted(report.out_of_service.items()) if k in equipment}
+    if detail:
+        report.findings = report_findings(seen.checks, seen.defects(table), start, end, now)
     return report
+
+
+@dataclass
+class _Found:
+    """What the report read for its findings: the checks it read (each once), and where to read the
+    defects of its checklists (by site, or by equipment when the report names equipment)."""
+
+    checks: list[CheckResult] = field(default_factory=list)
+    checklists: set[str] = field(default_factory=set)
+    """The checklists whose defects count."""
+    sites: set[str | None] = field(default_factory=set)
+    equipment: list[str] = field(default_factory=list)
+
+    def defects(self, table: ReportReader) -> list[DefectView]:
+        """The defects of :attr:`checklists`: one Query per piece of equipment named, else each site's
+        defects (every page), the checklists' sites and the equipment at none (``None``)."""
+        found: list[DefectView] = []
+        if self.equipment:
+            for equipment_id in self.equipment:
+                found.extend(table.defects_of_equipment(equipment_id))
+        else:
+            for site_id in sorted(self.sites, key=lambda s: (s is not None, s or "")):
+                position: str | None = None
+                while True:
+                    page = table.defects_of_site(site_id, position=position, limit=MAX_PAGE)
+                    found.extend(page.items)
+                    position = page.next_position
+                    if position is None:
+                        break
+        return [d for d in found if d.checklist_id in self.checklists]
 
 
 def _recorded_at(table: ReportReader, checks: Sequence[tuple[str, str, str]]) -> dict[tuple[str, str, str], str]:
@@ -250,7 +290,7 @@ def _checks_until(windows: Iterable[Any], report: Report) -> str:
 
 # -- whole checklists -----------------------------------------------------------------------------
 def _by_checklist(table: ReportReader, report: Report, checklist_ids: Sequence[str],
-                  progress: Progress | None) -> None:
+                  progress: Progress | None, seen: _Found) -> None:
     judged_ids: set[str] | None = None  # checklists with a window judged in the period (the fleet)
     deleted: list[str] = []
     if checklist_ids:
@@ -265,6 +305,8 @@ def _by_checklist(table: ReportReader, report: Report, checklist_ids: Sequence[s
         judged_ids = set(table.checklists_judged(report.start, report.end))
         deleted = sorted(judged_ids - {c.checklist_id for c in live})
         checklists = [*live, *deleted]
+    seen.checklists.update(c if isinstance(c, str) else c.checklist_id for c in checklists)
+    seen.sites.update({None, *(c.site_id for c in checklists if not isinstance(c, str))})
     with ThreadPoolExecutor(max_workers=SHARD_COUNT) as pool:
         for checklist in checklists:
             checklist_id = checklist if isinstance(checklist, str) else checklist.checklist_id
@@ -272,16 +314,22 @@ def _by_checklist(table: ReportReader, report: Report, checklist_ids: Sequence[s
             current = [] if isinstance(checklist, str) else _windows(checklist, report)
             high = _checks_until([*judged, *current], report)
             low = to_utc_iso(report.start)
-            shards = pool.map(_performed_shard, [table] * SHARD_COUNT, [checklist_id] * SHARD_COUNT,
-                              range(SHARD_COUNT), [low] * SHARD_COUNT, [high] * SHARD_COUNT)
             assignments = table.assignments(checklist_id)
+            # A check is recorded only for equipment assigned to the checklist, and an assignment item
+            # stays when it is unassigned: the shards of its equipment alone hold its checks (every
+            # shard for a checklist without assignment items, deleted before they were kept).
+            read = sorted({shard_of(a.equipment_id) for a in assignments}) or list(range(SHARD_COUNT))
+            shards = [_performed_shards(pool, table, checklist_id, read, low, high)]
             # A missed check implies a judged window (its record is opened first): no Query without one.
             missed = ([] if judged_ids is not None and checklist_id not in judged_ids
                       else _missed_of_checklist(table, checklist_id, report))
+            more = sorted({shard_of(r.equipment_id) for r in missed} - set(read))  # none, as judging writes
+            shards.append(_performed_shards(pool, table, checklist_id, more, low, high))
             performed: dict[str, list[str]] = defaultdict(list)
-            for pairs in shards:
-                for equipment_id, instant in pairs:
-                    performed[equipment_id].append(instant)
+            for checks in chain.from_iterable(shards):
+                for check in checks:
+                    performed[check.equipment_id].append(check.performed_at)
+                seen.checks.extend(checks)
             report.rows.extend(_rows(checklist, judged, current, assignments, performed, missed, report))
             if isinstance(checklist, str):
                 # The checklist is gone; what it left (judged windows, assignments, checks) is counted.
@@ -291,9 +339,17 @@ def _by_checklist(table: ReportReader, report: Report, checklist_ids: Sequence[s
                 progress(checklist_id)
 
 
+def _performed_shards(pool: ThreadPoolExecutor, table: ReportReader, checklist_id: str, shards: Sequence[int],
+                      low: str, high: str) -> Iterator[list[CheckResult]]:
+    """The checklist's performed checks in these shards, read on ``pool`` (a shard's eight write partitions
+    one Query each, one after another), a list per shard as each is read."""
+    count = len(shards)
+    return pool.map(_performed_shard, [table] * count, [checklist_id] * count, shards, [low] * count, [high] * count)
+
+
 def _performed_shard(table: ReportReader, checklist_id: str, shard: int, low: str,
-                     high: str) -> list[tuple[str, str]]:
-    return table.performed_check_keys(checklist_id, shard, low, high)
+                     high: str) -> list[CheckResult]:
+    return table.performed_check_results(checklist_id, shard, low, high)
 
 
 def _missed_of_checklist(table: ReportReader, checklist_id: str, report: Report) -> list[MissedRecord]:
@@ -302,7 +358,7 @@ def _missed_of_checklist(table: ReportReader, checklist_id: str, report: Report)
 
 # -- named equipment ------------------------------------------------------------------------------
 def _by_equipment(table: ReportReader, report: Report, equipment_ids: list[str], only: set[str],
-                  progress: Progress | None) -> None:
+                  progress: Progress | None, seen: _Found) -> None:
     checklists: dict[str, Checklist | str] = {}  # a deleted checklist by its id
     # checklist id -> (judged windows, current-rule windows), read once for all the equipment
     windows: dict[str, tuple[list[OccurrenceWindow], list[Any]]] = {}
@@ -324,12 +380,15 @@ def _by_equipment(table: ReportReader, report: Report, equipment_ids: list[str],
         for checklist_id, record in table.missed_records_of_equipment(
                 equipment_id, [a.checklist_id for a in assignments], report.start, report.end):
             missed[checklist_id].append(record)
-        for checklist_id, performed_at in table.performed_checks_of_equipment(equipment_id, low, until):
-            if checklist_id in windows and not (only and checklist_id not in only):
-                performed[checklist_id].append(performed_at)
+        for check in table.performed_check_results_of_equipment(equipment_id, low, until):
+            if check.checklist_id in windows and not (only and check.checklist_id not in only):
+                performed[check.checklist_id].append(check.performed_at)
+                seen.checks.append(check)
         for assignment in assignments:
             report.rows.extend(_rows(checklists[assignment.checklist_id], *windows[assignment.checklist_id],
                                      [assignment], {equipment_id: performed[assignment.checklist_id]},
                                      missed[assignment.checklist_id], report))
         if progress:
             progress(equipment_id)
+    seen.checklists.update(checklists)
+    seen.equipment.extend(equipment_ids)

@@ -11,8 +11,11 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from missed_checks.checklists.checklist import Checklist
     from missed_checks.checklists.recurrence import OccurrenceWindow
+    from missed_checks.defects.defect import Defect, DefectStatus
     from missed_checks.equipment.assignments import Assignment
     from missed_checks.equipment.out_of_service import OutOfServicePeriod
+    from missed_checks.paging import Page
+    from missed_checks.reporting.findings import CheckResult
     from missed_checks.reporting.report import MissedRecord
 
 CheckKey = tuple[str, str, str]
@@ -44,12 +47,14 @@ class ReportReader(Protocol):
         """The equipment's assignments to every checklist, deleted ones' included."""
         ...
 
-    def performed_check_keys(self, checklist_id: str, shard: int, low: str, high: str) -> list[tuple[str, str]]:
-        """(equipment id, performed_at) of one shard's checks with ``low <= performed_at <= high`` (UTC ISO)."""
+    def performed_check_results(self, checklist_id: str, shard: int, low: str, high: str) -> list[CheckResult]:
+        """One shard's checks with ``low <= performed_at <= high`` (UTC ISO), with what each found (its
+        result and failed items as recorded; #33)."""
         ...
 
-    def performed_checks_of_equipment(self, equipment_id: str, low: str, until: str) -> list[tuple[str, str]]:
-        """(checklist id, performed_at) of the equipment's checks performed in ``[low, until]`` (UTC ISO)."""
+    def performed_check_results_of_equipment(self, equipment_id: str, low: str, until: str) -> list[CheckResult]:
+        """The equipment's checks, on every checklist, performed in ``[low, until]`` (UTC ISO), with what
+        each found."""
         ...
 
     def missed_records_of_checklist(self, checklist_id: str, start: datetime, end: datetime) -> list[MissedRecord]:
@@ -69,4 +74,13 @@ class ReportReader(Protocol):
 
     def recorded_at_of(self, checks: Sequence[CheckKey]) -> dict[CheckKey, str]:
         """When each of these performed checks was recorded (UTC ISO), for those on record."""
+        ...
+
+    def defects_of_equipment(self, equipment_id: str, status: DefectStatus | None = None) -> list[Defect]:
+        """The equipment's defects (#33), oldest found first."""
+        ...
+
+    def defects_of_site(self, site_id: str | None, status: DefectStatus | None = None,
+                        position: str | None = None, limit: int = 100) -> Page[Defect]:
+        """A page of the site's defects (None: of equipment at no site), oldest found first."""
         ...

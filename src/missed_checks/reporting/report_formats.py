@@ -1,6 +1,8 @@
 """The fleet report as CSV and JSON: one definition for the ``report`` command
 (:mod:`missed_checks_ops.report_output`) and the HTTP API's ``GET /report`` (``functions/api_report``),
-so both answer the same rows and columns. Both read the bounds of its range with
+so both answer the same rows and columns. What the checks found (#33) has a CSV of its own
+(:func:`findings_csv_text`, the web app's ``GET /report-findings.csv``): the rows' columns stay as
+they were. Both read the bounds of its range with
 :func:`missed_checks.api.parameters.period_bound` and its zone with :func:`missed_checks.identifiers.zone`.
 
 Pure: no AWS call, no file; the report is read by :func:`missed_checks.reporting.fleet_report.build_report`.
@@ -13,6 +15,7 @@ import io
 import json
 from typing import Any
 
+from missed_checks.reporting.findings import ReportFindings
 from missed_checks.reporting.fleet_report import Report
 from missed_checks.reporting.report import COLUMNS
 
@@ -35,3 +38,25 @@ def csv_text(report: Report) -> str:
 
 def json_text(report: Report) -> str:
     return json.dumps(report.to_dict(), indent=2) + "\n"
+
+
+FINDINGS_COLUMNS = ("checklist_id", "equipment_id", "checks_performed", "checks_passed", "checks_failed",
+                    "checks_critical_failed", "item_id", "label", "critical", "item_failed")
+"""The findings CSV's columns: a row's checks, then one of the items they failed."""
+
+
+def findings_csv_text(report: Report) -> str:
+    """What the checks of ``report`` (built with ``detail``; none: nothing) found, as CSV under
+    :data:`FINDINGS_COLUMNS`: per (checklist, equipment), then per checklist (equipment ``*``), one
+    line per failed item (most failed first), or one with the item's columns empty when none failed."""
+    found = report.findings or ReportFindings(min(report.end, report.as_of))
+    out = io.StringIO(newline="")
+    writer = csv.writer(out)
+    writer.writerow(FINDINGS_COLUMNS)
+    for row in (*found.rows, *found.checklists):
+        checks = [row.checklist_id, row.equipment_id, row.performed, row.passed, row.failed, row.critical_failed]
+        for item in row.items:
+            writer.writerow([*checks, item.item_id, item.label, str(item.critical).lower(), item.failed])
+        if not row.items:
+            writer.writerow([*checks, "", "", "", ""])
+    return out.getvalue()

@@ -27,6 +27,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
+from missed_checks.reporting.findings import ReportFindings, ResultRow, in_words
 from missed_checks.reporting.fleet_report import Report
 from missed_checks.reporting.insights import (
     REPEAT_RUN,
@@ -56,7 +57,7 @@ from missed_checks.reporting.report import (
 )
 from missed_checks.timefmt import to_utc_iso
 
-__all__ = ["HEATMAP_ROWS", "pct", "render_sections", "report_context", "report_css"]
+__all__ = ["HEATMAP_ROWS", "findings_context", "pct", "render_sections", "report_context", "report_css"]
 
 HEATMAP_ROWS = 30
 """The heatmap draws the worst this many pieces of equipment; the full list follows it."""
@@ -406,6 +407,50 @@ def _periods_view(report: Report) -> list[dict[str, Any]]:
     return views
 
 
+def _items_text(row: ResultRow) -> str:
+    """``Horn sounds ×2, Tyre pressure (critical) ×1``: the items ``row``'s checks failed, most first."""
+    return ", ".join(f"{i.label}{' (critical)' if i.critical else ''} ×{i.failed}" for i in row.items) or "–"
+
+
+def findings_context(report: Report, zone: tzinfo = UTC) -> dict[str, Any]:
+    """What the "What the checks found" section shows of ``report.findings`` (none: nothing found):
+    failed items per checklist and per equipment, the defects open at the range's end with their
+    age, those resolved in the range and the time they took; times in each checklist's zone, the
+    instant the defects are read at in ``zone``."""
+    found = report.findings or ReportFindings(min(report.end, report.as_of))
+    zones = report.zones
+
+    def when(instant: Any, checklist_id: str) -> str:
+        text = instant if isinstance(instant, str) else to_utc_iso(instant)
+        return _when(text, zones.get(checklist_id, UTC))
+
+    items = [{"checklist_id": row.checklist_id, "item_id": i.item_id, "label": i.label, "critical": i.critical,
+              "failed": i.failed, "critical_failed": i.critical_failed, "performed": row.performed}
+             for row in found.checklists for i in row.items]
+    equipment = [{"checklist_id": r.checklist_id, "equipment_id": r.equipment_id, "performed": r.performed,
+                  "passed": r.passed, "failed": r.failed, "critical_failed": r.critical_failed,
+                  "items": _items_text(r)}
+                 for r in sorted(found.rows, key=lambda r: (-r.critical_failed, -r.failed, r.checklist_id,
+                                                            r.equipment_id)) if r.failed]
+    open_defects = [{"defect_id": d.defect_id, "checklist_id": d.checklist_id, "equipment_id": d.equipment_id,
+                     "found_at": when(d.found_at, d.checklist_id), "found_by": d.found_by or "–",
+                     "items": ", ".join(d.items), "age": d.age_words} for d in found.open_defects]
+    resolved = [{"defect_id": d.defect_id, "checklist_id": d.checklist_id, "equipment_id": d.equipment_id,
+                 "found_at": when(d.found_at, d.checklist_id), "resolved_at": when(d.resolved_at, d.checklist_id),
+                 "by": d.resolved_by or "–", "how": d.how_words, "took": in_words(d.took),
+                 "items": ", ".join(d.items)} for d in found.resolved]
+    ttr = found.time_to_resolve
+    critical = [{"checklist_id": c.checklist_id, "equipment_id": c.equipment_id,
+                 "performed_at": when(c.performed_at, c.checklist_id),
+                 "items": ", ".join(i.label for i in c.failed_items if i.critical)} for c in found.critical_checks]
+    return {"fleet": found.fleet, "items": items, "equipment": equipment, "open": open_defects, "resolved": resolved,
+            "critical": critical, "at": found.at.astimezone(zone).strftime("%a %Y-%m-%d %H:%M %Z"),
+            "time_to_resolve": {"count": ttr.count, "by_supervisor": ttr.by_supervisor,
+                                "by_passing_check": ttr.by_passing_check,
+                                "median": "–" if ttr.median is None else in_words(ttr.median),
+                                "longest": "–" if ttr.longest is None else in_words(ttr.longest)}}
+
+
 def report_context(report: Report, *, zone: tzinfo = UTC, heatmap_rows: int = HEATMAP_ROWS) -> dict[str, Any]:
     """What the sections show of ``report`` (built with ``detail``: ValueError otherwise), and its
     period and as-of instant in ``zone`` (``period_from``, ``period_to``, ``as_of``), the zone the
@@ -459,6 +504,7 @@ def report_context(report: Report, *, zone: tzinfo = UTC, heatmap_rows: int = HE
         "missed": views(missed_checks(outcomes, [r.equipment_id for r in heat_rows])),
         "rows": report.rows,
         "warnings": report.warnings,
+        "findings": findings_context(report, zone),
     }
 
 

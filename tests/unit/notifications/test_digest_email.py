@@ -155,3 +155,69 @@ def test_it_is_the_same_message_for_the_same_report() -> None:
     first = render_digest(SUB, report(ROWS, OUTCOMES, INFO))
     assert first == render_digest(SUB, report(ROWS, OUTCOMES, INFO))
     assert datetime(2026, 3, 28, 23, tzinfo=UTC) == START
+
+
+def findings_report() -> Report:
+    """#33: Sunday 29 March in Berlin (the clocks went forward): FL-2's check at 06:30 CEST failed
+    its brakes (critical) and horn, FL-3's its horn; FL-2's defect is open at the period's end, so is
+    one found on Friday; one found on Saturday evening was cleared by a passing check."""
+    from missed_checks.defects.defect import Defect, ResolvedHow
+    from missed_checks.performed_checks.answers import FailedItem
+    from missed_checks.reporting.findings import CheckResult, report_findings
+
+    brakes = FailedItem("brakes", "<Brakes> work", True, "fail", "pass")
+    horn = FailedItem("horn", "Horn", False, "fail", "pass")
+    checks = [CheckResult("forklift", "FL-2", "2026-03-29T04:30:00Z", "failed", (brakes, horn)),
+              CheckResult("forklift", "FL-1", "2026-03-29T05:00:00Z", "passed"),
+              CheckResult("forklift", "FL-3", "2026-03-29T06:00:00Z", "failed", (horn,))]
+
+    def defect(defect_id: str, equipment: str, found: datetime) -> Defect:
+        return Defect(defect_id, "forklift", equipment, None, (brakes,), "ann", found, found)
+
+    cleared = defect("D-r", "FL-4", datetime(2026, 3, 28, 20, tzinfo=UTC)).resolved(
+        by="bob", at=datetime(2026, 3, 29, 10, tzinfo=UTC), note="cleared", how=ResolvedHow.PASSING_CHECK)
+    defects = [defect("D-1", "FL-2", datetime(2026, 3, 29, 4, 30, tzinfo=UTC)),
+               defect("D-0", "FL-9", datetime(2026, 3, 27, 9, tzinfo=UTC)), cleared]
+    built = report(ROWS, OUTCOMES, INFO)
+    built.findings = report_findings(checks, defects, START, END, FIRING)
+    return built
+
+
+def test_the_digest_says_what_the_checks_found_open_defects_and_failed_critical_items() -> None:
+    built = findings_report()
+    assert subject(SUB, built) == (
+        "Daily missed-checks digest, Sunday 29 March 2026: 60.0 % done, 2 missed, 2 open defects")
+    text = render_digest(SUB, built)
+    page = Page(text)
+    assert {attrs.get("data-section") for _, attrs in page.tags} - {None} == {
+        "summary", "checklists", "equipment", "findings", "critical", "defects", "missed"}
+    words = " ".join(" ".join(page.text).split())
+    assert ("3 checks performed, 2 with a failed item, 1 with a failed critical item (a check with failed items "
+            "still counts as performed in compliance).") in words
+    assert ("1 defect resolved: 0 by a supervisor, 1 by a passing check; time to resolve: median 14 hours, "
+            "longest 14 hours.") in words  # 28 Mar 20:00Z to 29 Mar 10:00Z
+    assert {tag for tag, _ in page.tags} <= {"html", "head", "meta", "title", "body", "table", "thead", "tbody", "tr",
+                                             "th", "td", "h1", "h2", "p", "span", "br"}
+    assert page.rows("critical") == ["FL-2"]
+    assert "FL-2 forklift Sun 29 Mar 06:30 CEST <Brakes> work" in words  # 04:30Z in summer time
+    assert "&lt;Brakes&gt; work" in text and "<Brakes>" not in text
+    # open at the period's end (Mon 30 Mar 00:00 CEST = 29 Mar 22:00Z), oldest first
+    assert page.rows("defect") == ["D-0", "D-1"]
+    assert "Open defects at Mon 30 Mar 00:00 CEST" in words
+    assert "FL-9 D-0 <Brakes> work (critical) Fri 27 Mar 10:00 CET 2 days 13 hours" in words  # from 27 Mar 09:00Z
+    assert "FL-2 D-1 <Brakes> work (critical) Sun 29 Mar 06:30 CEST 17 hours 30 minutes" in words
+    plain = render_text(SUB, built)
+    assert ("Failed critical items:\n  - FL-2 (forklift) Sun 29 Mar 06:30 CEST: <Brakes> work\n\n"
+            "Open defects at Mon 30 Mar 00:00 CEST:\n"
+            "  - FL-9 D-0: <Brakes> work (critical); found Fri 27 Mar 10:00 CET, open for 2 days 13 hours\n"
+            "  - FL-2 D-1: <Brakes> work (critical); found Sun 29 Mar 06:30 CEST, open for 17 hours 30 minutes\n"
+            ) in plain
+    assert "What the checks found:\n  3 checks performed, 2 with a failed item" in plain
+
+
+def test_open_defects_are_in_a_digest_of_a_period_with_nothing_due() -> None:
+    built = findings_report()
+    built.rows = []
+    page = Page(render_digest(SUB, built))
+    assert any("No window of all checklists was due" in t for t in page.text)
+    assert page.rows("defect") == ["D-0", "D-1"]

@@ -11,7 +11,14 @@ from hypothesis import strategies as st
 
 from missed_checks.defects.defect import Defect, ResolvedHow
 from missed_checks.performed_checks.answers import FailedItem
-from missed_checks.reporting.findings import CheckResult, ItemCount, ReportFindings, ResultRow, in_words, report_findings
+from missed_checks.reporting.findings import (
+    CheckResult,
+    ItemCount,
+    ReportFindings,
+    ResultRow,
+    in_words,
+    report_findings,
+)
 from missed_checks.reporting.report import TOTAL
 
 START = datetime(2026, 3, 2, tzinfo=UTC)  # Monday

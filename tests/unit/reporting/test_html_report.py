@@ -329,3 +329,51 @@ def test_recorded_late_excused_and_periods_are_listed_with_their_facts() -> None
             "workshop: hydraulics") in words
     assert ("b forklift Mon 2026-03-23 00:00 CET – Mon 2026-04-06 00:00 CEST Mon 2026-04-13 00:00 CEST – "
             "Mon 2026-03-30 00:00 CEST – Mon 2026-04-06 00:00 CEST (workshop: hydraulics)") in words
+
+
+def test_what_the_checks_found_in_the_checklists_zone() -> None:
+    """#33: the "What the checks found" section: failed items per checklist (critical marked, with the
+    checks performed), the equipment whose checks failed, the defects open at the range's end with
+    their age, those resolved with the time they took; in Berlin time on both sides of the change."""
+    from missed_checks.defects.defect import Defect, ResolvedHow
+    from missed_checks.performed_checks.answers import FailedItem
+    from missed_checks.reporting.findings import CheckResult, report_findings
+
+    brakes = FailedItem("brakes", "Brakes <work>", True, "fail", "pass")
+    horn = FailedItem("horn", "Horn", False, "fail", "pass")
+    checks = [CheckResult("forklift", "a", "2026-03-27T05:05:00Z", "failed", (brakes, horn)),  # 06:05 CET
+              CheckResult("forklift", "a", "2026-03-31T04:10:00Z", "failed", (horn,)),  # 06:10 CEST
+              CheckResult("forklift", "b", "2026-03-24T05:00:00Z", "passed")]
+    found = Defect("D-1", "forklift", "a", "north", (brakes,), "ann", datetime(2026, 3, 27, 5, 5, tzinfo=UTC),
+                   datetime(2026, 3, 27, 5, 6, tzinfo=UTC))
+    resolved = found.resolved(by="sam", at=datetime(2026, 3, 30, 7, 35, tzinfo=UTC), note="new pads",
+                              how=ResolvedHow.SUPERVISOR)
+    still_open = Defect("D-2", "forklift", "b", "north", (brakes,), "bob", datetime(2026, 4, 2, 6, 0, tzinfo=UTC),
+                        datetime(2026, 4, 2, 6, 0, tzinfo=UTC))
+    built = report()
+    built.findings = report_findings(checks, [resolved, still_open], built.start, built.end, built.as_of)
+    html = render_html(built, zone=BERLIN, zone_name="Europe/Berlin")  # the range asked in Berlin
+    page = Page(html)
+    assert page.find("section", id="findings")
+    section = Page(html[html.index('<section id="findings">'):html.index('<section id="compliance-by-week">')]).words
+    assert "counts as done in every compliance figure above, exactly as a passing one" in section
+    assert "3 check(s) performed in this period, 2 with a failed item, 1 with a failed critical item" in section
+    # per checklist: horn failed twice, brakes (critical) once, of the checklist's 3 checks
+    assert "forklift Horn horn 2 3 forklift Brakes <work> critical brakes 1 3" in section
+    assert "a forklift 2 / 2 1 Horn ×2, Brakes <work> (critical) ×1" in section
+    assert "Brakes &lt;work&gt;" in html and "Brakes <work>" not in html
+    # open at the range's end (6 April 00:00 UTC = 02:00 CEST): D-2, found 2 April 08:00 CEST, 3 days 18 hours
+    assert "Defects open at Mon 2026-04-06 02:00 CEST" in section
+    assert "b forklift · D-2 Brakes <work> (critical) Thu 2026-04-02 08:00 CEST bob 3 days 18 hours" in section
+    # resolved: found Fri 27 March 06:05 CET, resolved Mon 30 March 09:35 CEST: 3 days 1 hour 30 min (elapsed)
+    assert ("1 resolved: 1 by a supervisor, 0 cleared by a passing check. Time to resolve (from the check that found "
+            "it): median 3 days 2 hours, longest 3 days 2 hours.") in section
+    assert ("a forklift · D-1 Brakes <work> (critical) Fri 2026-03-27 06:05 CET Mon 2026-03-30 09:35 CEST "
+            "by a supervisor (sam) 3 days 2 hours") in section
+
+
+def test_a_report_without_findings_says_nothing_was_found() -> None:
+    words = Page(render_html(report())).words
+    assert "0 check(s) performed in this period, 0 with a failed item" in words
+    assert "No item failed in this period." in words and "No defect was open then." in words
+    assert "No defect was resolved in this period." in words

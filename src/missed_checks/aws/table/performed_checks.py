@@ -16,8 +16,9 @@ from missed_checks.checklists.checklist import validate_checklist_id
 from missed_checks.equipment.assignments import SHARD_COUNT, validate_equipment_id
 from missed_checks.errors import InvalidInput
 from missed_checks.evaluation.ports import CheckKey, CheckRecord, ChecksWritten, check_key
-from missed_checks.performed_checks.answers import Findings, failed_item_of
+from missed_checks.performed_checks.answers import Findings, Result, failed_item_of
 from missed_checks.performed_checks.performed_check import PerformedCheck
+from missed_checks.reporting.findings import CheckResult
 from missed_checks.timefmt import parse_instant, to_utc_iso
 
 WRITE_THREADS = 16
@@ -103,19 +104,26 @@ class PerformedCheckItems(TableClient):
                 checks.append(PerformedCheck(checklist_id, item["equipment_id"], performed_at))
         return checks
 
-    def performed_check_keys(self, checklist_id: str, shard: int, low: str, high: str) -> list[tuple[str, str]]:
-        """(equipment id, performed_at) of one shard's performed checks with ``low <= performed_at <= high``
-        (UTC ISO strings), read from the sort key alone: one Query projected to ``sk`` per write partition
-        of the shard."""
-        items = self._query_partitions(keys.performed_pks(checklist_id, shard), low, high, attributes=("sk",))
+    def performed_check_results(self, checklist_id: str, shard: int, low: str, high: str) -> list[CheckResult]:
+        """One shard's performed checks with ``low <= performed_at <= high`` (UTC ISO strings) and what
+        each found (#33: its ``result`` and ``failed_items`` as recorded): one Query per write partition
+        of the shard, projected to those and the sort key (which carries the instant and the equipment)."""
+        items = self._query_partitions(keys.performed_pks(checklist_id, shard), low, high,
+                                       attributes=("sk", "result", "failed_items"))
         # sk = "<performed_at>#<equipment>"; performed_at is always 20 characters.
-        return [(item["sk"][21:], item["sk"][:20]) for item in items]
+        return [_found(checklist_id, item["sk"][21:], item["sk"][:20], item) for item in items]
 
     def performed_checks_of_equipment(self, equipment_id: str, low: str, until: str) -> list[tuple[str, str]]:
         """(checklist id, performed_at) of the equipment's performed checks, on every checklist, performed
         between ``low`` and ``until`` included (UTC ISO strings): one ByEquipment Query."""
+        return [(check.checklist_id, check.performed_at)
+                for check in self.performed_check_results_of_equipment(equipment_id, low, until)]
+
+    def performed_check_results_of_equipment(self, equipment_id: str, low: str, until: str) -> list[CheckResult]:
+        """The equipment's performed checks, on every checklist, performed between ``low`` and ``until``
+        included (UTC ISO strings), with what each found (#33): one ByEquipment Query."""
         items = self._query_range(keys.equipment_pk(equipment_id), low, until + keys.HIGH, keys.BY_EQUIPMENT_INDEX)
-        return [(str(item.get("checklist_id")), str(item["performed_at"]))
+        return [_found(str(item.get("checklist_id")), equipment_id, str(item["performed_at"]), item)
                 for item in items if item.get("type") == "performed_check"]
 
     def performed_checks_of_checklist(self, checklist_id: str, start: datetime, end: datetime) -> list[PerformedCheck]:
@@ -123,6 +131,12 @@ class PerformedCheckItems(TableClient):
         for shard in range(SHARD_COUNT):
             checks.extend(self.performed_checks(checklist_id, shard, start, end))
         return sorted(checks, key=lambda c: (c.performed_at, c.equipment_id))
+
+
+def _found(checklist_id: str, equipment_id: str, performed_at: str, item: dict[str, Any]) -> CheckResult:
+    """A performed check as the report reads what it found (one recorded before #33: no items)."""
+    return CheckResult(checklist_id, equipment_id, performed_at, str(item.get("result") or Result.NO_ITEMS),
+                      tuple(failed_item_of(document) for document in item.get("failed_items") or ()))
 
 
 def findings_fields(check: PerformedCheck, findings: Findings | None) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from typing import Any
 from missed_checks.aws.table import keys
 from missed_checks.aws.table.assignments import AssignmentItems
 from missed_checks.aws.table.base import STAMP_ATTRIBUTES, TableClient, deserialize, serialize, stamp
+from missed_checks.aws.table.defects import DefectItems
 from missed_checks.aws.table.notifications import NotificationItems
 from missed_checks.aws.table.out_of_service import OutOfServiceItems
 from missed_checks.aws.table.performed_checks import PerformedCheckItems
@@ -76,9 +77,9 @@ class SubscriptionItems(TableClient):
 
 
 class DigestTable(AssignmentItems, PerformedCheckItems, WindowItems, OutOfServiceItems, NotificationItems,
-                  SubscriptionItems):
-    """What the digest function reads (the subscription, the report's items) and writes (the
-    notification record): :class:`missed_checks.notifications.digesting.DigestStore`."""
+                  SubscriptionItems, DefectItems):
+    """What the digest function reads (the subscription, the report's items, its defects: #33) and
+    writes (the notification record): :class:`missed_checks.notifications.digesting.DigestStore`."""
 
 
 def subscription_of(item: Mapping[str, Any]) -> Subscription:

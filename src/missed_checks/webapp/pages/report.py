@@ -4,7 +4,10 @@ the zone all the person's sites share, else UTC; the last four weeks up to today
 compliance figures, the weekly charts, the heatmap and the lists of the operator's HTML report, the
 same sections (:mod:`missed_checks.reporting.report_html`). ``GET /report.csv`` downloads the same
 range's rows as ``missed-checks report --format csv`` and ``GET /report`` of the API with ``format=csv``
-write them (:func:`missed_checks.reporting.report_formats.csv_text`). ``GET /static/report.css``: the
+write them (:func:`missed_checks.reporting.report_formats.csv_text`); ``GET /report-findings.csv`` what the
+range's checks found (#33: failed items per checklist and equipment,
+:func:`missed_checks.reporting.report_formats.findings_csv_text`), which the page's "What the checks
+found" section shows with the defects open at the range's end and the time to resolve. ``GET /static/report.css``: the
 sections' stylesheet.
 
 Thin: which checklists' rows the person reads is :func:`missed_checks.reporting.reading.report_for`,
@@ -32,7 +35,7 @@ from missed_checks import clock
 from missed_checks.errors import InvalidInput, shorten
 from missed_checks.reporting.fleet_report import Report
 from missed_checks.reporting.reading import report_for
-from missed_checks.reporting.report_formats import csv_text
+from missed_checks.reporting.report_formats import csv_text, findings_csv_text
 from missed_checks.reporting.report_html import render_sections, report_context, report_css
 from missed_checks.sites.site import validate_site_id
 from missed_checks.webapp.context import resolver, table
@@ -139,20 +142,32 @@ def show_report() -> Response[str]:
     return report_page(person, read_range(person, _query(), clock.now()))
 
 
-@router.get("/report.csv")
-def download_report() -> Response[str]:
-    """The range's rows as CSV (an attachment); a range that cannot be read is an error page."""
+def _download(kind: str, text: Callable[[Report], str], *, detail: bool) -> Response[str]:
+    """The range's report written by ``text`` as CSV (an attachment named by ``kind``); a range that
+    cannot be read is an error page."""
     person = signed_in(router)
     chosen = read_range(person, _query(), clock.now())
     for name, message in chosen.errors.items():
         raise InvalidInput(name, message)
-    body = csv_text(_build(person, chosen, detail=False))
+    body = text(_build(person, chosen, detail=detail))
     if len(body.encode("utf-8")) > MAX_ANSWER_BYTES:
         raise InvalidInput("to", "the report is larger than an answer of this app can be: ask for a shorter range, "
                                  "or run missed-checks report, which has no such limit")
-    name = f"missed-checks-report-{chosen.given['site'] or 'all'}-{chosen.given['from']}-{chosen.given['to']}.csv"
+    name = f"missed-checks-{kind}-{chosen.given['site'] or 'all'}-{chosen.given['from']}-{chosen.given['to']}.csv"
     return Response(status_code=200, content_type="text/csv; charset=utf-8", body=body,
                     headers={**SECURITY_HEADERS, "Content-Disposition": f'attachment; filename="{name}"'})
+
+
+@router.get("/report.csv")
+def download_report() -> Response[str]:
+    """The range's rows as CSV (an attachment); a range that cannot be read is an error page."""
+    return _download("report", csv_text, detail=False)
+
+
+@router.get("/report-findings.csv")
+def download_findings() -> Response[str]:
+    """What the range's checks found as CSV (#33; an attachment); a range that cannot be read is an error page."""
+    return _download("findings", findings_csv_text, detail=True)
 
 
 @router.get("/static/report.css")
