@@ -210,3 +210,24 @@ def test_every_check_and_defect_is_counted_where_it_belongs(checks: list[CheckRe
     if took:
         assert took[0] <= ttr.median <= took[-1] == ttr.longest  # type: ignore[operator]
     assert all(d.age > timedelta(0) for d in found.open_defects)
+
+
+def test_the_findings_csv_has_a_line_per_failed_item_and_one_for_a_row_without() -> None:
+    from missed_checks.reporting.fleet_report import Report
+    from missed_checks.reporting.report_formats import findings_csv_text
+
+    report = Report(START, END, AS_OF, [], outcomes=[], findings=report_findings(CHECKS, DEFECTS, START, END, AS_OF))
+    assert findings_csv_text(report).splitlines() == [
+        "checklist_id,equipment_id,checks_performed,checks_passed,checks_failed,checks_critical_failed,item_id,"
+        "label,critical,item_failed",
+        "forklift-daily,FL-1,4,2,2,1,brakes,Brakes work,true,1",
+        "forklift-daily,FL-1,4,2,2,1,horn,Horn sounds,false,1",
+        "forklift-daily,FL-2,3,1,2,1,horn,Horn sounds,false,2",
+        "forklift-daily,FL-2,3,1,2,1,tyres,Tyre pressure,true,1",
+        "forklift-daily,FL-3,1,0,0,0,,,,",
+        "forklift-daily,*,8,3,4,2,horn,Horn sounds,false,3",
+        "forklift-daily,*,8,3,4,2,brakes,Brakes work,true,1",
+        "forklift-daily,*,8,3,4,2,tyres,Tyre pressure,true,1"]
+    assert findings_csv_text(Report(START, END, AS_OF, [])).splitlines() == [
+        "checklist_id,equipment_id,checks_performed,checks_passed,checks_failed,checks_critical_failed,item_id,"
+        "label,critical,item_failed"]  # built without detail: no findings, the header alone

@@ -21,6 +21,7 @@ from missed_checks.reporting.findings import ItemCount, ResultRow
 from missed_checks.reporting.fleet_report import Report, build_report
 from missed_checks.reporting.reading import report_for
 from missed_checks.reporting.report import TOTAL
+from missed_checks.reporting.report_formats import FINDINGS_COLUMNS
 from tests.unit.two_sites import (  # noqa: F401  (dynamodb: the fixture, moto once per module)
     BERLIN_DAILY,
     MANAGER,
@@ -31,6 +32,7 @@ from tests.unit.two_sites import (  # noqa: F401  (dynamodb: the fixture, moto o
     register,
     two_sites,
 )
+from tests.unit.webapp.browser import Web, web  # noqa: F401  (web: the fixture, the web app on moto)
 
 ITEMS = [{"id": "brakes", "label": "Brakes work", "kind": "pass_fail", "critical": True},
          {"id": "horn", "label": "Horn", "kind": "pass_fail"}]
@@ -120,3 +122,35 @@ def test_the_callers_report_and_its_json_carry_the_findings(failing: ManagementT
     assert [d["equipment_id"] for d in document["open_defects"]] == ["FL-1", "FL-2"]
     assert [c["performed_at"] for c in document["critical_failures"]] == ["2026-02-24T06:00:00Z",
                                                                          "2026-02-25T07:00:00Z"]
+
+
+def test_the_web_apps_report_page_shows_them_and_downloads_them_as_csv(web: Web) -> None:  # noqa: F811
+    """The Report page (#32) of north for 23 Feb-1 Mar (Berlin days): its "What the checks found"
+    section, and the findings CSV of the same range (the rows' CSV keeps its columns)."""
+    add_checklist(web.table, "forklift", "north", ["FL-1"], recurrence=BERLIN_DAILY, timezone=None, window="PT8H",
+                  created_at=NOW - timedelta(days=7), assigned_at=NOW - timedelta(days=7), items=ITEMS)
+    equipment_id, at, answers = CHECKS[0]  # FL-1, Tue 24 Feb 06:00 UTC (07:00 CET): brakes failed
+    record_checks(web.table, [Row(PerformedCheck("forklift", equipment_id, at, answers))],
+                  now=at + timedelta(minutes=1), recorded_by="ann")
+    browser = web.browser("manager-north")
+    page = browser.get("/report", site="north", **{"from": "2026-02-23", "to": "2026-03-01"})
+    assert page.status == 200, page.text
+    section = " ".join(page.text.split('<section id="findings">', 1)[1].split("</section>", 1)[0].split())
+    assert "1 check(s) performed in this period, 1 with a failed item, 1 with a failed critical item" in section
+    assert 'data-item="brakes"' in section and "Brakes work" in section
+    defect = defect_id_of("forklift", "FL-1", at)
+    # open at the range's end, Mon 2 Mar 00:00 CET: found Tue 24 Feb 07:00 CET, 5 days 17 hours before
+    assert f'data-defect="{defect}"' in section and "Tue 2026-02-24 07:00 CET" in section
+    assert "5 days 17 hours" in section
+    assert 'href="/report-findings.csv?site=north&amp;from=2026-02-23&amp;to=2026-03-01"' in page.text
+    assert "style=" not in page.text  # the app's CSP: nothing inline
+    answer = browser.get("/report-findings.csv", site="north", **{"from": "2026-02-23", "to": "2026-03-01"})
+    assert answer.status == 200 and answer.headers["Content-Type"] == "text/csv; charset=utf-8"
+    assert answer.headers["Content-Disposition"] == (
+        'attachment; filename="missed-checks-findings-north-2026-02-23-2026-03-01.csv"')
+    assert answer.text.splitlines() == [
+        ",".join(FINDINGS_COLUMNS),  # daily had no check in the range (its 1 March window was missed): no line
+        "forklift,FL-1,1,0,1,1,brakes,Brakes work,true,1",
+        "forklift,*,1,0,1,1,brakes,Brakes work,true,1"]
+    assert web.browser("manager-north").get("/report-findings.csv", site="south",
+                                            **{"from": "2026-02-23", "to": "2026-03-01"}).status == 404
