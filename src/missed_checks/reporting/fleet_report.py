@@ -34,7 +34,7 @@ from zoneinfo import ZoneInfo
 
 from missed_checks import identifiers
 from missed_checks.checklists.checklist import Checklist, Status, validate_checklist_id
-from missed_checks.checklists.recurrence import OccurrenceWindow
+from missed_checks.checklists.recurrence import OccurrenceWindow, Recurrence
 from missed_checks.equipment.assignments import SHARD_COUNT, Assignment, shard_of, validate_equipment_id
 from missed_checks.errors import InvalidInput, NotFound
 from missed_checks.paging import MAX_PAGE
@@ -221,11 +221,20 @@ def _recorded_at(table: ReportReader, checks: Sequence[tuple[str, str, str]]) ->
     return table.recorded_at_of(wanted) if wanted else {}
 
 
-def _info(checklist: Checklist) -> ChecklistInfo:
-    zone: str | None
+def _rule(checklist: Checklist) -> Recurrence | InvalidInput:
+    """The checklist's rule, parsed once for a report (a parse checks the rule's windows fit: for an
+    hourly rule a year of them, the most of a small report's time), or why it cannot be read."""
     try:
-        zone = checklist.parsed().timezone
-    except InvalidInput:
+        return checklist.parsed()
+    except InvalidInput as error:
+        return error
+
+
+def _info(checklist: Checklist, rule: Recurrence | InvalidInput) -> ChecklistInfo:
+    zone: str | None
+    if not isinstance(rule, InvalidInput):
+        zone = rule.timezone
+    else:
         zone = checklist.timezone if isinstance(checklist.timezone, str) and _known_zone(checklist.timezone) else None
     paused = checklist.updated_at if checklist.status is Status.PAUSED else None
     return ChecklistInfo(name=checklist.name, timezone=zone, paused_since=paused)
@@ -239,12 +248,15 @@ def _known_zone(name: str) -> bool:
     return True
 
 
-def _windows(checklist: Checklist, report: Report) -> list[Any]:
-    """The windows of the checklist's current rule in the period (only those not judged yet count)."""
+def _windows(checklist: Checklist, report: Report, rule: Recurrence | InvalidInput) -> list[Any]:
+    """The windows of the checklist's current rule (:func:`_rule`) in the period (only those not judged
+    yet count)."""
     if checklist.status is not Status.ACTIVE:
         return []
     try:
-        return list(checklist.parsed().windows(report.start, report.end))
+        if isinstance(rule, InvalidInput):
+            raise rule
+        return list(rule.windows(report.start, report.end))
     except InvalidInput as error:
         report.warnings.append(
             f"checklist {checklist.checklist_id}: its rule cannot be read ({error}); only its judged windows "
@@ -258,20 +270,22 @@ def _judged(table: ReportReader, checklist_id: str, report: Report) -> list[Occu
 
 def _rows(checklist: Checklist | str, judged: list[OccurrenceWindow], current: list[Any],
           assignments: Iterable[Assignment], performed: dict[str, list[str]], missed: Iterable[MissedRecord],
-          report: Report) -> list[ReportRow]:
-    """The rows of a checklist, or of a deleted one (given by its id: judged windows only)."""
+          report: Report, rule: Recurrence | InvalidInput | None = None) -> list[ReportRow]:
+    """The rows of a checklist (``rule``: its :func:`_rule`), or of a deleted one (given by its id:
+    judged windows only)."""
     assignments = list(assignments)
     if isinstance(checklist, str):
         checklist_id, watermark, judging = checklist, None, False
-        info = ChecklistInfo(deleted=True)
+        report.checklists.setdefault(checklist_id, ChecklistInfo(deleted=True))
         missed = list(missed)
         if not assignments:  # deleted before assignments were kept: whoever left a record or a check
             assignments = [Assignment(checklist_id, e, _EPOCH) for e in sorted({*performed, *(r.equipment_id
                                                                                                 for r in missed)})]
     else:
         checklist_id, watermark = checklist.checklist_id, checklist.watermark
-        judging, info = checklist.status is Status.ACTIVE, _info(checklist)
-    report.checklists.setdefault(checklist_id, info)
+        judging = checklist.status is Status.ACTIVE
+        if checklist_id not in report.checklists:  # its info once (the rule parsed once: :func:`_rule`)
+            report.checklists[checklist_id] = _info(checklist, _rule(checklist) if rule is None else rule)
     if report.outcomes is not None:
         report.assignments.update({(checklist_id, a.equipment_id): a for a in assignments})
     return checklist_report(
@@ -311,7 +325,8 @@ def _by_checklist(table: ReportReader, report: Report, checklist_ids: Sequence[s
         for checklist in checklists:
             checklist_id = checklist if isinstance(checklist, str) else checklist.checklist_id
             judged = _judged(table, checklist_id, report)
-            current = [] if isinstance(checklist, str) else _windows(checklist, report)
+            rule = None if isinstance(checklist, str) else _rule(checklist)
+            current = [] if isinstance(checklist, str) or rule is None else _windows(checklist, report, rule)
             high = _checks_until([*judged, *current], report)
             low = to_utc_iso(report.start)
             assignments = table.assignments(checklist_id)
@@ -330,7 +345,7 @@ def _by_checklist(table: ReportReader, report: Report, checklist_ids: Sequence[s
                 for check in checks:
                     performed[check.equipment_id].append(check.performed_at)
                 seen.checks.extend(checks)
-            report.rows.extend(_rows(checklist, judged, current, assignments, performed, missed, report))
+            report.rows.extend(_rows(checklist, judged, current, assignments, performed, missed, report, rule))
             if isinstance(checklist, str):
                 # The checklist is gone; what it left (judged windows, assignments, checks) is counted.
                 report.warnings.append(f"checklist {checklist_id} no longer exists; its judged windows are "
@@ -362,6 +377,7 @@ def _by_equipment(table: ReportReader, report: Report, equipment_ids: list[str],
     checklists: dict[str, Checklist | str] = {}  # a deleted checklist by its id
     # checklist id -> (judged windows, current-rule windows), read once for all the equipment
     windows: dict[str, tuple[list[OccurrenceWindow], list[Any]]] = {}
+    rules: dict[str, Recurrence | InvalidInput] = {}  # each checklist's rule, parsed once
     low, high = to_utc_iso(report.start), to_utc_iso(report.end)
     for equipment_id in equipment_ids:
         assignments = [a for a in table.assignments_of_equipment(equipment_id)
@@ -370,9 +386,11 @@ def _by_equipment(table: ReportReader, report: Report, equipment_ids: list[str],
             if assignment.checklist_id not in checklists:
                 checklist = table.get_checklist(assignment.checklist_id)
                 checklists[assignment.checklist_id] = assignment.checklist_id if checklist is None else checklist
+                if checklist is not None:
+                    rules[assignment.checklist_id] = _rule(checklist)
                 windows[assignment.checklist_id] = (
                     _judged(table, assignment.checklist_id, report),
-                    [] if checklist is None else _windows(checklist, report))
+                    [] if checklist is None else _windows(checklist, report, rules[assignment.checklist_id]))
         until = max((_checks_until([*windows[a.checklist_id][0], *windows[a.checklist_id][1]], report)
                      for a in assignments), default=high)
         performed: dict[str, list[str]] = defaultdict(list)
@@ -387,7 +405,7 @@ def _by_equipment(table: ReportReader, report: Report, equipment_ids: list[str],
         for assignment in assignments:
             report.rows.extend(_rows(checklists[assignment.checklist_id], *windows[assignment.checklist_id],
                                      [assignment], {equipment_id: performed[assignment.checklist_id]},
-                                     missed[assignment.checklist_id], report))
+                                     missed[assignment.checklist_id], report, rules.get(assignment.checklist_id)))
         if progress:
             progress(equipment_id)
     seen.checklists.update(checklists)

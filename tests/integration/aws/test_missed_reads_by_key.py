@@ -9,7 +9,9 @@ above ``MISSED_KEYS_READ`` candidates it queries the partitions of the assigned 
 (``keys.write_partition`` of each), every one for a checklist without assignment items. A page of
 missed checks (:meth:`WindowItems.missed_checks_page`: ``GET /missed``, the web app's Missed checks
 page, ``missed list``) merges those partitions alone. Every path answers the same records, in the same
-order, as one Query of every partition."""
+order, as one Query of every partition. The report reads the performed checks of the shards its
+checklist's equipment is in alone (a check is recorded only for assigned equipment), the same report
+as reading every shard."""
 
 from __future__ import annotations
 
@@ -25,9 +27,11 @@ from missed_checks.aws.table.windows import MissedPosition, missed_partitions, m
 from missed_checks.checklists.checklist import JudgedBy
 from missed_checks.checklists.recurrence import OccurrenceWindow
 from missed_checks.checklists.saving import save_checklist
-from missed_checks.equipment.assignments import SHARD_COUNT
+from missed_checks.equipment.assignments import SHARD_COUNT, shard_of
 from missed_checks.evaluation.judging import judge_shards
 from missed_checks.performed_checks.performed_check import PerformedCheck
+from missed_checks.reporting import fleet_report
+from missed_checks.reporting.fleet_report import build_report
 from missed_checks.reporting.report import MissedRecord
 
 RULE = "DTSTART;TZID=Europe/Berlin:20260302T060000\nRRULE:FREQ=DAILY"
@@ -166,3 +170,28 @@ def test_a_page_of_a_checklist_without_assignment_items_merges_every_partition(
         table: ChecklistTable, requests: Counter[str]) -> None:
     assert table.missed_checks_page(START, END, limit=10, checklist_id="no-such-checklist") == ([], None)
     assert dict(requests) == {"Query": 1 + keys.WRITE_PARTITIONS}
+
+
+def test_the_report_reads_the_performed_checks_of_its_equipments_shards_alone_and_reports_the_same(
+        table: ChecklistTable, monkeypatch: pytest.MonkeyPatch) -> None:
+    queried: list[str] = []
+
+    def partition(params: dict[str, Any], **_: Any) -> None:
+        key = params.get("ExpressionAttributeValues", {}).get(":pk", {}).get("S", "")
+        if key.startswith("PERFORMED#"):
+            queried.append(key)
+
+    table.client.meta.events.register("provide-client-params.dynamodb.Query", partition)
+    now = END + timedelta(days=1)
+    report = build_report(table, START, END, now=now, detail=True)
+    shards = {shard_of(e) for e in [*EQUIPMENT, "FL-late"]}
+    assert len(shards) < SHARD_COUNT and sorted(queried) == sorted(
+        keys.performed_pk("forklift", partition) for shard in shards for partition in keys.shard_partitions(shard))
+
+    every = fleet_report._performed_shards  # the read before: every shard of the checklist
+    monkeypatch.setattr(fleet_report, "_performed_shards", lambda pool, reader, checklist_id, read, low, high: every(
+        pool, reader, checklist_id, range(SHARD_COUNT) if read else [], low, high))
+    queried.clear()
+    assert build_report(table, START, END, now=now, detail=True).to_dict() == report.to_dict()
+    assert len(queried) == keys.WRITE_PARTITIONS
+    assert report.total.on_time == 6 and report.total.missed == 11 and report.total.dismissed == 1
