@@ -220,6 +220,18 @@ def form(router: Router, fields: tuple[str, ...]) -> dict[str, str]:
     return _checked(_fields(router), person.csrf, fields)
 
 
+def form_with(router: Router, fields: tuple[str, ...], prefix: str) -> tuple[dict[str, str], dict[str, str]]:
+    """A form with fixed ``fields`` and any number named ``<prefix><name>`` (the answers to a
+    checklist's items, #33): the fixed ones as :func:`form` reads them, and the others by ``<name>``,
+    those sent empty left out. Checked as :func:`form` checks (CSRF first, a field twice refused)."""
+    person = signed_in(router)
+    values = _fields(router)
+    named = tuple(sorted(name for name in values if name.startswith(prefix) and len(name) > len(prefix)))
+    checked = _checked(values, person.csrf, (*fields, *named))
+    return ({name: checked[name] for name in fields},
+            {name[len(prefix):]: checked[name] for name in named if checked[name].strip()})
+
+
 def sign_in_token(router: Router) -> tuple[str, Cookie]:
     """A new sign-in form's token and the cookie carrying it (checked by :func:`sign_in_form`)."""
     token = new_secret()

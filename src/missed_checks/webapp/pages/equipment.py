@@ -3,7 +3,11 @@ one of them), a page at a time, with whether each is out of service now; ``GET /
 shows one: its status across its checklists now (due, done, undone, its open run of misses), its
 registry history (registered, moved, retired) and its out-of-service periods; ``POST
 /equipment/{id}/out-of-service`` records a period and ``POST /equipment/{id}/back-in-service`` ends
-the one in effect.
+the one in effect. Since #33 the page says first whether the equipment is cleared to operate now
+(its readiness: state, since when, why) and lists its defects; a supervisor (a site manager, an
+admin) resolves an open one with a note (``POST /equipment/{id}/defects/{defect_id}/resolve``: the
+defect's revision in the form, so a defect cleared meanwhile by a passing check is said, not
+overwritten).
 
 Thin, as the people's API: the registry is :mod:`missed_checks.equipment.registering` (``read`` at
 the equipment's site: another site's equipment is a 404 page, as unregistered equipment), the status
@@ -26,15 +30,19 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from missed_checks import clock
 from missed_checks.api import http_api, parameters
+from missed_checks.defects import listing as defects
+from missed_checks.defects.resolving import resolve_defect
 from missed_checks.equipment import registering
 from missed_checks.equipment import taking_out_of_service as periods
 from missed_checks.equipment.registration import RegisteredEquipment
 from missed_checks.equipment.status import status_for
-from missed_checks.errors import Conflict, InvalidInput, NotFound, shorten
+from missed_checks.errors import Conflict, InvalidInput, NotFound, PreconditionFailed, shorten
 from missed_checks.permissions.role import Action
+from missed_checks.readiness.watching import readiness_now
 from missed_checks.sites.ports import SiteReader
 from missed_checks.webapp.context import resolver, table
 from missed_checks.webapp.pages.missed import equipment_href
+from missed_checks.webapp.pages.today import READINESS_WORDS
 from missed_checks.webapp.rendering import page
 from missed_checks.webapp.sessions import Person, form, redirect, signed_in
 
@@ -43,6 +51,9 @@ router = Router()  # type: ignore[no-untyped-call]  # Powertools leaves __init__
 PAGE_SIZE = 50
 PERIOD_FIELDS = ("from", "to", "reason")
 BACK_FIELDS = ("at",)
+RESOLVE_FIELDS = ("note", "revision")
+MAX_DEFECTS = 100
+"""Defects shown on the page, oldest found first (the open ones are never many)."""
 STATE_WORDS = {"done": "done", "undone": "not done yet", "not_due": "not due yet", "paused": "checklist paused",
                "no_window": "no more windows"}
 
@@ -110,8 +121,12 @@ def equipment_page(person: Person, equipment_id: str, *, status: int = 200, erro
     found = periods.periods_of(store, caller, equipment.equipment_id) if may_read_periods else []
     current = next((p for p in found if p.in_effect_at(now)), None)
     may_supervise = caller.may(Action.supervise, equipment.site_id) and equipment.retired_at is None
+    found_defects = defects.list_defects(store, caller, equipment_id=equipment.equipment_id, limit=MAX_DEFECTS).items
     return page(router, "equipment.html.j2", title=f"Equipment {equipment.equipment_id}", status=status,
                 errors=dict(errors or {}), values=dict(values or {}), equipment=equipment, zone=zone,
+                readiness=readiness_now(store, equipment.equipment_id, now), readiness_words=READINESS_WORDS,
+                defects=sorted(found_defects, key=lambda d: (not d.is_open, d.found_at)),
+                may_resolve=caller.may(Action.supervise, equipment.site_id),
                 statuses=statuses, state_words=STATE_WORDS, periods=list(reversed(found)),
                 may_read_periods=may_read_periods, current=current, may_supervise=may_supervise,
                 href=equipment_href(equipment.equipment_id), csrf=person.csrf, now=now,
@@ -181,3 +196,27 @@ def take_out_of_service(equipment_id: str) -> Response[str]:
 @router.post("/equipment/<equipment_id>/back-in-service")
 def back_in_service(equipment_id: str) -> Response[str]:
     return _change_periods(equipment_id, BACK_FIELDS, _end)
+
+
+@router.post("/equipment/<equipment_id>/defects/<defect_id>/resolve")
+def resolve(equipment_id: str, defect_id: str) -> Response[str]:
+    """Resolve one of the equipment's defects with a note (``supervise`` at its site); refused (no note,
+    resolved meanwhile, changed since the page was read), the page again with the message next to the
+    defect's note, nothing written."""
+    person = signed_in(router)
+    values = form(router, RESOLVE_FIELDS)
+    equipment, _zone = _zone_of(person, _path_id(equipment_id))
+    defect_id = unquote(defect_id)
+    key = f"note-{defect_id}"
+    try:
+        revision = parameters.whole_number(values["revision"], "revision", minimum=1)
+        resolve_defect(table(), defect_id, values["note"], caller=person.caller, now=clock.now(), if_match=revision)
+    except (InvalidInput, Conflict, PreconditionFailed) as error:
+        message = error.message if isinstance(error, InvalidInput) else str(error)
+        if isinstance(error, PreconditionFailed):
+            message = ("it changed since you opened this page (a passing check may have cleared it): read it "
+                       "again below")
+        status = 400 if isinstance(error, InvalidInput) else 409 if isinstance(error, Conflict) else 412
+        return equipment_page(person, equipment.equipment_id, status=status, errors={key: message},
+                              values={key: values["note"]})
+    return redirect(f"{equipment_href(equipment.equipment_id)}#defects")

@@ -1,6 +1,7 @@
 """``GET /`` (``?site=``): Today at one site, in the site's zone: what is due now and until when, what
-is still undone, what comes next, what was missed since yesterday (the site's midnight), and which
-equipment is out of service now.
+is still undone, what comes next, what was missed since yesterday (the site's midnight), which
+equipment is out of service now, and whether each piece is cleared to operate (#33: its readiness as
+last announced, :func:`~missed_checks.readiness.listing.site_readiness`, one Query).
 
 The site, its equipment and its checklists come from the scoped use cases the API uses, with the
 signed-in person's caller (:func:`~missed_checks.sites.saving.get_site`: another site's is a 404 page;
@@ -32,6 +33,8 @@ from missed_checks.equipment.status import ChecklistStatus, current_or_next_wind
 from missed_checks.equipment.taking_out_of_service import list_periods
 from missed_checks.performed_checks.performed_check import timeliness
 from missed_checks.permissions.role import Action
+from missed_checks.readiness.listing import site_readiness
+from missed_checks.readiness.readiness import ReadinessRecord, State
 from missed_checks.sites.saving import get_site
 from missed_checks.sites.site import Site
 from missed_checks.timefmt import parse_instant, to_utc_iso
@@ -40,6 +43,10 @@ from missed_checks.webapp.rendering import page
 
 router = Router()  # type: ignore[no-untyped-call]  # Powertools leaves __init__ unannotated
 
+READINESS_WORDS = {State.CLEARED: "cleared to operate", State.NOT_CLEARED: "NOT cleared to operate",
+                   State.UNCHECKED: "not cleared to operate yet: its pre-use check is not done",
+                   State.OUT_OF_SERVICE: "out of service"}
+"""A piece of equipment's readiness in words (the Record a check and Equipment pages say it so too)."""
 MAX_EQUIPMENT = 100
 """Equipment shown at most (one page of the registry at the site)."""
 
@@ -74,6 +81,8 @@ class Today:
     more_equipment: bool
     periods_shown: bool = True
     """False for a role that may not read out-of-service periods (an operator): the section says so."""
+    readiness: tuple[tuple[str, str, ReadinessRecord | None], ...] = ()
+    """Per piece of equipment (id, name): its readiness as last announced (None: none announced yet)."""
 
     @property
     def undone(self) -> list[Due]:
@@ -159,7 +168,11 @@ def today_at(store: context.WebAppTable, person: sessions.Person, site_id: str, 
                             d.equipment_id))
     upcoming.sort(key=lambda d: (d.status.window.start if d.status.window else now, d.equipment_id))
     missed.sort(key=lambda m: (m.window_start, m.equipment_id), reverse=True)
-    return Today(site, now, since, due, upcoming, missed, out, equipment.next_position is not None, periods_shown)
+    announced = {r.readiness.equipment_id: r for r in site_readiness(store, site.site_id, caller=caller,
+                                                                      limit=MAX_EQUIPMENT, cursor=None).items}
+    readiness = tuple((e.equipment_id, e.name, announced.get(e.equipment_id)) for e in equipment.items)
+    return Today(site, now, since, due, upcoming, missed, out, equipment.next_position is not None, periods_shown,
+                 readiness)
 
 
 @router.get("/")
@@ -171,4 +184,4 @@ def today() -> Response[str]:
         return page(router, "today.html.j2", title="Today", today=None)
     view = today_at(context.table(), person, site_id, clock.now())
     return page(router, "today.html.j2", title=f"Today at {view.site.name}", today=view,
-                may_record=person.caller.may(Action.record, view.site.site_id))
+                may_record=person.caller.may(Action.record, view.site.site_id), readiness_words=READINESS_WORDS)
