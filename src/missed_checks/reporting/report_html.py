@@ -443,7 +443,8 @@ def findings_context(report: Report, zone: tzinfo = UTC) -> dict[str, Any]:
     critical = [{"checklist_id": c.checklist_id, "equipment_id": c.equipment_id,
                  "performed_at": when(c.performed_at, c.checklist_id),
                  "items": ", ".join(i.label for i in c.failed_items if i.critical)} for c in found.critical_checks]
-    return {"fleet": found.fleet, "items": items, "equipment": equipment, "open": open_defects, "resolved": resolved,
+    return {"fleet": found.fleet, "answered": found.fleet.passed + found.fleet.failed, "items": items,
+            "equipment": equipment, "open": open_defects, "resolved": resolved,
             "critical": critical, "at": found.at.astimezone(zone).strftime("%a %Y-%m-%d %H:%M %Z"),
             "time_to_resolve": {"count": ttr.count, "by_supervisor": ttr.by_supervisor,
                                 "by_passing_check": ttr.by_passing_check,

@@ -375,5 +375,17 @@ def test_what_the_checks_found_in_the_checklists_zone() -> None:
 def test_a_report_without_findings_says_nothing_was_found() -> None:
     words = Page(render_html(report())).words
     assert "0 check(s) performed in this period, 0 with a failed item" in words
+    assert "No check in this period answered items, and no defect was open or resolved." in words
+    assert "Failed items per checklist" not in words and "Defects open at" not in words
+
+
+def test_checks_that_all_passed_their_items_say_no_item_failed() -> None:
+    from missed_checks.reporting.findings import CheckResult, report_findings
+
+    built = report()
+    built.findings = report_findings([CheckResult("forklift", "a", "2026-03-24T05:00:00Z", "passed")], [],
+                                     built.start, built.end, built.as_of)
+    words = Page(render_html(built)).words
+    assert "1 check(s) performed in this period, 0 with a failed item" in words
     assert "No item failed in this period." in words and "No defect was open then." in words
     assert "No defect was resolved in this period." in words
