@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, timedelta, tzinfo
+from datetime import UTC, date, datetime, timedelta, tzinfo
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -420,9 +420,8 @@ def findings_context(report: Report, zone: tzinfo = UTC) -> dict[str, Any]:
     found = report.findings or ReportFindings(min(report.end, report.as_of))
     zones = report.zones
 
-    def when(instant: Any, checklist_id: str) -> str:
-        text = instant if isinstance(instant, str) else to_utc_iso(instant)
-        return _when(text, zones.get(checklist_id, UTC))
+    def when(instant: datetime, checklist_id: str) -> str:
+        return _when(to_utc_iso(instant), zones.get(checklist_id, UTC))
 
     items = [{"checklist_id": row.checklist_id, "item_id": i.item_id, "label": i.label, "critical": i.critical,
               "failed": i.failed, "critical_failed": i.critical_failed, "performed": row.performed}
@@ -440,12 +439,9 @@ def findings_context(report: Report, zone: tzinfo = UTC) -> dict[str, Any]:
                  "by": d.resolved_by or "–", "how": d.how_words, "took": in_words(d.took),
                  "items": ", ".join(d.items)} for d in found.resolved]
     ttr = found.time_to_resolve
-    critical = [{"checklist_id": c.checklist_id, "equipment_id": c.equipment_id,
-                 "performed_at": when(c.performed_at, c.checklist_id),
-                 "items": ", ".join(i.label for i in c.failed_items if i.critical)} for c in found.critical_checks]
     return {"fleet": found.fleet, "answered": found.fleet.passed + found.fleet.failed, "items": items,
             "equipment": equipment, "open": open_defects, "resolved": resolved,
-            "critical": critical, "at": found.at.astimezone(zone).strftime("%a %Y-%m-%d %H:%M %Z"),
+            "at": found.at.astimezone(zone).strftime("%a %Y-%m-%d %H:%M %Z"),
             "time_to_resolve": {"count": ttr.count, "by_supervisor": ttr.by_supervisor,
                                 "by_passing_check": ttr.by_passing_check,
                                 "median": "–" if ttr.median is None else in_words(ttr.median),
