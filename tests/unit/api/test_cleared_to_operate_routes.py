@@ -8,13 +8,10 @@ already; an operator or auditor 403, another site 404); a site's readiness liste
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
-
-from missed_checks import clock
 from missed_checks.api.routes.context import ManagementTable
+from tests.unit.api import test_scoped_routes
 from tests.unit.api.test_scoped_routes import (
     AUDITOR,
     MANAGER,
@@ -26,23 +23,14 @@ from tests.unit.api.test_scoped_routes import (
     manage,
     person,
 )
-from tests.unit.two_sites import NOW, dynamodb, two_sites, with_missed_checks  # noqa: F401
+from tests.unit.two_sites import NOW, dynamodb  # noqa: F401
+
+table = test_scoped_routes.table  # the fixture: sites north and south, FL-1 on daily, FL-9 on south-daily
 
 BRAKES = {"id": "brakes", "label": "Brakes work", "kind": "pass_fail", "critical": True}
 TYRES = {"id": "tyres", "label": "Tyre pressure", "kind": "number", "unit": "bar", "minimum": 6, "maximum": 8.5}
 FLUID = {"id": "fluid", "label": "Hydraulic fluid", "kind": "choice", "choices": ["dry", "ok", "leaking"],
          "failing_choices": ["leaking"]}
-
-
-@pytest.fixture
-def table(dynamodb: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[ManagementTable]:  # noqa: F811
-    """Sites north and south, checklist ``daily`` at north (FL-1) and ``south-daily`` at south (FL-9)."""
-    with two_sites(dynamodb) as store:
-        monkeypatch.setenv("TABLE_NAME", store.name)
-        with_missed_checks(store)
-        clock.set_source(lambda: NOW)
-        yield store
-        clock.set_source(None)
 
 
 def _items_of(checklist_id: str, who: dict[str, Any], revision: str | None = None) -> tuple[int, Any]:
