@@ -114,3 +114,27 @@ def test_in_force_whatever_the_order(days: list[int], at: int) -> None:
     found = in_force(list(reversed(revisions)), T0 + timedelta(days=at))
     earlier = [r for r in revisions if r.effective_from <= T0 + timedelta(days=at)]
     assert found == (earlier[-1] if earlier else None)
+
+
+JSON = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=8)),
+                    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=5), inner,
+                                                                                         max_size=3)), max_leaves=8)
+FIELD_VALUES = {"id": st.one_of(st.sampled_from(["brakes", "tyres", "b-1"]), JSON),
+                "label": st.one_of(st.just("Brakes work"), JSON),
+                "kind": st.one_of(st.sampled_from(["pass_fail", "number", "choice", "text"]), JSON),
+                "critical": st.one_of(st.booleans(), JSON), "required": st.one_of(st.booleans(), JSON),
+                "unit": st.one_of(st.just("bar"), JSON), "minimum": st.one_of(st.integers(-5, 5), JSON),
+                "maximum": st.one_of(st.integers(-5, 5), JSON),
+                "choices": st.one_of(st.just(["ok", "leaking"]), JSON),
+                "failing_choices": st.one_of(st.just(["leaking"]), JSON), "colour": JSON}
+ITEM_DOCUMENTS = st.fixed_dictionaries({}, optional=FIELD_VALUES)
+
+
+@given(st.one_of(st.lists(ITEM_DOCUMENTS, max_size=4), JSON))
+def test_any_document_is_parsed_or_refused_naming_a_field_of_items(values: object) -> None:
+    try:
+        items = parse_items(values)
+    except InvalidInput as refused:
+        assert refused.field == "items" or refused.field.startswith("items[")
+        return
+    assert parse_items([item.to_dict() for item in items]) == items  # what parses reads back the same

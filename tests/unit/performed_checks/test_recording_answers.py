@@ -11,6 +11,8 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from missed_checks.checklists.check_item import parse_items
 from missed_checks.checklists.checklist import Checklist
@@ -201,3 +203,26 @@ def test_in_one_batch_a_failure_then_a_pass_opens_then_clears(table: InMemoryTab
     opened = defect_id_of("forklift-daily", "FL-1", at)
     assert recorded.defects_opened == ((), (opened,)) and recorded.defects_closed == ((opened,), ())
     assert not table.defects[opened].is_open
+
+
+ANSWER_VALUES = st.one_of(st.none(), st.sampled_from(["pass", "fail", "ok", "", "2.5"]), st.integers(-3, 5),
+                          st.floats(allow_nan=True), st.booleans(), st.lists(st.integers(), max_size=1))
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(answers=st.one_of(st.none(), st.dictionaries(st.sampled_from(["brakes", "horn", "tyres", ""]), ANSWER_VALUES,
+                                                     max_size=4)))
+def test_any_answers_are_recorded_or_refused_naming_only_answers(table: InMemoryTable,
+                                                                 answers: dict[str, Any] | None) -> None:
+    before = (len(table.writes), dict(table.recorded), dict(table.defects))
+    at = T0 + timedelta(hours=7, seconds=len(table.recorded))  # a new check each time
+    try:
+        recorded = record_checks(table, [check(at, answers)], now=NOW, recorded_by="ann")
+    except ChecksRefused as refused:
+        assert all(p.kind == Refusal.BAD_ANSWER and p.field.startswith("answers") for p in refused.problems)
+        assert (len(table.writes), dict(table.recorded), dict(table.defects)) == before  # nothing written
+        return
+    assert answers is not None and answers.get("brakes") in ("pass", "fail") and answers.get("horn") in ("pass", "fail")
+    [found] = recorded.findings
+    assert found.items_revision == 1 and found.passed_critical == (answers["brakes"] == "pass")
+    assert bool(recorded.defects_opened[0]) == (answers["brakes"] == "fail")
