@@ -24,7 +24,7 @@ In the product package (not the operator's) because the digest Lambda builds the
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
@@ -331,14 +331,15 @@ def _by_checklist(table: ReportReader, report: Report, checklist_ids: Sequence[s
             low = to_utc_iso(report.start)
             assignments = table.assignments(checklist_id)
             # A check is recorded only for equipment assigned to the checklist, and an assignment item
-            # stays when it is unassigned: the shards of its equipment alone hold its checks (every
-            # shard for a checklist without assignment items, deleted before they were kept).
-            read = sorted({shard_of(a.equipment_id) for a in assignments}) or list(range(SHARD_COUNT))
-            shards = [_performed_shards(pool, table, checklist_id, read, low, high)]
+            # stays when it is unassigned: the checks of its equipment are all its checks, read from the
+            # write partitions they are in alone (every partition for a checklist without assignment
+            # items, deleted before they were kept: None).
+            equipment = {a.equipment_id for a in assignments}
+            shards = [_performed_shards(pool, table, checklist_id, equipment or None, low, high)]
             # A missed check implies a judged window (its record is opened first): no Query without one.
             missed = ([] if judged_ids is not None and checklist_id not in judged_ids
                       else _missed_of_checklist(table, checklist_id, report))
-            more = sorted({shard_of(r.equipment_id) for r in missed} - set(read))  # none, as judging writes
+            more = {r.equipment_id for r in missed} - equipment if equipment else set()  # none, as judging writes
             shards.append(_performed_shards(pool, table, checklist_id, more, low, high))
             performed: dict[str, list[str]] = defaultdict(list)
             for checks in chain.from_iterable(shards):
@@ -354,17 +355,19 @@ def _by_checklist(table: ReportReader, report: Report, checklist_ids: Sequence[s
                 progress(checklist_id)
 
 
-def _performed_shards(pool: ThreadPoolExecutor, table: ReportReader, checklist_id: str, shards: Sequence[int],
-                      low: str, high: str) -> Iterator[list[CheckResult]]:
-    """The checklist's performed checks in these shards, read on ``pool`` (a shard's eight write partitions
-    one Query each, one after another), a list per shard as each is read."""
-    count = len(shards)
-    return pool.map(_performed_shard, [table] * count, [checklist_id] * count, shards, [low] * count, [high] * count)
-
-
-def _performed_shard(table: ReportReader, checklist_id: str, shard: int, low: str,
-                     high: str) -> list[CheckResult]:
-    return table.performed_check_results(checklist_id, shard, low, high)
+def _performed_shards(pool: ThreadPoolExecutor, table: ReportReader, checklist_id: str,
+                      equipment: Collection[str] | None, low: str, high: str) -> Iterator[list[CheckResult]]:
+    """The checklist's performed checks of ``equipment`` (None: every check), read on ``pool`` a shard
+    at a time (the write partitions of that shard's equipment, or all eight, one Query each, one after
+    another), a list per shard as each is read."""
+    by_shard: dict[int, list[str] | None] = {shard: None for shard in range(SHARD_COUNT)}
+    if equipment is not None:
+        grouped: dict[int, list[str]] = defaultdict(list)
+        for equipment_id in sorted(equipment):
+            grouped[shard_of(equipment_id)].append(equipment_id)
+        by_shard = dict(grouped)
+    return pool.map(lambda shard: table.performed_check_results(checklist_id, shard, low, high, by_shard[shard]),
+                    sorted(by_shard))
 
 
 def _missed_of_checklist(table: ReportReader, checklist_id: str, report: Report) -> list[MissedRecord]:

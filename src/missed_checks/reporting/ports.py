@@ -4,7 +4,7 @@ GetItem or a BatchGetItem (never a Scan)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
@@ -47,9 +47,10 @@ class ReportReader(Protocol):
         """The equipment's assignments to every checklist, deleted ones' included."""
         ...
 
-    def performed_check_results(self, checklist_id: str, shard: int, low: str, high: str) -> list[CheckResult]:
+    def performed_check_results(self, checklist_id: str, shard: int, low: str, high: str,
+                                equipment_ids: Collection[str] | None = None) -> list[CheckResult]:
         """One shard's checks with ``low <= performed_at <= high`` (UTC ISO), with what each found (its
-        result and failed items as recorded; #33)."""
+        result and failed items as recorded; #33); of ``equipment_ids`` (of the shard) alone, when given."""
         ...
 
     def performed_check_results_of_equipment(self, equipment_id: str, low: str, until: str) -> list[CheckResult]:

@@ -9,9 +9,9 @@ above ``MISSED_KEYS_READ`` candidates it queries the partitions of the assigned 
 (``keys.write_partition`` of each), every one for a checklist without assignment items. A page of
 missed checks (:meth:`WindowItems.missed_checks_page`: ``GET /missed``, the web app's Missed checks
 page, ``missed list``) merges those partitions alone. Every path answers the same records, in the same
-order, as one Query of every partition. The report reads the performed checks of the shards its
+order, as one Query of every partition. The report reads the performed checks in the write partitions its
 checklist's equipment is in alone (a check is recorded only for assigned equipment), the same report
-as reading every shard."""
+as reading every partition."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from missed_checks.aws.table.windows import MissedPosition, missed_partitions, m
 from missed_checks.checklists.checklist import JudgedBy
 from missed_checks.checklists.recurrence import OccurrenceWindow
 from missed_checks.checklists.saving import save_checklist
-from missed_checks.equipment.assignments import SHARD_COUNT, shard_of
+from missed_checks.equipment.assignments import SHARD_COUNT
 from missed_checks.evaluation.judging import judge_shards
 from missed_checks.performed_checks.performed_check import PerformedCheck
 from missed_checks.reporting import fleet_report
@@ -172,7 +172,7 @@ def test_a_page_of_a_checklist_without_assignment_items_merges_every_partition(
     assert dict(requests) == {"Query": 1 + keys.WRITE_PARTITIONS}
 
 
-def test_the_report_reads_the_performed_checks_of_its_equipments_shards_alone_and_reports_the_same(
+def test_the_report_reads_the_performed_checks_of_its_equipments_partitions_alone_and_reports_the_same(
         table: ChecklistTable, monkeypatch: pytest.MonkeyPatch) -> None:
     queried: list[str] = []
 
@@ -184,13 +184,11 @@ def test_the_report_reads_the_performed_checks_of_its_equipments_shards_alone_an
     table.client.meta.events.register("provide-client-params.dynamodb.Query", partition)
     now = END + timedelta(days=1)
     report = build_report(table, START, END, now=now, detail=True)
-    shards = {shard_of(e) for e in [*EQUIPMENT, "FL-late"]}
-    assert len(shards) < SHARD_COUNT and sorted(queried) == sorted(
-        keys.performed_pk("forklift", partition) for shard in shards for partition in keys.shard_partitions(shard))
+    assert sorted(queried) == [keys.performed_pk("forklift", partition) for partition in PARTITIONS]  # one each
 
-    every = fleet_report._performed_shards  # the read before: every shard of the checklist
-    monkeypatch.setattr(fleet_report, "_performed_shards", lambda pool, reader, checklist_id, read, low, high: every(
-        pool, reader, checklist_id, range(SHARD_COUNT) if read else [], low, high))
+    every = fleet_report._performed_shards  # the read before: every partition of every shard of the checklist
+    monkeypatch.setattr(fleet_report, "_performed_shards", lambda pool, reader, checklist_id, equipment, low, high:
+                        every(pool, reader, checklist_id, None if equipment else set(), low, high))
     queried.clear()
     assert build_report(table, START, END, now=now, detail=True).to_dict() == report.to_dict()
     assert len(queried) == keys.WRITE_PARTITIONS

@@ -5,7 +5,7 @@ recorded one and when is never rewritten, nor what it answered and found (#33: `
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
@@ -104,14 +104,21 @@ class PerformedCheckItems(TableClient):
                 checks.append(PerformedCheck(checklist_id, item["equipment_id"], performed_at))
         return checks
 
-    def performed_check_results(self, checklist_id: str, shard: int, low: str, high: str) -> list[CheckResult]:
+    def performed_check_results(self, checklist_id: str, shard: int, low: str, high: str,
+                                equipment_ids: Collection[str] | None = None) -> list[CheckResult]:
         """One shard's performed checks with ``low <= performed_at <= high`` (UTC ISO strings) and what
         each found (#33: its ``result`` and ``failed_items`` as recorded): one Query per write partition
-        of the shard, projected to those and the sort key (which carries the instant and the equipment)."""
-        items = self._query_partitions(keys.performed_pks(checklist_id, shard), low, high,
-                                       attributes=("sk", "result", "failed_items"))
+        of the shard, projected to those and the sort key (which carries the instant and the equipment).
+        With ``equipment_ids`` (of this shard), the checks of those alone: one Query per write partition
+        they are in (``keys.write_partition``), at most one each (#32: the report)."""
+        pks = keys.performed_pks(checklist_id, shard)
+        if equipment_ids is not None:
+            wanted = {keys.performed_pk(checklist_id, keys.write_partition(e)) for e in equipment_ids}
+            pks = [pk for pk in pks if pk in wanted]
+        items = self._query_partitions(pks, low, high, attributes=("sk", "result", "failed_items"))
         # sk = "<performed_at>#<equipment>"; performed_at is always 20 characters.
-        return [_found(checklist_id, item["sk"][21:], item["sk"][:20], item) for item in items]
+        found = [_found(checklist_id, item["sk"][21:], item["sk"][:20], item) for item in items]
+        return found if equipment_ids is None else [c for c in found if c.equipment_id in equipment_ids]
 
     def performed_checks_of_equipment(self, equipment_id: str, low: str, until: str) -> list[tuple[str, str]]:
         """(checklist id, performed_at) of the equipment's performed checks, on every checklist, performed
