@@ -149,7 +149,8 @@ def test_the_command_lines_checklist_file_takes_items_naming_a_bad_one(tmp_path:
     [spec] = checklist_specs(str(one))
     assert spec["items"] == parse_items([BRAKES]) and spec["pre_use"] is True and spec["clear_on_pass"] is False
     many = tmp_path / "many.yaml"
-    many.write_text("- {id: a, recurrence: x}\n- {id: b, recurrence: x, items: [{id: brakes, label: B, kind: yes_no}]}\n")
+    many.write_text("- {id: a, recurrence: x}\n"
+                    "- {id: b, recurrence: x, items: [{id: brakes, label: B, kind: yes_no}]}\n")
     with pytest.raises(InvalidInput) as refused:
         checklist_specs(str(many))
     assert refused.value.field == "entries[1].items[0].kind"
