@@ -107,12 +107,15 @@ def equipment_of(target: StackTarget, caller: Caller, checklist_id: str) -> tupl
 
 
 # -- performed checks (through the record-a-check use case, missed_checks.performed_checks.recording) ---------
-def record_check(target: StackTarget, check: PerformedCheck, now: datetime, recorded_by: str) -> Recorded:
-    """Record one performed check; :class:`NotFound` when its checklist does not exist, else
-    :class:`missed_checks.performed_checks.recording.ChecksRefused` naming the field (nothing written)."""
+def record_check(target: StackTarget, check: PerformedCheck, now: datetime, recorded_by: str,
+                 caller: Caller | None = None) -> Recorded:
+    """Record one performed check (as ``caller``: ``record`` at the checklist's site; None: the
+    operator); :class:`NotFound` when its checklist does not exist, else
+    :class:`missed_checks.performed_checks.recording.ChecksRefused` naming the field (nothing written):
+    an answer the checklist's items in force do not take names ``answers.<item id>`` (#33)."""
     table = target.table()
     get_checklist(target, check.checklist_id)
-    return record_checks(table, [Row(check)], now=now, recorded_by=recorded_by)
+    return record_checks(table, [Row(check)], now=now, recorded_by=recorded_by, caller=caller)
 
 
 def refused_checks(target: StackTarget, rows: Sequence[Row], now: datetime) -> list[Problem]:

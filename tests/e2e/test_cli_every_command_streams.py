@@ -29,10 +29,12 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from missed_checks.defects.defect import defect_id_of
 from missed_checks_ops.cli.common import subcommands
 from missed_checks_ops.cli.main import build_parser
 from missed_checks_ops.cli.streams import EXIT_BAD_INPUT, EXIT_OK, EXIT_OUTPUT_LOST
@@ -95,10 +97,15 @@ def calls(c: str, endpoint: str, tmp: Path) -> dict[tuple[str, ...], Call]:
                                                       "2026-03-10T00:00:00Z", *at)),
         ("equipment", "back-in-service"): Call(("equipment", "back-in-service", f"eq-{c}-3", *at)),
         ("equipment", "out-of-service-list"): Call(("equipment", "out-of-service-list", *at)),
+        ("equipment", "readiness"): Call(("equipment", "readiness", f"eq-{c}-1", *at)),  # #33
         ("check",): Call(("check", "--help")),
         ("check", "record"): Call(("check", "record", "--checklist", f"daily-{c}", "--equipment", f"eq-{c}-2",
                                    "--at", "2026-03-02T10:00:00Z", *at)),
         ("check", "import"): Call(("check", "import", "-", *at), stdin=csv),
+        ("defect",): Call(("defect", "--help")),  # defects (#33): each condition's own, opened by the setup
+        ("defect", "list"): Call(("defect", "list", *at)),
+        ("defect", "show"): Call(("defect", "show", defect_of(c), *at)),
+        ("defect", "resolve"): Call(("defect", "resolve", defect_of(c), "--note", "brake line replaced", *at)),
         ("calendar",): Call(("calendar", "--help")),
         ("calendar", "put"): Call(("calendar", "put", f"cal-{c}", "--date", "2026-08-03", *at)),
         ("calendar", "show"): Call(("calendar", "show", f"cal-{c}", *at)),
@@ -132,6 +139,18 @@ def calls(c: str, endpoint: str, tmp: Path) -> dict[tuple[str, ...], Call]:
                                   str(tmp / f"serve-{c}.log"))),  # the port: chosen when it runs
     }
     return found
+
+
+PRE_USE = ("- id: pre-{c}\n  recurrence: |\n    DTSTART:20260302T060000Z\n    RRULE:FREQ=DAILY\n  window: PT8H\n"
+           "  items:\n    - {{id: brakes, label: Brakes work, kind: pass_fail, critical: true}}\n")
+"""Each condition's pre-use checklist (#33): a check failing its brakes opens the defect ``defect_of(c)``."""
+FAILED_AT = datetime(2026, 3, 3, tzinfo=UTC)
+"""When the setup's clock stands, its checklists just put: their items are in force then (and not before)."""
+
+
+def defect_of(c: str) -> str:
+    """The defect condition ``c``'s failed check opened (a check's defect id is its key's hash)."""
+    return defect_id_of(f"pre-{c}", f"eq-{c}-5", FAILED_AT)
 
 
 def _environment(tmp: Path) -> dict[str, str]:
@@ -220,6 +239,16 @@ def endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         done = subprocess.run([*CLI, "local", "advance", "--to", "2026-03-03T00:00:00Z", "--endpoint", url],
                               capture_output=True, text=True, env=env, timeout=BOUND_S, check=False)
         assert done.returncode == 0, done.stderr
+        for c in CONDITIONS:  # a defect of each condition's own (#33)
+            (tmp / f"pre-{c}.yaml").write_text(PRE_USE.format(c=c), encoding="utf-8")
+            for argv in (["checklist", "put", "--file", str(tmp / f"pre-{c}.yaml")],
+                         ["equipment", "assign", "--checklist", f"pre-{c}", f"eq-{c}-5", "--at",
+                          "2026-03-02T00:00:00Z"],
+                         ["check", "record", "--checklist", f"pre-{c}", "--equipment", f"eq-{c}-5", "--at",
+                          FAILED_AT.isoformat(), "--answer", "brakes=fail"]):
+                done = subprocess.run([*CLI, *argv, "--endpoint", url], capture_output=True, text=True, env=env,
+                                      timeout=BOUND_S, check=False)
+                assert done.returncode == 0, (argv, done.stderr)
         yield url
     finally:
         process.send_signal(signal.SIGINT)

@@ -36,8 +36,11 @@ from types import SimpleNamespace
 import boto3
 import pytest
 
+from missed_checks.aws.table.defects import defect_item
 from missed_checks.aws.table.windows import missed_check_item
+from missed_checks.defects.defect import Defect
 from missed_checks.evaluation.missed_check import MissedCheck
+from missed_checks.performed_checks.answers import FailedItem
 from missed_checks_local.endpoint import LOCAL_PEOPLE_API_URL
 from missed_checks_local.serve_process import serve_process
 from missed_checks_ops.cli.common import subcommands
@@ -91,6 +94,13 @@ FILES = {
     "checks.csv": "checklist_id,equipment_id,performed_at\nforklift-daily,FL-002,2026-03-02T06:40:00Z\n",
     "forklift.ics": "DTSTART;TZID=Europe/Berlin:20260105T060000\nRRULE:FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR\n",
     "shutdown.yaml": "id: plant-shutdown\ndates: [2026-08-03, 2026-08-04, 2026-08-05, 2026-08-06]\n",
+    "pre-use.yaml": "- id: forklift-pre-use\n  recurrence: |\n    DTSTART;TZID=Europe/Berlin:20260105T060000\n"
+                    "    RRULE:FREQ=DAILY\n  window: PT8H\n  pre_use: true\n  items:\n"
+                    "    - {id: brakes, label: Brakes work, kind: pass_fail, critical: true}\n"
+                    "    - {id: tyre_pressure, label: Tyre pressure, kind: number, unit: bar, minimum: 6, "
+                    "maximum: 8.5}\n"
+                    "    - {id: fluid, label: Hydraulic fluid, kind: choice, choices: [dry, ok, leaking], "
+                    "failing_choices: [leaking]}\n",
 }
 """The files the ``--help`` examples name, as a user would have them (the pages write their own)."""
 
@@ -246,6 +256,18 @@ class Server:
         boto3.resource("dynamodb", endpoint_url=self.endpoint, **_keys()).Table(self.table).put_item(Item=item)
 
 
+    def fresh_defect(self) -> None:
+        """The open defect the ``defect show`` and ``defect resolve`` examples of ``--help`` name
+        (D-3f9a2c1b7e4d5a60: FL-001's brakes failed at north on 2 March 2026), written as recording a
+        check writes it (a check's defect id is its key's hash: the examples could not name one made now)."""
+        found = datetime(2026, 3, 2, 5, 42, tzinfo=UTC)
+        defect = Defect("D-3f9a2c1b7e4d5a60", "forklift-pre-use", "FL-001", "north",
+                        (FailedItem("brakes", "Brakes work", True, "fail", "pass"),), "operator-north", found,
+                        found + timedelta(seconds=3))
+        boto3.resource("dynamodb", endpoint_url=self.endpoint, **_keys()).Table(self.table).put_item(
+            Item=defect_item(defect))
+
+
 def _keys() -> dict[str, str]:
     return {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
 
@@ -365,6 +387,7 @@ def test_the_help_examples_run_as_printed(help_server: Server, tmp_path: Path) -
     for name, content in FILES.items():
         (tmp_path / name).write_text(content)
     help_server.fresh_missed_check()
+    help_server.fresh_defect()
     env = {**clean_environment(), **LOCAL_KEYS, **TERMINAL,
            "PATH": f"{VENV / 'bin'}{os.pathsep}{os.environ['PATH']}"}
     ran = run_in_one_shell([(c, aimed(c, help_server.endpoint, help_example=True)) for c in commands], tmp_path,

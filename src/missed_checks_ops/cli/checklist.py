@@ -52,6 +52,7 @@ from missed_checks_ops.cli.common import (
     interactive,
     target_of,
 )
+from missed_checks_ops.cli.defect import register_readiness  # #33
 from missed_checks_ops.cli.out_of_service import register as register_out_of_service  # issue #23 item 1
 from missed_checks_ops.inputs import (
     bad_rows,
@@ -85,6 +86,7 @@ def _register_checklist(subparsers: Any) -> None:
       --recurrence 'DTSTART;TZID=Europe/Berlin:20260105T060000' \\
       --recurrence 'RRULE:FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR' --window PT8H --grace PT30M --stack missed-checks
   missed-checks checklist put --file checklists.yaml --endpoint {LOCAL_ENDPOINT}
+  missed-checks checklist put --file pre-use.yaml --stack missed-checks   # a pre-use checklist with items (#33)
   missed-checks checklist put fire-monthly --recurrence 'DTSTART:20260105T080000' \\
       --recurrence 'RRULE:FREQ=MONTHLY;BYDAY=1MO' --timezone Europe/Riga --dry-run --format json \\
       --stack missed-checks
@@ -307,6 +309,15 @@ def checklist_show(args: argparse.Namespace) -> int:
     out.say(f"  {'now:':<16}{document['now']['at']} ({clock_name})")
     out.say(f"  {'equipment:':<16}{document['equipment']['assigned']} assigned, "
             f"{document['equipment']['unassigned']} unassigned")
+    if checklist.items:  # what a check answers (#33): --answer ITEM=VALUE of check record
+        flags = [name for name in ("pre_use", "clear_on_pass") if getattr(checklist, name)]
+        out.say(f"  {'items:':<16}revision {checklist.items_revision}" + (f" ({', '.join(flags)})" if flags else ""))
+        for item in checklist.items:
+            asked = {"pass_fail": "pass or fail", "number": f"a number, passing {item.expected()}",
+                     "choice": f"one of {', '.join(item.choices)}, passing {item.expected()}",
+                     "text": "text"}[item.kind.value]
+            out.say(f"    {item.item_id}: {item.label}{' (critical)' if item.critical else ''}: {asked}"
+                    + ("" if item.required else " (optional)"))
     if document.get("sync_error"):
         out.say(f"  schedule error: {document['sync_error']}", "red")
     elif document.get("schedule", {}).get("synced_at"):
@@ -384,7 +395,9 @@ def _register_equipment(subparsers: Any) -> None:
             examples=(f"  missed-checks equipment {name} --checklist forklift-daily "
                       + ("FL-001 FL-002 --at 2026-03-01T00:00:00+01:00" if name == "assign" else "FL-002")
                       + " --stack mc\n"
-                      f"  missed-checks equipment {name} --checklist forklift-daily --file fleet.txt --stack mc"),
+                      f"  missed-checks equipment {name} --checklist forklift-daily --file fleet.txt --stack mc"
+                      + ("\n  missed-checks equipment assign --checklist forklift-pre-use FL-001 --stack mc"
+                         if name == "assign" else "")),
             handler=equipment_change, formats=RESULT_FORMATS)
         command.add_argument("equipment", nargs="*", metavar="EQUIPMENT")
         command.add_argument("--checklist", required=True, metavar="ID")
@@ -398,6 +411,7 @@ def _register_equipment(subparsers: Any) -> None:
                           handler=equipment_list, formats=RECORD_FORMATS)
     listing.add_argument("--checklist", required=True, metavar="ID")
     register_out_of_service(group)  # out of service (issue #23 item 1): missed_checks_ops.cli.out_of_service
+    register_readiness(group)  # cleared to operate (#33): missed_checks_ops.cli.defect
 
 
 def equipment_change(args: argparse.Namespace) -> int:
@@ -447,12 +461,17 @@ def _register_check(subparsers: Any) -> None:
                     "instant is more than 5 minutes ahead of now.",
         examples="  missed-checks check record --checklist forklift-daily --equipment FL-001 --stack missed-checks\n"
                  "  missed-checks check record --checklist forklift-daily --equipment FL-001 "
-                 "--at 2026-03-02T07:12:00+01:00 --format json --stack missed-checks",
+                 "--at 2026-03-02T07:12:00+01:00 --format json --stack missed-checks\n"
+                 "  missed-checks check record --checklist forklift-pre-use --equipment FL-001 --answer brakes=fail "
+                 "\\\n      --answer tyre_pressure=7.2 --answer fluid=ok --stack missed-checks",
         handler=check_record, formats=RESULT_FORMATS)
     record.add_argument("--checklist", required=True, metavar="ID")
     record.add_argument("--equipment", required=True, metavar="EQUIPMENT")
     record.add_argument("--at", metavar="INSTANT", help="when it was performed (default now)")
-    record.add_argument("--by", metavar="WHO", help="who records it (default cli:<login name>)")
+    record.add_argument("--by", metavar="WHO", help="who records it (default cli:<login name>, or the --as person)")
+    record.add_argument("--answer", action="append", default=[], metavar="ITEM=VALUE",
+                        help="the answer to one of the checklist's items (repeat for each): pass or fail, a number, "
+                             "one of its choices, or text (#33; checklist show lists them)")
     imported = add_command(
         group, "import", help="import performed checks from a CSV file (those on record already are kept)",
         description="Import performed checks from CSV with a header: checklist_id,equipment_id,performed_at "
@@ -472,25 +491,64 @@ def _recorded_by(args: argparse.Namespace) -> str:
     return str(args.by) if args.by else cli_principal()
 
 
+def answers_of(given: Sequence[str]) -> dict[str, str] | None:
+    """``--answer ITEM=VALUE`` options as a check's answers (None: none given); InvalidInput naming
+    ``answer`` for one without ``=`` or an item id, or an item answered twice."""
+    answers: dict[str, str] = {}
+    for text in given:
+        item, sep, value = text.partition("=")
+        if not sep or not item.strip():
+            raise InvalidInput("answer", f"{text!r} is not ITEM=VALUE: give the item's id, =, and its answer "
+                                         "(--answer brakes=pass)")
+        if item.strip() in answers:
+            raise InvalidInput("answer", f"item {item.strip()!r} is answered twice: give each item once")
+        answers[item.strip()] = value
+    return answers or None
+
+
+def findings_said(check: PerformedCheck, document: dict[str, Any]) -> str:
+    """What a check's answers found, in words (empty for a checklist without items then)."""
+    findings = document.get("findings") or {}
+    if findings.get("result") in (None, "no_items"):
+        return ""
+    failed = findings.get("failed_items") or []
+    said = "; every item passed" if not failed else "; failed: " + "; ".join(
+        f"{f['label']}{' (critical)' if f['critical'] else ''}: {f['answer']}, expected {f['expected']}"
+        for f in failed)
+    opened = document.get("defects_opened") or []
+    if opened:
+        said += f". {check.equipment_id} is NOT cleared to operate: defect {', '.join(opened)} opened"
+    closed = document.get("defects_closed") or []
+    if closed:
+        said += f". It cleared defect {', '.join(closed)}"
+    return said
+
+
 def check_record(args: argparse.Namespace) -> int:
     now = clock.now()
     check = PerformedCheck(validate_checklist_id(args.checklist, "checklist"),
-                           validate_equipment_id(args.equipment, "equipment"), instant_arg(args.at, "at"))
-    recorded = record_check(target_of(args), check, now, _recorded_by(args))
+                           validate_equipment_id(args.equipment, "equipment"), instant_arg(args.at, "at"),
+                           answers=answers_of(args.answer))
+    caller = caller_of(args)  # the operator (cli:<login name>), or the --as person with their roles
+    recorded = record_check(target_of(args), check, now, str(args.by) if args.by else caller.principal, caller=caller)
     # a check on record already keeps who recorded it and when: the answer is that first record
+    found = recorded.to_dict()["checks"][0]
     document = {"checklist_id": check.checklist_id, "equipment_id": check.equipment_id,
                 "performed_at": to_utc_iso(check.performed_at), "recorded_at": to_utc_iso(recorded.recorded_at),
                 "recorded_by": recorded.recorded_by, "already_recorded": recorded.replayed,
-                "warnings": list(recorded.warnings)}
+                "warnings": list(recorded.warnings),
+                **{name: found[name] for name in ("findings", "defects_opened", "defects_closed") if name in found}}
     _warn(recorded.warnings)
     out: Output = args.out
     if out.format == "json":
         out.json(document)
     elif recorded.replayed:
         out.say(f"already recorded: {check.equipment_id} on {check.checklist_id} at {document['performed_at']}, "
-                f"by {recorded.recorded_by or 'someone unnamed'} at {document['recorded_at']} (nothing changed)")
+                f"by {recorded.recorded_by or 'someone unnamed'} at {document['recorded_at']} (nothing changed)"
+                + findings_said(check, document))
     else:
-        out.say(f"recorded: {check.equipment_id} on {check.checklist_id} at {document['performed_at']}")
+        out.say(f"recorded: {check.equipment_id} on {check.checklist_id} at {document['performed_at']}"
+                + findings_said(check, document))
     return 0
 
 

@@ -35,6 +35,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "missed_checks_ops.cli.recurrence": ("recurrence",),
     "missed_checks_ops.cli.local": ("local",),  # the emulator's commands: present only where it is installed
     "missed_checks_ops.cli.checklist": ("checklist", "equipment", "check"),
+    "missed_checks_ops.cli.defect": ("defect",),  # defects (#33); equipment readiness is in the equipment group
     "missed_checks_ops.cli.calendar": ("calendar",),  # closure calendars (#23 item 2)
     "missed_checks_ops.cli.report": ("report", "missed"),
     "missed_checks_ops.cli.operate": ("rerun", "dlq"),

@@ -29,6 +29,8 @@ RECORD_COMMANDS: dict[tuple[str, ...], list[str]] = {
     ("calendar", "list"): [],  # closure calendars (#23 item 2)
     ("notifications", "list"): PERIOD,  # #18
     ("digest", "list"): [],  # digest subscriptions (#18)
+    ("defect", "list"): [],  # defects (#33)
+    ("equipment", "readiness"): ["FL-1"],  # readiness (#33)
 }
 HEADERS = {  # the CSV header (or its start) each command writes
     ("checklist", "list"): "checklist_id,name,status,recurrence",
@@ -40,6 +42,8 @@ HEADERS = {  # the CSV header (or its start) each command writes
     ("calendar", "list"): "id,description,dates,first,last,revision,used_by",
     ("notifications", "list"): "claimed_at,kind,checklist_id,window_start,to,equipment,status,sent_at",
     ("digest", "list"): "subscription_id,address,when,checklists",  # digest subscriptions (#18)
+    ("defect", "list"): "defect_id,equipment_id,checklist_id,status,found_at,found_by,failed,resolved",
+    ("equipment", "readiness"): "equipment_id,state,since,reason",
 }
 
 
