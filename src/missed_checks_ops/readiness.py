@@ -8,14 +8,12 @@ from __future__ import annotations
 from datetime import datetime
 
 from missed_checks.equipment.assignments import validate_equipment_id
-from missed_checks.equipment.taking_out_of_service import equipment_site
+from missed_checks.equipment.status import readiness_for
+from missed_checks.errors import NotFound
 from missed_checks.paging import MAX_PAGE
-from missed_checks.permissions.authorizing import authorize
 from missed_checks.permissions.caller import Caller
-from missed_checks.permissions.role import Action
 from missed_checks.readiness.listing import site_readiness
 from missed_checks.readiness.readiness import Readiness, ReadinessRecord
-from missed_checks.readiness.watching import readiness_now
 from missed_checks_ops.defects import store_of
 from missed_checks_ops.target import StackTarget
 
@@ -23,12 +21,13 @@ __all__ = ["equipment_readiness", "readiness_of_site"]
 
 
 def equipment_readiness(target: StackTarget, caller: Caller, equipment_id: str, now: datetime) -> Readiness:
-    """The equipment's readiness now (``read`` at its registry site; another site's: NotFound, as missing)."""
-    store = store_of(target)
+    """The equipment's readiness now, as its status route shows it (``read`` at its site; another
+    site's: NotFound, as a missing one)."""
     equipment_id = validate_equipment_id(equipment_id, "equipment")
-    if not caller.everywhere:
-        authorize(caller, Action.read, equipment_site(store, equipment_id), what=f"equipment {equipment_id!r}")
-    return readiness_now(store, equipment_id, now)
+    found = readiness_for(store_of(target), caller, equipment_id, now)
+    if found is None:
+        raise NotFound(f"equipment {equipment_id!r} does not exist")
+    return found
 
 
 def readiness_of_site(target: StackTarget, caller: Caller, site_id: str) -> list[ReadinessRecord]:
