@@ -100,6 +100,11 @@ class Report:
         return total(self.rows)
 
     @property
+    def found(self) -> ReportFindings:
+        """:attr:`findings`, or nothing found when none were read (built without ``detail``, or of no checklist)."""
+        return self.findings or ReportFindings(min(self.end, self.as_of))
+
+    @property
     def zones(self) -> dict[str, tzinfo]:
         return {checklist_id: info.zone for checklist_id, info in self.checklists.items()}
 
@@ -118,8 +123,7 @@ class Report:
             data["assignments"] = [_assignment_dict(a) for _, a in sorted(self.assignments.items())]
             data["out_of_service"] = {equipment_id: [p.to_dict() for p in periods]
                                       for equipment_id, periods in sorted(self.out_of_service.items())}
-            if self.findings is not None:
-                data["findings"] = self.findings.to_dict()
+            data["findings"] = self.found.to_dict()
         return data
 
 

@@ -15,7 +15,6 @@ import io
 import json
 from typing import Any
 
-from missed_checks.reporting.findings import ReportFindings
 from missed_checks.reporting.fleet_report import Report
 from missed_checks.reporting.report import COLUMNS
 
@@ -49,7 +48,7 @@ def findings_csv_text(report: Report) -> str:
     """What the checks of ``report`` (built with ``detail``; none: nothing) found, as CSV under
     :data:`FINDINGS_COLUMNS`: per (checklist, equipment), then per checklist (equipment ``*``), one
     line per failed item (most failed first), or one with the item's columns empty when none failed."""
-    found = report.findings or ReportFindings(min(report.end, report.as_of))
+    found = report.found
     out = io.StringIO(newline="")
     writer = csv.writer(out)
     writer.writerow(FINDINGS_COLUMNS)

@@ -27,7 +27,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
-from missed_checks.reporting.findings import ReportFindings, ResultRow, in_words
+from missed_checks.reporting.findings import ResultRow, in_words
 from missed_checks.reporting.fleet_report import Report
 from missed_checks.reporting.insights import (
     REPEAT_RUN,
@@ -417,7 +417,7 @@ def findings_context(report: Report, zone: tzinfo = UTC) -> dict[str, Any]:
     failed items per checklist and per equipment, the defects open at the range's end with their
     age, those resolved in the range and the time they took; times in each checklist's zone, the
     instant the defects are read at in ``zone``."""
-    found = report.findings or ReportFindings(min(report.end, report.as_of))
+    found = report.found
     zones = report.zones
 
     def when(instant: datetime, checklist_id: str) -> str:

@@ -231,3 +231,12 @@ def test_the_findings_csv_has_a_line_per_failed_item_and_one_for_a_row_without()
     assert findings_csv_text(Report(START, END, AS_OF, [])).splitlines() == [
         "checklist_id,equipment_id,checks_performed,checks_passed,checks_failed,checks_critical_failed,item_id,"
         "label,critical,item_failed"]  # built without detail: no findings, the header alone
+
+
+def test_a_reports_json_with_its_windows_always_says_what_was_found() -> None:
+    from missed_checks.reporting.fleet_report import Report
+
+    nothing = Report(START, END, AS_OF, [], outcomes=[]).to_dict()["findings"]  # e.g. a caller of no checklist
+    assert nothing["at"] == "2026-03-09T00:00:00Z" and nothing["checks"] == [] and nothing["open_defects"] == []
+    assert nothing["fleet"] == {"performed": 0, "passed": 0, "failed": 0, "critical_failed": 0}
+    assert "findings" not in Report(START, END, AS_OF, []).to_dict()  # the rows alone, as before
