@@ -36,11 +36,15 @@ from missed_checks.readiness.ports import (
 )
 from missed_checks.readiness.readiness import Readiness, ReadinessRecord, current_window, readiness_of
 
-__all__ = ["RECHECK_PREFIX", "WRITE_ATTEMPTS", "TableChange", "on_table_change", "readiness_now", "recheck",
-           "recheck_schedule_name"]
+__all__ = ["DEFERRED_RECHECK", "INLINE_RECHECKS", "RECHECK_PREFIX", "WRITE_ATTEMPTS", "TableChange",
+           "on_table_change", "readiness_now", "recheck", "recheck_schedule_name"]
 
 RECHECK_PREFIX = "_q."
 WRITE_ATTEMPTS = 5
+INLINE_RECHECKS = 100
+"""A pre-use checklist's fleet rechecked in the invocation that reads its edit; the rest is deferred."""
+DEFERRED_RECHECK = timedelta(minutes=1)
+"""How soon the deferred part of a fleet is rechecked, each by its own recheck schedule."""
 """Conditional writes tried against concurrent rechecks of one equipment before the record is retried."""
 
 
@@ -137,13 +141,25 @@ def on_table_change(store: WatchStore, announcer: ReadinessAnnouncer, scheduler:
                     change: TableChange, now: datetime,
                     alert: Callable[[Defect, Checklist], object]) -> list[Readiness]:
     """Tell the people of a defect just opened (``alert``: each notification once), then recheck
-    every piece of equipment the change touches, by id."""
+    every piece of equipment the change touches, by id. A pre-use checklist's fleet is rechecked
+    here up to :data:`INLINE_RECHECKS`; the rest by their recheck schedules, moved to
+    :data:`DEFERRED_RECHECK` from now (one Scheduler call each instead of a recheck each, so a large
+    fleet's edit fits in one invocation)."""
     if change.opened_defect_id is not None:
         defect = store.get_defect(change.opened_defect_id)
         checklist = store.get_checklist(defect.checklist_id) if defect is not None and defect.is_open else None
         if defect is not None and checklist is not None:
             alert(defect, checklist)
     equipment = set(change.equipment_ids)
+    deferred: list[str] = []
     if change.checklist_id is not None:
-        equipment |= {a.equipment_id for a in store.assignments(change.checklist_id) if a.assigned_at_instant(now)}
-    return [recheck(store, announcer, scheduler, equipment_id, now) for equipment_id in sorted(equipment)]
+        fleet = sorted({a.equipment_id for a in store.assignments(change.checklist_id) if a.assigned_at_instant(now)}
+                       - equipment)
+        equipment |= set(fleet[:INLINE_RECHECKS])
+        deferred = fleet[INLINE_RECHECKS:]
+    found = [recheck(store, announcer, scheduler, equipment_id, now) for equipment_id in sorted(equipment)]
+    soon = recheck_instant(now + DEFERRED_RECHECK)
+    for equipment_id in deferred:
+        scheduler.plan_recheck(equipment_id, soon)
+        store.note_recheck(equipment_id, soon)  # so the firing plans the next one, whatever was planned before
+    return found

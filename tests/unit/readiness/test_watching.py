@@ -22,7 +22,13 @@ from missed_checks.permissions.caller import Caller
 from missed_checks.permissions.role import Role
 from missed_checks.readiness.listing import site_readiness
 from missed_checks.readiness.readiness import CheckSeen, ReadinessRecord, State
-from missed_checks.readiness.watching import recheck, recheck_schedule_name
+from missed_checks.readiness.watching import (
+    INLINE_RECHECKS,
+    TableChange,
+    on_table_change,
+    recheck,
+    recheck_schedule_name,
+)
 from tests.fakes import InMemoryTable
 
 DAILY = Checklist("forklift-daily", "DTSTART;TZID=Europe/Berlin:20260301T060000\nRRULE:FREQ=DAILY", window="PT8H",
@@ -72,7 +78,8 @@ class Table(InMemoryTable):
         return True
 
     def note_recheck(self, equipment_id: str, at: datetime | None) -> None:
-        self.records[equipment_id] = replace(self.records[equipment_id], recheck_at=at)
+        if equipment_id in self.records:  # as the table: only on a state item there is
+            self.records[equipment_id] = replace(self.records[equipment_id], recheck_at=at)
 
     def readiness_of_site(self, site_id: str, position: str | None, limit: int) -> Page[ReadinessRecord]:
         mine = sorted((r for r in self.records.values() if r.readiness.site_id == site_id),
@@ -258,3 +265,21 @@ def test_the_status_route_shows_the_live_readiness_to_a_caller_who_may_read_at_i
     assert north is not None and north.state is State.UNCHECKED and north.site_id == "north"
     assert readiness_for(table, Caller("op", roles={"south": Role.operator}), "FL-1", MORNING) is None
     assert table.records == {}  # live: computed, nothing stored or announced
+
+
+def test_a_pre_use_checklists_edit_rechecks_part_of_its_fleet_at_once_and_the_rest_within_a_minute() -> None:
+    table, announcer, scheduler = fleet()
+    fleet_ids = [f"FL-{n:03d}" for n in range(INLINE_RECHECKS + 20)]
+    table.assign("forklift-daily", fleet_ids, datetime(2026, 3, 1, tzinfo=UTC))
+    recheck(table, announcer, scheduler, "FL-119", MORNING)  # one with a state item and a plan already
+    scheduler.plans.clear()
+    found = on_table_change(table, announcer, scheduler, TableChange(("FL-1",), checklist_id="forklift-daily"),
+                            MORNING, lambda defect, checklist: None)
+    rechecked = sorted(r.equipment_id for r in found)
+    assert rechecked == sorted(["FL-1", *fleet_ids[:INLINE_RECHECKS]])
+    soon = MORNING + timedelta(minutes=1)
+    deferred = [(e, at) for e, at in scheduler.plans if at == soon]
+    assert deferred == [(e, soon) for e in fleet_ids[INLINE_RECHECKS:]]
+    assert table.records["FL-119"].recheck_at == soon  # its firing will plan the next window again
+    recheck(table, announcer, scheduler, "FL-119", soon)  # the deferred recheck fires
+    assert scheduler.plans[-1] == ("FL-119", datetime(2026, 3, 5, 5, 0, tzinfo=UTC))
