@@ -11,6 +11,10 @@ a third forklift out of service; ``tools/webapp_fleet.py``).
   its windows, pauses it and deletes it after the confirmation; an operator records a check at
   375 px wide, with one tap and the answer in words; signing out ends the session (the old cookie
   leads to the sign-in page).
+- Cleared to operate (#33): at 375 px, an operator records a pre-use check by keyboard (its items as
+  radio buttons and fields), its brakes failing: the answer says the forklift is NOT cleared to
+  operate and names the defect, the equipment's page shows it not cleared, and a supervisor resolves
+  the defect with a note.
 - On every page: no console error, no failed request, no request leaving the app's origin, and
   axe-core (tools/package.json, installed by ``make browser``) injected into the page finds no
   serious or critical violation.
@@ -37,11 +41,22 @@ from missed_checks.permissions.role import ALLOWED, Action, Role
 from missed_checks_local.product.people import LOCAL_PASSWORD, USER_ROLES
 from missed_checks_local.serve import LocalServer
 from tools.report_browser import FLAGS, FONTS, BrowserUnavailable, chromium_path
-from tools.webapp_fleet import CHECKLIST, EQUIPMENT, SOUTH_EQUIPMENT, Fleet, WebClient, seed, start_server
+from tools.webapp_fleet import (
+    CHECKLIST,
+    EQUIPMENT,
+    HOURLY,
+    SOUTH_EQUIPMENT,
+    Fleet,
+    WebClient,
+    _made,
+    api,
+    seed,
+    start_server,
+)
 
 pytestmark = [
     pytest.mark.e2e,
-    pytest.mark.duration(15),  # each of its 8 tests: the file took 122 s on 2 cores (2026-11-28, load 8)
+    pytest.mark.duration(15),  # each of its 9 tests: the file took 122 s on 2 cores (2026-11-28, load 8)
     pytest.mark.filterwarnings("ignore:No application metrics to publish:UserWarning"),
 ]
 
@@ -431,3 +446,74 @@ def test_the_report_subscriptions_and_an_audit_trail(window: Any) -> None:
     visitor.open(f"/audit?kind=checklist&id={CHECKLIST}")
     assert "manager-north" in visitor.text()
     visitor.check("audit trail", shot="audit")
+
+
+# -- cleared to operate (#33) ------------------------------------------------------------------------
+
+PRE_USE = "south-pre-use"
+PRE_USE_EQUIPMENT = "FL-S2"
+"""South's (so that north's pages, screenshotted by the other tests in any order, never show it)."""
+PRE_USE_ITEMS = [
+    {"id": "brakes", "label": "Brakes work", "kind": "pass_fail", "critical": True},
+    {"id": "tyres", "label": "Tyre pressure", "kind": "number", "unit": "bar", "minimum": 6, "maximum": 8.5},
+    {"id": "fluid", "label": "Hydraulic fluid", "kind": "choice", "choices": ["dry", "ok", "leaking"],
+     "failing_choices": ["leaking"]},
+    {"id": "notes", "label": "Anything else", "kind": "text", "required": False},
+]
+
+
+def test_a_failing_pre_use_check_at_phone_width_until_a_supervisor_resolves_the_defect(
+        window: Any, fleet: tuple[LocalServer, Fleet]) -> None:
+    """An operator records FL-S2's pre-use check at 375 px by keyboard, its brakes failing: the answer
+    says it is NOT cleared to operate and names the defect; the equipment's page shows it not cleared;
+    a supervisor resolves the defect with a note."""
+    server, _ = fleet
+    manager = "manager-south"
+    _made(api(server, manager, "POST", "/equipment", {"equipment_id": PRE_USE_EQUIPMENT, "name": "Forklift S2",
+                                                      "kind": "forklift", "site_id": "south"}), "register FL-S2")
+    _made(api(server, manager, "POST", "/checklists", {
+        "id": PRE_USE, "site_id": "south", "name": "South pre-use", "recurrence": HOURLY, "window": "PT50M",
+        "grace": "PT10M", "pre_use": True, "items": PRE_USE_ITEMS, "notify": {"to": ["south-lead@example.com"]}}),
+        "the pre-use checklist")
+    _made(api(server, manager, "POST", f"/checklists/{PRE_USE}/equipment", {"equipment": [PRE_USE_EQUIPMENT]}),
+          "assign FL-S2")
+
+    phone = window(PHONE)
+    phone.sign_in("operator-south")
+    phone.open(f"/record/{PRE_USE_EQUIPMENT}")
+    assert "not cleared to operate yet" in phone.text(), phone.text()[:800]
+    phone.check("record a pre-use check at 375 px", shot="record-items-375")
+    page = phone.page
+    page.get_by_role("radio", name="Fail").focus()  # by keyboard: the radio buttons, the fields, the button
+    page.keyboard.press("Space")
+    page.get_by_label("Tyre pressure (bar)").focus()
+    page.keyboard.type("7.2")
+    page.get_by_role("radio", name="ok", exact=True).focus()
+    page.keyboard.press("Space")
+    assert page.get_by_role("radio", name="Fail").is_checked() and page.get_by_role("radio", name="ok").is_checked()
+    with page.expect_navigation():
+        page.get_by_role("button", name="Record South pre-use done now").press("Enter")
+    answer = phone.text()
+    found = re.search(r"Recorded\. Brakes work failed: FL-S2 is NOT cleared to operate; defect (D-[0-9a-f]{16}) "
+                      r"opened, supervisors told\.", answer)
+    assert found is not None, answer[:800]
+    defect_id = found.group(1)
+    phone.check("a failed pre-use check at 375 px", shot="record-failed-375")
+    phone.open(f"/equipment/{PRE_USE_EQUIPMENT}")
+    shown = phone.text()
+    assert "FL-S2 is NOT cleared to operate" in shown and defect_id in shown, shown[:800]
+    assert "Brakes work (critical): fail, expected pass" in shown
+    assert page.get_by_role("button", name=f"Resolve {defect_id}").count() == 0, "an operator may not resolve"
+    phone.check("equipment not cleared at 375 px")
+
+    supervisor = window()
+    supervisor.sign_in("supervisor-south")
+    supervisor.open(f"/equipment/{PRE_USE_EQUIPMENT}")
+    supervisor.check("a defect to resolve", shot="equipment-defect")
+    supervisor.page.get_by_label("What was done (kept with the defect)").fill("brake line replaced, tested")
+    with supervisor.page.expect_navigation():
+        supervisor.page.get_by_role("button", name=f"Resolve {defect_id}").click()
+    resolved = supervisor.text()
+    assert "by supervisor-south" in resolved and "brake line replaced, tested" in resolved, resolved[:800]
+    assert "FL-S2 is NOT cleared to operate" not in resolved  # no defect open: its pre-use check is what is left
+    supervisor.check("a defect resolved")

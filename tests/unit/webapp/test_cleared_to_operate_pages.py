@@ -59,7 +59,7 @@ def test_the_items_are_plain_labelled_fields_of_the_form(web: Web) -> None:
     assert "Passes between 6 and 8.5 bar." in shown
     assert '<legend>Hydraulic fluid</legend>' in shown and 'value="leaking"' in shown
     assert '<textarea id="daily-notes" name="answers.notes"' in shown and "Optional." in shown
-    assert "FL-1 is not cleared to operate yet: its pre-use check is not done" in main_of(shown)
+    assert "FL-1 is not cleared to operate yet (its pre-use check is not done)" in main_of(shown)
 
 
 def test_a_bad_answer_is_said_next_to_its_field_and_nothing_is_written(web: Web) -> None:
@@ -94,7 +94,8 @@ def test_a_failed_critical_item_is_answered_in_words_and_a_supervisor_resolves_t
     assert "<strong>FL-1 is NOT cleared to operate</strong>" in shown
 
     page = main_of(operator.get("/equipment/FL-1").text)
-    assert "FL-1 is NOT cleared to operate</strong> since Mon 2 Mar 2026, 13:00 CET" in page
+    assert (f"FL-1 is NOT cleared to operate</strong> since Mon 2 Mar 2026, 13:00 CET: open defect {defect_id} "
+            "(Brakes work failed on daily at Mon 2 Mar 2026 13:00 CET)") in page  # the state said once
     assert f"{defect_id}: " in page and "Brakes work (critical): fail, expected pass." in page
     assert "Found by" in page and "A supervisor of site north resolves it." in page
     assert "/resolve" not in page  # an operator has no form
@@ -116,7 +117,7 @@ def test_a_failed_critical_item_is_answered_in_words_and_a_supervisor_resolves_t
     page = main_of(supervisor.get("/equipment/FL-1").text)
     assert "resolved</span>" in page and "by supervisor-north on Mon 2 Mar 2026, 13:00 CET: brake line replaced" in page
     # the failed check does not satisfy the pre-use window: resolved, the equipment is still not cleared
-    assert "FL-1 is not cleared to operate yet: its pre-use check is not done" in page
+    assert "FL-1 is not cleared to operate yet (its pre-use check is not done)" in page
     again = supervisor.submit(f"/equipment/FL-1/defects/{defect_id}/resolve", {"note": "twice", "revision": "2"})
     assert again.status == 409 and "was resolved already" in unescape(again.text)
 

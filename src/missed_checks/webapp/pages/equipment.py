@@ -42,7 +42,7 @@ from missed_checks.readiness.watching import readiness_now
 from missed_checks.sites.ports import SiteReader
 from missed_checks.webapp.context import resolver, table
 from missed_checks.webapp.pages.missed import equipment_href
-from missed_checks.webapp.pages.today import READINESS_WORDS
+from missed_checks.webapp.pages.today import READINESS_WORDS, why
 from missed_checks.webapp.rendering import page
 from missed_checks.webapp.sessions import Person, form, redirect, signed_in
 
@@ -124,7 +124,7 @@ def equipment_page(person: Person, equipment_id: str, *, status: int = 200, erro
     found_defects = defects.list_defects(store, caller, equipment_id=equipment.equipment_id, limit=MAX_DEFECTS).items
     return page(router, "equipment.html.j2", title=f"Equipment {equipment.equipment_id}", status=status,
                 errors=dict(errors or {}), values=dict(values or {}), equipment=equipment, zone=zone,
-                readiness=readiness_now(store, equipment.equipment_id, now), readiness_words=READINESS_WORDS,
+                readiness=readiness_now(store, equipment.equipment_id, now), readiness_words=READINESS_WORDS, why=why,
                 defects=sorted(found_defects, key=lambda d: (not d.is_open, d.found_at)),
                 may_resolve=caller.may(Action.supervise, equipment.site_id),
                 statuses=statuses, state_words=STATE_WORDS, periods=list(reversed(found)),

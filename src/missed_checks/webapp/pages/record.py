@@ -34,7 +34,8 @@ from missed_checks.readiness.readiness import Readiness, State
 from missed_checks.readiness.watching import readiness_now
 from missed_checks.timefmt import parse_instant, to_utc_iso
 from missed_checks.webapp import context, sessions
-from missed_checks.webapp.pages.today import READINESS_WORDS
+from missed_checks.webapp.pages.equipment import site_zone
+from missed_checks.webapp.pages.today import READINESS_WORDS, why
 from missed_checks.webapp.rendering import page
 
 router = Router()  # type: ignore[no-untyped-call]  # Powertools leaves __init__ unannotated
@@ -86,7 +87,7 @@ def findings_in_words(status: ChecklistStatus, equipment_id: str, defect: Defect
     said = answer_in_words(status, equipment_id)
     now = f"{equipment_id} is {READINESS_WORDS[readiness.state]}"
     return f"{said} Every critical item passed: {now}." if readiness.state is State.CLEARED else \
-        f"{said} Every critical item passed, but {now}: {readiness.reason}."
+        f"{said} Every critical item passed, but {now}: {why(readiness.reason)}."
 
 
 def _defect_of(store: context.WebAppTable, caller: Caller, checklist_id: str, equipment_id: str,
@@ -123,6 +124,7 @@ def _page(equipment_id: str, *, status: int = 200, errors: dict[str, str] | None
     return page(router, "record.html.j2", title=f"Record a check: {equipment.name}", status=status,
                 equipment=equipment, statuses=statuses, now=now, errors=errors or {}, answer=answer,
                 error_of=error_of, values=values or {}, readiness=readiness, readiness_words=READINESS_WORDS,
+                why=why, zone=site_zone(store, person, equipment),
                 may_record={s.checklist.checklist_id: person.caller.may(Action.record, s.checklist.site_id)
                             for s in statuses},
                 address=address, qr=qr_svg(address, f"QR code of {address}"))

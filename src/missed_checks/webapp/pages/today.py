@@ -10,8 +10,9 @@ signed-in person's caller (:func:`~missed_checks.sites.saving.get_site`: another
 :func:`~missed_checks.equipment.taking_out_of_service.list_periods`; missed checks only where the
 role may read records); each window's state is decided as an equipment's status decides it
 (:func:`~missed_checks.equipment.status.current_or_next_window`, ``timeliness``). Table reads: three,
-then two per checklist at the site, and one per piece of equipment with a window open now (not per
-equipment and checklist: :func:`today_at`).
+then two per checklist at the site, one per piece of equipment with a window open now (not per
+equipment and checklist: :func:`today_at`), and two for the readiness (the site, then one Query of
+its equipment's state items).
 """
 
 from __future__ import annotations
@@ -44,9 +45,15 @@ from missed_checks.webapp.rendering import page
 router = Router()  # type: ignore[no-untyped-call]  # Powertools leaves __init__ unannotated
 
 READINESS_WORDS = {State.CLEARED: "cleared to operate", State.NOT_CLEARED: "NOT cleared to operate",
-                   State.UNCHECKED: "not cleared to operate yet: its pre-use check is not done",
+                   State.UNCHECKED: "not cleared to operate yet (its pre-use check is not done)",
                    State.OUT_OF_SERVICE: "out of service"}
 """A piece of equipment's readiness in words (the Record a check and Equipment pages say it so too)."""
+_SAID_ALREADY = ("not cleared to operate: ", "cleared to operate: ", "out of service ")
+
+
+def why(reason: str) -> str:
+    """A readiness's reason after its state in words: what the words said already left out."""
+    return next((reason[len(said):] for said in _SAID_ALREADY if reason.startswith(said)), reason)
 MAX_EQUIPMENT = 100
 """Equipment shown at most (one page of the registry at the site)."""
 
@@ -184,4 +191,5 @@ def today() -> Response[str]:
         return page(router, "today.html.j2", title="Today", today=None)
     view = today_at(context.table(), person, site_id, clock.now())
     return page(router, "today.html.j2", title=f"Today at {view.site.name}", today=view,
-                may_record=person.caller.may(Action.record, view.site.site_id), readiness_words=READINESS_WORDS)
+                may_record=person.caller.may(Action.record, view.site.site_id), readiness_words=READINESS_WORDS,
+                why=why)
