@@ -28,7 +28,6 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
-from itertools import chain
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -337,16 +336,15 @@ def _by_checklist(table: ReportReader, report: Report, checklist_ids: Sequence[s
             # A check is recorded only for equipment assigned to the checklist, and an assignment item
             # stays when it is unassigned: the checks of its equipment are all its checks, read from the
             # write partitions they are in alone (every partition for a checklist without assignment
-            # items, deleted before they were kept: None).
+            # items, deleted before they were kept: None). Its missed checks are read of that equipment
+            # too (missed_records_of_checklist), so no row has equipment whose checks were not read.
             equipment = {a.equipment_id for a in assignments}
-            shards = [_performed_shards(pool, table, checklist_id, equipment or None, low, high)]
+            shards = _performed_shards(pool, table, checklist_id, equipment or None, low, high)
             # A missed check implies a judged window (its record is opened first): no Query without one.
             missed = ([] if judged_ids is not None and checklist_id not in judged_ids
                       else _missed_of_checklist(table, checklist_id, report))
-            more = {r.equipment_id for r in missed} - equipment if equipment else set()  # none, as judging writes
-            shards.append(_performed_shards(pool, table, checklist_id, more, low, high))
             performed: dict[str, list[str]] = defaultdict(list)
-            for checks in chain.from_iterable(shards):
+            for checks in shards:
                 for check in checks:
                     performed[check.equipment_id].append(check.performed_at)
                 seen.checks.extend(checks)
