@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from missed_checks.aws.table import ChecklistTable
 from missed_checks_local.runtime import LocalRuntime
-from tests.integration.ops.ops_support import Cli, Result
+from tests.integration.ops.ops_support import TARGET, Cli, Result
 
 SETTINGS = settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
                                            HealthCheck.data_too_large])
@@ -100,7 +100,8 @@ def _exit_2_naming(result: Result, fields: set[str]) -> str:
     assert result.out == "" and lines and "Traceback" not in result.err, result.err
     found = ONE_ERROR.match(lines[0])
     assert found, result.err
-    field = re.sub(r"^entries\[\d+\]\.", "", found["field"])
+    # one entry of a list (entries[1].window), one element of a field's list (closed_on[0])
+    field = re.sub(r"\[\d+\]$", "", re.sub(r"^entries\[\d+\]\.", "", found["field"]))
     # a notify block's unknown setting is named as itself (notify.<key>)
     assert field in fields or (field.startswith("notify.") and "notify" in fields), (field, result.err)
     event(f"exit 2 naming {field}")
@@ -168,11 +169,11 @@ def test_any_checklist_options_are_refused_naming_one_or_read_back_as_given(
               if isinstance(value, str) and data.draw(st.booleans(), label=f"give --{key}")}
     argv = ["checklist", "put", f"--recurrence={recurrence}", "--format", "json", *(f"--{k}={v}" for k, v in
                                                                                    fields.items())]
-    if checklist_id.startswith("-"):
-        argv += ["--", checklist_id]
+    if checklist_id.startswith("-"):  # after "--" every word is an argument: the stack's options come first
+        result = cli(*argv, *TARGET, "--", checklist_id, target=False)
     else:
         argv.insert(2, checklist_id)
-    result = cli(*argv)
+        result = cli(*argv)
     assert result.code in (0, 2), (result.code, result.err)
     if result.code == 2:
         _exit_2_naming(result, {"id", "checklist_id", "arguments", "recurrence", "name", "timezone", "window", "grace",
