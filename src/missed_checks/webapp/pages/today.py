@@ -54,6 +54,8 @@ _SAID_ALREADY = ("not cleared to operate: ", "cleared to operate: ", "out of ser
 def why(reason: str) -> str:
     """A readiness's reason after its state in words: what the words said already left out."""
     return next((reason[len(said):] for said in _SAID_ALREADY if reason.startswith(said)), reason)
+
+
 MAX_EQUIPMENT = 100
 """Equipment shown at most (one page of the registry at the site)."""
 
