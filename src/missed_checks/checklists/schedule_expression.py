@@ -74,7 +74,11 @@ def schedule_for(recurrence: Recurrence) -> ScheduleSpec:
     zone = recurrence.zone
     if last is not None and last.start == first.start:
         wall = firing_wall_time(first.evaluate_at, zone)
-        return ScheduleSpec(f"at({wall:%Y-%m-%dT%H:%M:%S})", recurrence.timezone, None, None, True)
+        # exact unless the instant is the second pass of a repeated hour: the at() then fires after
+        # it, at the first wall time past the repeat (Lord Howe's half-hour fall-back, found by hypothesis)
+        fires = wall.replace(tzinfo=zone, fold=0).astimezone(UTC)
+        exact = fires == _ceil_minute(first.evaluate_at).astimezone(UTC)
+        return ScheduleSpec(f"at({wall:%Y-%m-%dT%H:%M:%S})", recurrence.timezone, None, None, exact)
     firings = _firing_offsets(recurrence)
     days = _DaySelection.of(recurrence)
     shifts = {shift for shift, _ in firings.all}

@@ -253,3 +253,15 @@ def test_generated_rules_fire_for_every_window(case: dict[str, str]) -> None:
 def test_dst_and_fleet_cases_through_the_oracle(text: str, window: str, grace: str | None, exact: bool) -> None:
     recurrence = parse_recurrence(text.replace("\\n", "\n"), window=window, grace=grace)
     assert check_contract(recurrence).exact is exact
+
+
+def test_a_single_window_evaluated_in_the_second_pass_of_a_repeated_half_hour_is_not_exact() -> None:
+    """Lord Howe falls back 30 minutes at 02:00 on 6 April 2025: the only window (Sat 5 April 23:00
+    LHDT + 2h30 + 30 min grace) is evaluated at 01:30 LHST, the second pass, which an at() cannot name;
+    it fires at 02:00 LHST (15:30Z), half an hour after the instant: a superset, never early (hypothesis
+    found this rule claimed exact)."""
+    recurrence = parse_recurrence(
+        "DTSTART;TZID=Australia/Lord_Howe:20250201T230000\nRRULE:FREQ=YEARLY;BYDAY=SA;BYMONTH=1,4;COUNT=1",
+        window="PT2H30M", grace="PT30M")
+    spec = check_contract(recurrence)
+    assert (spec.expression, spec.timezone, spec.exact) == ("at(2025-04-06T02:00:00)", "Australia/Lord_Howe", False)
