@@ -12,6 +12,12 @@ form was opened at travels in its hidden ``revision`` field as the API's ``If-Ma
 checklist that moved on since is refused by the conditional write and the form comes back with the
 current values and "changed since you opened it". A refused input comes back as the form with the
 message next to its field (the problem's ``field``).
+
+What a check finds (#33): the form's "Items" fieldset has a row per item and a few empty ones (its
+"Add more item rows" button shows the form again, as typed, with more), each row's controls named
+``items[<row>].<field>``; the rows not left empty nor marked "remove" are the spec's ``items`` (the
+API's documents), and a refused item's ``items[2].minimum`` is said next to the control of the row
+it came from. The form's ``pre_use`` and ``clear_on_pass`` checkboxes are the checklist's flags.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from missed_checks import clock
 from missed_checks.checklists import managing, previewing
+from missed_checks.checklists.check_item import MAX_ITEMS, CheckItem, ItemsRefused, to_decimal
 from missed_checks.checklists.checklist import Checklist, validate_checklist_id
 from missed_checks.checklists.closure_calendar import validate_closed_on
 from missed_checks.checklists.recurrence import Recurrence
@@ -41,7 +48,7 @@ from missed_checks.permissions.role import Action
 from missed_checks.sites.site import Site, validate_site_id
 from missed_checks.webapp.context import table
 from missed_checks.webapp.rendering import page
-from missed_checks.webapp.sessions import Person, form, redirect, signed_in
+from missed_checks.webapp.sessions import Person, form, form_with, redirect, signed_in
 
 router = Router()  # type: ignore[no-untyped-call]  # Powertools leaves __init__ unannotated
 
@@ -50,7 +57,17 @@ PREVIEW_WINDOWS = 10
 DAY_FIELDS = tuple(f"day_{day}" for day in WEEKDAYS)
 RULE_FIELDS = ("rule_as", "recurrence", "frequency", "time", "starting", "month_day", *DAY_FIELDS,
                "timezone", "window", "grace", "closed_on")
-FORM_FIELDS = ("id", "site_id", "name", "revision", "editing", *RULE_FIELDS)
+FORM_FIELDS = ("id", "site_id", "name", "revision", "editing", *RULE_FIELDS, "pre_use", "clear_on_pass", "rows",
+               "more_rows")
+ROW_FIELDS = ("id", "label", "kind", "critical", "optional", "unit", "minimum", "maximum", "choices",
+              "failing_choices", "remove")
+"""The controls of one item row: the item document's fields (``optional`` is ``required``'s opposite)
+and ``remove``."""
+EMPTY_ROWS = 3
+"""Empty item rows the form shows below the items (and the "Add more item rows" button adds)."""
+MAX_ROWS = MAX_ITEMS + 10
+_ROW_CONTROL = re.compile(r"items\[(\d{1,3})\]\.(\w+)")
+_ITEM_FIELD = re.compile(r"items\[(\d+)\](?:\.(\w+))?")
 REVISION_FIELDS = ("revision",)
 ASSIGN_FIELDS = ("equipment",)
 STALE = "changed since you opened it: below are its current values; make your change again on them"
@@ -85,6 +102,110 @@ def managed_sites(person: Person) -> list[Site]:
     return [site for site in person.sites if person.caller.may(Action.manage, site.site_id)]
 
 
+# -- the item rows (#33) --------------------------------------------------------------------------
+def row_control(row: int, name: str) -> str:
+    """The name (and id) of an item row's control: ``items[2].minimum``."""
+    return f"items[{row}].{name}"
+
+
+def checklist_form() -> dict[str, str]:
+    """The checklist form's fields: the fixed ones, and its item rows' by their control names (those
+    sent empty left out); a row control the form does not have is InvalidInput naming it."""
+    values, controls = form_with(router, FORM_FIELDS, "items[")
+    for name, value in controls.items():
+        control = f"items[{name}"
+        matched = _ROW_CONTROL.fullmatch(control)
+        if matched is None or int(matched[1]) >= MAX_ROWS or matched[2] not in ROW_FIELDS:
+            raise InvalidInput(control, "is not a field of this form")
+        values[control] = value
+    return values
+
+
+def _text_list(text: str) -> list[str] | None:
+    return [part.strip() for part in text.split(",") if part.strip()] or None
+
+
+def _bound(text: str) -> object:
+    """A bound as typed: its number, else the text (which the item's parsing refuses in its words)."""
+    if not text:
+        return None
+    number = to_decimal(text)
+    return text if number is None else number
+
+
+def item_documents(values: Mapping[str, str]) -> tuple[list[dict[str, Any]], list[int]]:
+    """The item rows as item documents (what the API takes) and the row each came from: a row left
+    empty (its kind aside), or marked "remove", is no item."""
+    shown = sorted({int(found[1]) for name in values if (found := _ROW_CONTROL.fullmatch(name))})
+    documents: list[dict[str, Any]] = []
+    rows: list[int] = []
+    for row in shown:
+        given = {name: values.get(row_control(row, name), "").strip() for name in ROW_FIELDS}
+        if given["remove"] or not any(given[name] for name in ROW_FIELDS if name != "kind"):
+            continue
+        document: dict[str, Any] = {"id": given["id"], "label": given["label"], "kind": given["kind"] or None,
+                                    "critical": bool(given["critical"]), "unit": given["unit"] or None,
+                                    "minimum": _bound(given["minimum"]), "maximum": _bound(given["maximum"]),
+                                    "choices": _text_list(given["choices"]),
+                                    "failing_choices": _text_list(given["failing_choices"])}
+        if given["optional"]:
+            document["required"] = False
+        documents.append({name: value for name, value in document.items() if value is not None})
+        rows.append(row)
+    return documents, rows
+
+
+def item_spec(values: Mapping[str, str]) -> dict[str, Any]:
+    """The items and flags of the spec :func:`managing.put_checklist` takes; none when the form had no
+    item rows (``rows`` not sent: the checklist's are kept)."""
+    if not values.get("rows"):
+        return {}
+    return {"items": item_documents(values)[0], "pre_use": bool(values.get("pre_use")),
+            "clear_on_pass": bool(values.get("clear_on_pass"))}
+
+
+def item_values(items: tuple[CheckItem, ...]) -> dict[str, str]:
+    """A checklist's items as the form's rows' values, one row each, and the count of rows to show."""
+    values = {"rows": str(len(items) + EMPTY_ROWS)}
+    for row, item in enumerate(items):
+        document = item.to_dict()
+        values.update({row_control(row, "id"): item.item_id, row_control(row, "label"): item.label,
+                       row_control(row, "kind"): item.kind.value, row_control(row, "unit"): item.unit or "",
+                       row_control(row, "choices"): ", ".join(item.choices),
+                       row_control(row, "failing_choices"): ", ".join(item.failing_choices)})
+        values.update({row_control(row, name): str(document[name]) for name in ("minimum", "maximum")
+                       if name in document})
+        values.update({row_control(row, name): "on" for name, on in (("critical", item.critical),
+                                                                     ("optional", not item.required)) if on})
+    return values
+
+
+def rows_shown(values: Mapping[str, str]) -> int:
+    """How many item rows the form shows: as it was sent (more after "Add more item rows"), at least
+    one past the last row given, at most :data:`MAX_ROWS`."""
+    asked = [int(text) for text in (values.get("rows", ""), values.get("more_rows", "")) if text.isdigit()]
+    given = [int(found[1]) + 1 for name in values if (found := _ROW_CONTROL.fullmatch(name))]
+    return min(MAX_ROWS, max([EMPTY_ROWS, *asked, *given]))
+
+
+def item_errors(problem: InvalidInput, values: Mapping[str, str]) -> dict[str, str] | None:
+    """Refused items as the form's errors: each next to the control of the row it came from
+    (``items[1].failing_choices[0]`` of the second item given is that row's ``failing_choices``), a
+    refusal of the list as a whole (``items``) atop the rows; None when ``problem`` is not the items'."""
+    problems = problem.problems if isinstance(problem, ItemsRefused) else [problem]
+    rows = item_documents(values)[1]
+    errors: dict[str, str] = {}
+    for each in problems:
+        matched = _ITEM_FIELD.match(each.field)
+        if each.field == "items":
+            errors["items"] = each.message
+        elif matched is not None and int(matched[1]) < len(rows):
+            errors.setdefault(row_control(rows[int(matched[1])], matched[2] or "id"), each.message)
+        else:
+            return None
+    return errors
+
+
 # -- the form's values ----------------------------------------------------------------------------
 @dataclass(frozen=True)
 class FormState:
@@ -102,7 +223,9 @@ def values_of(checklist: Checklist) -> dict[str, str]:
               "revision": str(checklist.revision), "editing": checklist.checklist_id,
               "recurrence": checklist.recurrence, "timezone": checklist.timezone or "",
               "window": checklist.window or "", "grace": checklist.grace or "",
-              "closed_on": ", ".join(checklist.closed_on), "rule_as": "text"}
+              "closed_on": ", ".join(checklist.closed_on), "rule_as": "text",
+              "pre_use": "on" if checklist.pre_use else "", "clear_on_pass": "on" if checklist.clear_on_pass else "",
+              **item_values(checklist.items)}
     simple = SimpleRule.of_text(checklist.recurrence)
     if simple is not None:
         values.update(rule_as="fields", frequency=simple.frequency.value, time=f"{simple.at:%H:%M}",
@@ -148,6 +271,10 @@ def error_of(problem: InvalidInput, values: Mapping[str, str]) -> dict[str, str]
     whole next to them."""
     if problem.field == "recurrence" and values.get("rule_as") == "fields":
         return {"rule_fields": problem.message}
+    if problem.field.startswith("items"):
+        errors = item_errors(problem, values)
+        if errors is not None:
+            return errors
     return control_errors(problem, {*FORM_FIELDS, "days"})
 
 
@@ -159,7 +286,7 @@ def _form_page(person: Person, state: FormState, *, status: int = HTTPStatus.OK,
     return page(router, "checklist_form.html.j2", title=title, status=status, person=person, values=state.values,
                 errors=state.errors, editing=editing, action=action, notice=state.notice,
                 sites=[] if editing else managed_sites(person), weekdays=WEEKDAY_NAMES, preview=shown,
-                preview_error=preview_error)
+                preview_error=preview_error, rows=rows_shown(state.values), more_rows=EMPTY_ROWS, max_rows=MAX_ROWS)
 
 
 # -- the list and one checklist -------------------------------------------------------------------
@@ -184,14 +311,14 @@ def new_checklist() -> Response[str]:
     site = next((s for s in managed if s.site_id == asked), managed[0] if managed else None)
     today = clock.now().astimezone(ZoneInfo(site.timezone)) if site else clock.now()
     values = {"rule_as": "fields", "frequency": "daily", "time": "06:00", "window": "PT8H",
-              "starting": today.date().isoformat(), "site_id": site.site_id if site else ""}
+              "starting": today.date().isoformat(), "site_id": site.site_id if site else "", "rows": str(EMPTY_ROWS)}
     return _form_page(person, FormState(values, {}))
 
 
 @router.post("/checklists")
 def create_checklist() -> Response[str]:
     person = signed_in(router)
-    values = form(router, FORM_FIELDS)
+    values = checklist_form()
     who = person.caller
     try:
         checklist_id = validate_checklist_id(values.get("id", "").strip(), "id")
@@ -199,7 +326,8 @@ def create_checklist() -> Response[str]:
         # before the site is read for its time zone, as the API: another site is 404 whether it exists or not
         authorize(who, Action.manage, site_id, what=f"site {site_id!r}")
         spec, _ = rule_spec(values, checklist_id, site_id)
-        managing.put_checklist(table(), who, spec, clock.now(), validated=True, create=True)
+        managing.put_checklist(table(), who, {**spec, **item_spec(values)}, clock.now(), validated=True,
+                               create=True)
     except InvalidInput as problem:
         return _form_page(person, FormState(values, error_of(problem, values)), status=HTTPStatus.BAD_REQUEST)
     except Conflict:
@@ -212,7 +340,7 @@ def create_checklist() -> Response[str]:
 def preview_checklist() -> Response[str]:
     """The form again, with the next windows of its rule at its site (writes nothing)."""
     person = signed_in(router)
-    values = form(router, FORM_FIELDS)
+    values = checklist_form()
     who = person.caller
     editing = values.get("editing") or None
     shown, problem = None, None
@@ -268,14 +396,15 @@ def edit_form(checklist_id: str) -> Response[str]:
 @router.post("/checklists/<checklist_id>")
 def edit_checklist(checklist_id: str) -> Response[str]:
     person = signed_in(router)
-    values = form(router, FORM_FIELDS)
+    values = checklist_form()
     who = person.caller
     current = managing.get_checklist(table(), who, _path_id(checklist_id), action=Action.manage)
     editing = current.checklist_id
     try:
         revision = opened_revision(values)
         spec, _ = rule_spec(values, current.checklist_id, current.site_id)
-        managing.put_checklist(table(), who, spec, clock.now(), validated=True, if_match=revision, create=False)
+        managing.put_checklist(table(), who, {**spec, **item_spec(values)}, clock.now(), validated=True,
+                               if_match=revision, create=False)
     except InvalidInput as problem:
         return _form_page(person, FormState(values, error_of(problem, values), editing),
                           status=HTTPStatus.BAD_REQUEST)
