@@ -10,9 +10,10 @@ and reads it at the end: each delivery once, in the order of the changes (per eq
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import Any
 
-__all__ = ["READINESS_CHANGED", "ReadinessCapture"]
+__all__ = ["READINESS_CHANGED", "ReadinessCapture", "readiness_line"]
 
 READINESS_CHANGED = "Equipment readiness changed"
 """The event's detail-type (``missed_checks.aws.events``; docs/readiness.md)."""
@@ -52,3 +53,16 @@ class ReadinessCapture:
         self.received.sort(key=lambda d: (str(d.get("changed_at")), str(d.get("equipment_id")),
                                           int(d.get("sequence") or 0)))
         return list(self.received)
+
+
+def readiness_line(readiness: list[dict[str, Any]], defects: list[dict[str, Any]]) -> str:
+    """``Readiness changes announced: 34 (13 cleared, ...); defects: 3 (1 open, 1 resolved by a
+    supervisor, 1 cleared by a passing check).`` for a run's summary."""
+    states = Counter(str(event.get("readiness")) for event in readiness)
+    said = ", ".join(f"{count} {state}" for state, count in sorted(states.items()))
+    ended = Counter(str(defect.get("resolved_how")) for defect in defects if defect.get("status") != "open")
+    parts = [f"{sum(1 for d in defects if d.get('status') == 'open')} open"]
+    parts += [f"{ended['supervisor']} resolved by a supervisor"] if ended["supervisor"] else []
+    parts += [f"{ended['passing_check']} cleared by a passing check"] if ended["passing_check"] else []
+    return (f"Readiness changes announced: {len(readiness)}" + (f" ({said})" if said else "")
+            + f"; defects: {len(defects)}" + (f" ({', '.join(parts)})" if defects else "") + ".")

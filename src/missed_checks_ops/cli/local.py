@@ -644,6 +644,7 @@ def print_run(result: dict[str, Any], console: Console, *, where_next: list[str]
     """A local run for people: the report's table (the ``report`` command's), its warnings, then what
     the run did (firings, executions, dead letters) and where to look next."""
     from missed_checks_local.product.notifications import count_line  # deferred: as the run itself
+    from missed_checks_local.product.readiness import readiness_line
 
     report: Report = result["report"]
     print_table(report, console.file, console=console)
@@ -664,6 +665,8 @@ def print_run(result: dict[str, Any], console: Console, *, where_next: list[str]
                   f"performed checks: {len(result['performed'])}.")
     if "notifications" in result:  # notifications (#18)
         console.print(count_line(result["notifications"]))
+    if result.get("readiness") or result.get("defects"):  # cleared to operate (#33)
+        console.print(readiness_line(result["readiness"], result["defects"]), markup=False, highlight=False)
     letters = result["dead_letters"]
     if any(letters.values()):
         console.print("\n[bold]Dead-letter queues[/bold]")

@@ -71,3 +71,16 @@ def test_bad_items_answers_and_resolutions_are_refused_with_the_file(events: lis
     with pytest.raises(InvalidInput) as refused:
         Scenario.from_dict(scenario(*events))
     assert refused.value.field == field and says in refused.value.message
+
+
+def test_a_run_says_how_many_readiness_changes_and_defects_it_had() -> None:
+    from missed_checks_local.product.readiness import readiness_line
+
+    events = [{"readiness": "cleared"}, {"readiness": "unchecked"}, {"readiness": "cleared"},
+              {"readiness": "not_cleared"}]
+    defects = [{"status": "resolved", "resolved_how": "supervisor"}, {"status": "open", "resolved_how": None},
+               {"status": "resolved", "resolved_how": "passing_check"}]
+    assert readiness_line(events, defects) == (
+        "Readiness changes announced: 4 (2 cleared, 1 not_cleared, 1 unchecked); defects: 3 (1 open, "
+        "1 resolved by a supervisor, 1 cleared by a passing check).")
+    assert readiness_line([], []) == "Readiness changes announced: 0; defects: 0."
