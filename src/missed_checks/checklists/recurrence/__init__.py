@@ -32,6 +32,8 @@ IANA zone.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from dateutil.rrule import rruleset
 
 from missed_checks.checklists.recurrence.feasibility import check_feasible
@@ -73,7 +75,29 @@ def parse_recurrence(
     window (or window + grace) longer than the shortest gap between consecutive occurrences, so
     that a performed check can never count for two windows. Whatever the arguments, the only
     exception raised is :class:`InvalidRecurrence`.
+
+    A valid recurrence of text arguments is kept (the last :data:`PARSED_KEPT`): parsing is pure,
+    the :class:`Recurrence` frozen, and the feasibility check of a rule that fires often is the most
+    expensive step a page or a recheck takes (an hourly rule's year of windows, about 70 ms on the
+    2-core machine), so a checklist read again parses once per process.
     """
+    arguments = (text, timezone, window, grace)
+    if all(value is None or type(value) is str for value in arguments):
+        return _parsed(*arguments)
+    return _parse(text, timezone, window, grace)
+
+
+PARSED_KEPT = 256
+"""Parsed recurrences kept per process (:func:`parse_recurrence`): a fleet's checklists and their
+rule edits, each a few KB plus the occurrences its rule set cached."""
+
+
+@lru_cache(maxsize=PARSED_KEPT)
+def _parsed(text: str, timezone: str | None, window: str | None, grace: str | None) -> Recurrence:
+    return _parse(text, timezone, window, grace)  # an error is raised, never kept
+
+
+def _parse(text: object, timezone: object, window: object, grace: object) -> Recurrence:
     read = read_text(text, timezone, window, grace)
     # Without COUNT or UNTIL the rule ends with LAST_YEAR: dateutil would otherwise walk to 9999.
     count = rule_count(read.rule)
