@@ -53,6 +53,14 @@ class Stack:
         self.scheduler = RecheckSchedules(settings.required("SCHEDULE_GROUP_NAME"), function_arn,
                                           settings.required("RECHECK_SCHEDULER_ROLE_ARN"),
                                           settings.required("READINESS_DLQ_ARN"))
+        self._checklists: dict[str, Checklist | None] = {}
+
+    def checklist(self, checklist_id: str) -> Checklist | None:
+        """A checklist as read once in this invocation (whether a batch's checks and assignments are a
+        pre-use checklist's: a fleet's thousand assignments cost one read, not a thousand)."""
+        if checklist_id not in self._checklists:
+            self._checklists[checklist_id] = self.table.get_checklist(checklist_id)
+        return self._checklists[checklist_id]
 
     def alert(self, defect: Defect, checklist: Checklist) -> None:
         """Tell the defect's people, each once, over e-mail (when the stack has a sender) and the bus."""
@@ -65,7 +73,7 @@ class Stack:
     def watch_record(self, record: DynamoDBRecord) -> None:
         change = table_change_of_record(record.raw_event)
         for readiness in on_table_change(self.table, self.announcer, self.scheduler, change, clock.now(),
-                                         self.alert):
+                                         self.alert, self.checklist):
             logger.debug("rechecked", equipment_id=readiness.equipment_id, state=readiness.state.value)
 
 

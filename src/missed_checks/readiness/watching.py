@@ -135,11 +135,16 @@ class TableChange:
     """A pre-use checklist whose rule or flags changed: every piece of equipment assigned to it now."""
     opened_defect_id: str | None = None
     """A defect just opened: its people are told."""
+    through_checklist: str | None = None
+    """The checklist of a performed check or an assignment: it changes readiness only when that
+    checklist asks a pre-use check (or is gone): a fleet assigned to a monthly inspection, or its
+    checks, cost no recheck (a failed critical item's defect is a change of its own)."""
 
 
 def on_table_change(store: WatchStore, announcer: ReadinessAnnouncer, scheduler: RecheckScheduler,
                     change: TableChange, now: datetime,
-                    alert: Callable[[Defect, Checklist], object]) -> list[Readiness]:
+                    alert: Callable[[Defect, Checklist], object],
+                    checklist_of: Callable[[str], Checklist | None] | None = None) -> list[Readiness]:
     """Tell the people of a defect just opened (``alert``: each notification once), then recheck
     every piece of equipment the change touches, by id. A pre-use checklist's fleet is rechecked
     here up to :data:`INLINE_RECHECKS`; the rest by their recheck schedules, moved to
@@ -151,6 +156,10 @@ def on_table_change(store: WatchStore, announcer: ReadinessAnnouncer, scheduler:
         if defect is not None and checklist is not None:
             alert(defect, checklist)
     equipment = set(change.equipment_ids)
+    if change.through_checklist is not None:  # ``checklist_of``: a reader kept for the batch (default: the store)
+        through = (checklist_of or store.get_checklist)(change.through_checklist)
+        if through is not None and not through.pre_use:
+            equipment = set()
     deferred: list[str] = []
     if change.checklist_id is not None:
         fleet = sorted({a.equipment_id for a in store.assignments(change.checklist_id) if a.assigned_at_instant(now)}

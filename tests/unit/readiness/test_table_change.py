@@ -51,11 +51,11 @@ READINESS = record("MODIFY", keys.readiness_key("FL-1"), old={"equipment_id": "F
 
 
 def test_each_kind_names_its_equipment_and_a_new_open_defect_is_told() -> None:
-    assert table_change_of_record(PERFORMED) == TableChange(("FL-1",))
+    assert table_change_of_record(PERFORMED) == TableChange(("FL-1",), through_checklist="daily")
     assert table_change_of_record(DEFECT) == TableChange(("FL-1",), opened_defect_id="D-1")
     assert table_change_of_record(RESOLVED) == TableChange(("FL-1",))  # rechecked, nobody told again
     assert table_change_of_record(PERIOD) == TableChange(("FL-2",))
-    assert table_change_of_record(ASSIGNED) == TableChange(("FL-3",))
+    assert table_change_of_record(ASSIGNED) == TableChange(("FL-3",), through_checklist="daily")
     assert table_change_of_record(MOVED) == TableChange(("FL-4",))
 
 

@@ -283,3 +283,29 @@ def test_a_pre_use_checklists_edit_rechecks_part_of_its_fleet_at_once_and_the_re
     assert table.records["FL-119"].recheck_at == soon  # its firing will plan the next window again
     recheck(table, announcer, scheduler, "FL-119", soon)  # the deferred recheck fires
     assert scheduler.plans[-1] == ("FL-119", datetime(2026, 3, 5, 5, 0, tzinfo=UTC))
+
+
+def test_a_check_or_an_assignment_of_a_checklist_without_a_pre_use_check_rechecks_nothing() -> None:
+    """A fleet of thousands assigned to a monthly inspection must not cost a recheck each (the local
+    busy-run tests assign 6,000 at once); its failed critical item is a defect, a change of its own."""
+    table, announcer, scheduler = fleet()
+    table.add_checklist(replace(DAILY, checklist_id="monthly", pre_use=False))
+    table.assign("monthly", ["FL-7"], datetime(2026, 3, 1, tzinfo=UTC))
+    read: list[str] = []
+
+    def checklist_of(checklist_id: str) -> Checklist | None:
+        read.append(checklist_id)
+        return table.get_checklist(checklist_id)
+
+    def change(checklist_id: str, equipment_id: str) -> list[str]:
+        found = on_table_change(table, announcer, scheduler,
+                                TableChange((equipment_id,), through_checklist=checklist_id),
+                                MORNING, lambda defect, checklist: None, checklist_of)
+        return [r.equipment_id for r in found]
+
+    assert change("monthly", "FL-7") == [] and announcer.events == [] and table.records == {}
+    assert change("forklift-daily", "FL-1") == ["FL-1"]  # a pre-use checklist's: rechecked
+    assert change("deleted-since", "FL-7") == ["FL-7"]  # gone: what it asked is no longer known, so rechecked
+    assert read == ["monthly", "forklift-daily", "deleted-since"]
+    defect = on_table_change(table, announcer, scheduler, TableChange(("FL-7",)), MORNING, lambda d, c: None)
+    assert [r.equipment_id for r in defect] == ["FL-7"]  # a defect or a period of it: always

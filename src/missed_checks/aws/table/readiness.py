@@ -145,10 +145,16 @@ def table_change_of_record(record: Mapping[str, Any]) -> TableChange:
             old.get(name) != new.get(name) for name in PRE_USE_FIELDS)
         return TableChange(checklist_id=keys.checklist_id_of(pk)) if relevant else TableChange()
     equipment: tuple[str, ...] = ()
+    assignment = keys.checklist_id_of(pk) is not None and sk.startswith(keys.assignment_prefix())
     if (pk.startswith("PERFORMED#") or pk == keys.OUT_OF_SERVICE_PK or sk in (keys.DEFECT_SK, keys.REGISTERED_SK)
-            or (keys.checklist_id_of(pk) is not None and sk.startswith(keys.assignment_prefix()))):
+            or assignment):
         equipment = tuple(sorted({str(image["equipment_id"]) for image in (old, new) if image.get("equipment_id")}))
+    through = None  # a check's or an assignment's checklist: only a pre-use one's change readiness
+    if assignment:
+        through = keys.checklist_id_of(pk)
+    elif pk.startswith("PERFORMED#"):
+        through = next((str(image["checklist_id"]) for image in (new, old) if image.get("checklist_id")), None)
     opened = None
     if sk == keys.DEFECT_SK and record.get("eventName") == "INSERT" and new.get("status") == "open":
         opened = str(new.get("defect_id") or pk.removeprefix("DEFECT#"))
-    return TableChange(equipment_ids=equipment, opened_defect_id=opened)
+    return TableChange(equipment_ids=equipment, opened_defect_id=opened, through_checklist=through)
