@@ -50,7 +50,9 @@ def announcements_queue(runtime: LocalRuntime) -> str:
     events, sqs = runtime.stack.client("events"), runtime.stack.client("sqs")
     url = sqs.create_queue(QueueName="announcements")["QueueUrl"]
     arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    events.put_rule(Name="windows", EventPattern=json.dumps({"source": ["missed-checks"]}))
+    # the window events only: readiness (#33) and notifications publish on the same source
+    events.put_rule(Name="windows", EventPattern=json.dumps({"source": ["missed-checks"],
+                                                             "detail-type": ["Occurrence window judged"]}))
     events.put_targets(Rule="windows", Targets=[{"Id": "q", "Arn": arn}])
     return url
 
