@@ -11,6 +11,7 @@ the runtime fixture's stack is emptied once per test, as for any test on it.
 
 from __future__ import annotations
 
+import csv
 import itertools
 import re
 from datetime import UTC, datetime, timedelta
@@ -231,6 +232,9 @@ def csv_files(draw: st.DrawFn, checklist_id: str) -> tuple[str, list[tuple[str, 
         cells = [values.get(aliases.get(name, name), draw(hostile_text)) for name in header]
         quote = draw(st.booleans())
         lines.append(",".join('"' + cell.replace('"', '""') + '"' if quote else cell for cell in cells))
+        if not quote and row[1].startswith('"') and "\n" not in row[1]:
+            # an unquoted cell that starts with a quote is a quoted one to a CSV reader ("EQ-1" reads EQ-1)
+            rows[-1] = (row[0], next(csv.reader([row[1]]))[0], row[2])
         if draw(st.integers(0, 9)) == 0:
             lines.append(draw(st.sampled_from(["", ",,", "   ", "#comment", "\x00"])))
     newline = draw(st.sampled_from(["\n", "\r\n"]))
