@@ -133,9 +133,11 @@ def clean() -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def retried() -> dict[str, Any]:
     """The same week with at-least-once delivery everywhere readiness listens: every stream batch
-    delivered twice and its records redelivered, the recheck firings delivered twice, PutEvents failing."""
+    delivered twice and its records redelivered, the recheck firings delivered twice, PutEvents failing
+    5 times (fewer than the SDK's 8 attempts of one call, so each is absorbed by its retry: more could
+    fail a whole invocation, which then goes to a dead-letter queue, as it should, for a replay)."""
     faults = FaultInjector([Fault("stream_duplicate", count=200), Fault("stream_redeliver", count=200),
-                            Fault("firing_duplicate", count=200), Fault("eventbridge_failure", count=10)])
+                            Fault("firing_duplicate", count=200), Fault("eventbridge_failure", count=5)])
     result = run_scenario(_scenario(), faults=faults)
     result["struck"] = {fault.kind: fault.struck for fault in faults.faults}
     return result
@@ -193,8 +195,8 @@ def test_a_failed_check_counts_as_performed(clean: dict[str, Any]) -> None:
 
 def test_retries_announce_and_send_nothing_twice(clean: dict[str, Any], retried: dict[str, Any]) -> None:
     assert all(retried["struck"].values()), retried["struck"]  # every kind of retry happened
-    assert retried["dead_letters"] == clean["dead_letters"]
-    assert changes(retried) == changes(clean)
+    assert retried["dead_letters"] == clean["dead_letters"], retried["dead_letters"]
+    assert changes(retried) == changes(clean), set(changes(retried)) ^ set(changes(clean))
     assert not [i for i, n in Counter(e["change_id"] for e in retried["readiness"]).items() if n > 1]
     assert sent(retried) == sent(clean)
     ids = [n["notification_id"] for n in retried["notifications"]]
