@@ -156,15 +156,12 @@ def _out_of_service(periods: Iterable[OutOfServicePeriod], now: datetime) -> tup
         return None
     since = min(p.start for p in covering)
     until: datetime | None = now
-    reason = covering[0].reason
-    grown = True
-    while grown and until is not None:
-        grown = False
-        for period in mine:
-            if period.start <= until and (period.end is None or period.end > until):
-                until, grown = period.end, True
-                break
-    return since, until, reason
+    while until is not None:  # the end of the period in effect at the last end found, until none is
+        extending = next((period for period in mine if period.in_effect_at(until)), None)
+        if extending is None:
+            break
+        until = extending.end
+    return since, until, covering[0].reason
 
 
 def readiness_of(equipment_id: str, site_id: str | None, now: datetime, *,
